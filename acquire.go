@@ -1,0 +1,162 @@
+package proclock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"reflect"
+	"sync"
+
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// Mechanism names how a lock is held.
+type Mechanism string
+
+const (
+	// MechanismSQLite: an exclusive SQLite lock, dropped by the kernel
+	// when its holder exits. Used where the platform has SQLite.
+	MechanismSQLite Mechanism = "sqlite"
+	// MechanismFile: a lock file stamped with its holder's identity,
+	// reclaimed when the holder is dead for certain.
+	MechanismFile Mechanism = "file"
+)
+
+// Options tune Acquire.
+type Options struct {
+	// Wait makes Acquire wait for the holder to let go, until ctx ends.
+	Wait bool
+	// RemoveOnRelease removes the lock's files on Release. The file
+	// mechanism always removes its lock file; with SQLite, the database
+	// file stays unless this is set.
+	RemoveOnRelease bool
+	// AllowNetworkFS allows a lock on a network filesystem, where the
+	// OS can tell one (linux, darwin). Locks there are not reliable.
+	AllowNetworkFS bool
+}
+
+// Lock is a held lock. Release it when done; a process that exits or
+// crashes lets go of a SQLite lock at once, and its lock file becomes
+// reclaimable.
+type Lock struct {
+	path    string
+	mech    Mechanism
+	holder  *platform.Identity
+	release func() error
+	key     turnKey
+
+	once sync.Once
+	err  error
+}
+
+// Path returns the lock's path, as given to Acquire.
+func (l *Lock) Path() string { return l.path }
+
+// Holder returns the identity recorded for this holder; nil when this
+// process's identity is unknown.
+func (l *Lock) Holder() *platform.Identity { return l.holder }
+
+// Mechanism returns how the lock is held.
+func (l *Lock) Mechanism() Mechanism { return l.mech }
+
+// Release lets go of the lock. Calling it again does nothing and returns
+// the first call's error.
+func (l *Lock) Release() error {
+	l.once.Do(func() {
+		l.err = l.release()
+		turns.leave(l.key)
+	})
+	return l.err
+}
+
+// Acquire takes the lock at path for this process, through p. Without
+// opts.Wait it returns a *HeldError (matching ErrHeld) at once when the lock
+// is held, by another process or by another acquisition in this one; with
+// it, it waits until the lock is free or ctx ends, and then returns an error
+// matching ctx.Err().
+//
+// Bad input (an empty path, a directory at path, a missing parent
+// directory) gives an error wrapping a *fs.PathError, and creates nothing.
+func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("proclock: acquire %s: %w", path, err)
+	}
+	t, err := target(p, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.mech.ready(); err != nil {
+		return nil, err
+	}
+	if !opts.AllowNetworkFS {
+		if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := turns.enter(ctx, t.key, opts.Wait); err != nil {
+		if errors.Is(err, errTurnTaken) {
+			return nil, &HeldError{Path: path, Holder: selfIdentity(p)}
+		}
+		return nil, fmt.Errorf("proclock: acquire %s: %w", path, err)
+	}
+	l, err := attemptUntil(ctx, p, t, opts)
+	if err != nil {
+		turns.leave(t.key)
+		return nil, err
+	}
+	l.key = t.key
+	return l, nil
+}
+
+// lockTarget is a lock's path resolved, and the mechanism that serves it.
+type lockTarget struct {
+	path string
+	dir  string // the path's directory, resolved through symlinks
+	key  turnKey
+	mech mechanism
+}
+
+// target checks p and path and resolves the lock's turn key: the file's
+// directory resolved through symlinks, then its base name.
+func target(p *platform.Platform, path string) (lockTarget, error) {
+	if p == nil || p.FS == nil {
+		return lockTarget{}, errors.New("proclock: platform has no FS")
+	}
+	if err := lockfs.CheckPath("acquire", path); err != nil {
+		return lockTarget{}, err
+	}
+	base := filepath.Base(path)
+	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
+		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
+	}
+	dir, err := p.FS.ResolveDir(filepath.Dir(path))
+	if err != nil {
+		return lockTarget{}, fmt.Errorf("proclock: lock directory: %w", err)
+	}
+	t := lockTarget{path: path, dir: dir}
+	var world any = p.FS
+	if p.SQLite != nil {
+		world = p.SQLite
+	}
+	if !reflect.TypeOf(world).Comparable() {
+		return lockTarget{}, fmt.Errorf("proclock: platform's FS or SQLite is a %T, which cannot key turns; use a pointer", world)
+	}
+	t.key = turnKey{world: world, name: filepath.Join(dir, base)}
+	t.mech = mechanismFor(p, path)
+	return t, nil
+}
+
+// selfIdentity is this process's identity, or nil when unknown.
+func selfIdentity(p *platform.Platform) *platform.Identity {
+	if p.Process == nil {
+		return nil
+	}
+	id, err := p.Process.Self()
+	if err != nil {
+		return nil
+	}
+	return &id
+}

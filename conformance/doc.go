@@ -1,0 +1,11 @@
+// Package conformance is one suite of proclock's behaviour (SPEC §2–7) that
+// any platform can be put through, as testing/fstest.TestFS serves any
+// fs.FS: Run takes a Harness that makes processes taking locks, in this
+// process (Fake, over a fake world) or in others (Native, the test binary
+// re-executed), and runs every case against the harness's mechanism.
+//
+// Cases that need to stage something between two steps of one operation
+// (a stall, a crash mid-write) live in the mechanisms' own tests, which
+// drive package fake's hooks directly; this suite stages only what any
+// world can: files at the lock's path, processes that die, and time.
+package conformance

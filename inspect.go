@@ -1,0 +1,83 @@
+package proclock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// State is what Inspect finds at a lock's path.
+type State string
+
+const (
+	// StateAbsent: nothing at the path; the lock is free.
+	StateAbsent State = "absent"
+	// StateFree: the lock's file exists and nobody holds it.
+	StateFree State = "free"
+	// StateHeld: a holder has it (or, for a young unstamped lock file,
+	// may have it).
+	StateHeld State = "held"
+	// StateStale: a lock file whose holder is gone; the next Acquire
+	// reclaims it. Status.Reason says why.
+	StateStale State = "stale"
+	// StateInaccessible: this process may not read the lock's file.
+	StateInaccessible State = "inaccessible"
+)
+
+// Status is Inspect's report on a lock.
+type Status struct {
+	Path  string `json:"path"`
+	State State  `json:"state"`
+	// Reason says why a lock is stale ("pid gone", "pid reused", "other
+	// boot", "unstamped past 30 s", "unreadable past 30 s") or
+	// inaccessible.
+	Reason string `json:"reason,omitempty"`
+	// Holder is the recorded holder, when known.
+	Holder *platform.Identity `json:"holder,omitempty"`
+	// AcquiredAt is when the holder took the lock, when recorded; HeldFor
+	// is how long ago that was, by the platform's clock.
+	AcquiredAt time.Time     `json:"acquiredAt,omitzero"`
+	HeldFor    time.Duration `json:"heldFor,omitempty"`
+	// HeldHere is true when an acquisition in this process holds or is
+	// attempting the lock.
+	HeldHere  bool      `json:"heldHere,omitempty"`
+	Mechanism Mechanism `json:"mechanism"`
+}
+
+// IsHeld reports whether another process, or an acquisition in this one,
+// holds the lock at path, without taking it and without writing anything.
+// The answer may be out of date by the time it arrives: only Acquire
+// decides. ctx is looked at once, before anything starts.
+func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
+	st, err := Inspect(ctx, p, path)
+	return st.State == StateHeld, err
+}
+
+// Inspect reports the state of the lock at path, its holder and since when,
+// and its mechanism, for people and tools. Like IsHeld it writes nothing,
+// and it never takes a lock from a live holder, however long it has held:
+// a stuck holder is for a watchdog to kill, and HeldFor shows how long.
+func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, error) {
+	if err := ctx.Err(); err != nil {
+		return Status{Path: path}, fmt.Errorf("proclock: inspect %s: %w", path, err)
+	}
+	t, err := target(p, path)
+	if err != nil {
+		return Status{Path: path}, err
+	}
+	if turns.taken(t.key) {
+		return Status{Path: path, State: StateHeld, Holder: selfIdentity(p), HeldHere: true, Mechanism: t.mech.kind()}, nil
+	}
+	return t.mech.inspect()
+}
+
+// setAcquired records when the holder took the lock, if known.
+func (st *Status) setAcquired(at, now time.Time) {
+	if at.IsZero() {
+		return
+	}
+	st.AcquiredAt = at
+	st.HeldFor = now.Sub(at)
+}

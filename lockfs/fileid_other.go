@@ -1,0 +1,36 @@
+//go:build wasip1 || js
+
+package lockfs
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// fileIDByName and fileIDOfOS take the device and inode numbers that the
+// host (WASI's filestat, Node's fs.Stats) reports through syscall.Stat_t.
+// Neither tells a birth time to Go, so HasBirth is always false.
+func fileIDByName(name string) (FileID, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return FileID{}, pathErrCause(err)
+	}
+	return fileIDOfInfo(fi)
+}
+
+func fileIDOfOS(f *os.File) (FileID, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return FileID{}, pathErrCause(err)
+	}
+	return fileIDOfInfo(fi)
+}
+
+func fileIDOfInfo(fi fs.FileInfo) (FileID, error) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return FileID{}, ErrNoFileID
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+}

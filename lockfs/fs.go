@@ -1,0 +1,101 @@
+package lockfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/spf13/afero"
+)
+
+// File is an open file of an FS.
+type File = afero.File
+
+// FS is the filesystem a lock reaches the world through: afero.Fs and its
+// symlink powers, plus what a lock needs that afero does not give.
+//
+// Every method that takes a path reports failures as *fs.PathError (or
+// *os.LinkError for Link), so callers can match them with errors.As.
+type FS interface {
+	afero.Fs
+	afero.Symlinker
+
+	// Link creates newname as a hard link to oldname. It fails with an
+	// error matching fs.ErrExist when newname exists.
+	Link(oldname, newname string) error
+
+	// OpenNoFollow opens name read-only without following a symlink at
+	// its last element and without blocking on a FIFO or a device: a
+	// symlink fails (with ELOOP on POSIX systems), a FIFO opens at once.
+	// Callers check the kind of file with Stat on the result.
+	OpenNoFollow(name string) (File, error)
+
+	// FileID reports the identity of the file at name, not following a
+	// symlink at its last element.
+	FileID(name string) (FileID, error)
+
+	// FileIDOf reports the identity of an open file of this FS.
+	FileIDOf(f File) (FileID, error)
+
+	// ResolveDir returns dir as an absolute path with every symlink in it
+	// resolved. It fails when dir does not exist or is not a directory.
+	ResolveDir(dir string) (string, error)
+}
+
+// FileID identifies a file, not a path: two names for one inode have equal
+// FileIDs, and a file removed and created again at the same path has
+// another one, even when the system reuses the inode number, as long as it
+// records birth times.
+type FileID struct {
+	Dev uint64
+	Ino uint64
+	// Birth is when the file was created, when HasBirth is true. Where
+	// the system cannot tell, HasBirth is false and Birth is zero: an
+	// identity never carries an invented birth time.
+	Birth    time.Time
+	HasBirth bool
+}
+
+// Same reports whether a and b are the same file. Birth times are compared
+// only when both are known.
+func (a FileID) Same(b FileID) bool {
+	if a.Dev != b.Dev || a.Ino != b.Ino {
+		return false
+	}
+	if a.HasBirth && b.HasBirth {
+		return a.Birth.Equal(b.Birth)
+	}
+	return true
+}
+
+// ErrNoFileID is returned (wrapped) by FileID and FileIDOf where the
+// system cannot identify files.
+var ErrNoFileID = errors.New("lockfs: file identity not supported")
+
+// ErrIsDir is the error (wrapped in a *fs.PathError) for a directory where a
+// lock expects a file; it is the system's EISDIR.
+var ErrIsDir error = syscall.EISDIR
+
+// CheckPath rejects an empty path with a *fs.PathError wrapping
+// fs.ErrInvalid, the error every FS method gives for it.
+func CheckPath(op, name string) error {
+	if name == "" {
+		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	return nil
+}
+
+// Flags for creating a file that must not exist yet. O_EXCL with O_CREATE
+// never follows a symlink at the last element, on every system.
+const CreateExcl = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+
+// NetworkFS is an optional power of an FS: telling whether a directory is
+// on a network filesystem, where locks are not reliable. OS has it where
+// the system tells (linux, darwin).
+type NetworkFS interface {
+	// NetworkFS returns the network filesystem's type ("nfs", "smb",
+	// ...) when dir is on one, and "" when it is not.
+	NetworkFS(dir string) (string, error)
+}

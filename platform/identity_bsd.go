@@ -1,0 +1,165 @@
+//go:build freebsd
+
+package platform
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// FreeBSD tells a process's state and start time through sysctl
+// kern.proc.pid.<pid> (struct kinfo_proc, <sys/user.h>). x/sys/unix has no
+// KinfoProc for freebsd, so the few fields needed are read from the raw
+// bytes at the offsets below.
+//
+// Two kernel habits shape what is recorded (sys/kern/kern_proc.c,
+// fill_kinfo_proc, and kern_tc.c, tc_setclock): ki_start is the uptime at
+// fork plus the *current* kern.boottime, and kern.boottime moves whenever
+// the clock is stepped (settimeofday, ntpdate, a leap second). So:
+//   - StartTime is ki_start - kern.boottime, in microseconds since boot,
+//     which no clock step changes. Like Linux's ticks since boot, it is
+//     only compared within one host.
+//   - BootID is left unknown (""): no sysctl names a boot for good, and a
+//     boot id built from kern.boottime would change after a clock step,
+//     which would judge every live holder dead. A holder of an earlier
+//     boot is still found dead by its pid: gone, or reused with another
+//     start time.
+
+// The layout of struct kinfo_proc on the 64-bit ports (amd64, arm64,
+// riscv64, powerpc64: KINFO_PROC_SIZE 1088 in <sys/user.h>). The offsets
+// follow from the field list in <sys/user.h> and agree with the cgo
+// -godefs output for freebsd/amd64 and freebsd/arm64 published in
+// gopsutil (process_freebsd_{amd64,arm64}.go). On any other size (the
+// 32-bit ports) the start time is not read.
+const (
+	kinfoProcSize  = 1088
+	offStructsize  = 0   // int ki_structsize
+	offPID         = 72  // pid_t ki_pid, after two ints and eight pointers
+	offStartSec    = 336 // struct timeval ki_start: int64 tv_sec ...
+	offStartUsec   = 344 // ... and int64 tv_usec
+	offStat        = 388 // char ki_stat
+	stateZombie    = 5   // SZOMB, <sys/proc.h>
+	boottimeChecks = 3
+)
+
+var (
+	errKinfoLayout = errors.New("kinfo_proc layout not known on this port")
+	errClockMoving = errors.New("kern.boottime kept moving while reading a start time")
+)
+
+func readSelf() (Identity, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return Identity{}, fmt.Errorf("platform: host name: %w", err)
+	}
+	pid := os.Getpid()
+	p, err := readProc(pid)
+	switch {
+	case errors.Is(err, errKinfoLayout), errors.Is(err, errClockMoving):
+		// Self is read once and kept: rather than fail for good, this
+		// process is judged by its pid alone, as a holder with no start
+		// time is.
+	case err != nil:
+		return Identity{}, err
+	}
+	return Identity{Host: host, PID: pid, StartTime: p.start}, nil
+}
+
+func lookupPID(pid int) (PIDInfo, error) {
+	if pid <= 0 {
+		// kill(0) and kill(-1) name process groups, not a process.
+		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
+	}
+	exists, err := signalZero(pid)
+	if err != nil || !exists {
+		return PIDInfo{}, err
+	}
+	p, err := readProc(pid)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		// It died since the signal; ask once more rather than guess.
+		exists, err := signalZero(pid)
+		return PIDInfo{Exists: exists}, err
+	case err != nil:
+		// It exists; only its start time is unknown.
+		return PIDInfo{Exists: true}, nil
+	case p.zombie:
+		// A zombie has exited and closed all its files: it holds no lock
+		// and never will again; only its parent has not reaped it yet.
+		return PIDInfo{}, nil
+	}
+	return PIDInfo{Exists: true, StartTime: p.start}, nil
+}
+
+// procFacts is what proclock reads of a kinfo_proc.
+type procFacts struct {
+	zombie bool
+	start  uint64 // microseconds since boot; 0 for a zombie
+}
+
+// readProc reads pid's state and start time. kern.boottime is read before
+// and after the kinfo_proc, and the pair is only used when both agree, so
+// that a clock step in between cannot skew the start time.
+func readProc(pid int) (procFacts, error) {
+	for range boottimeChecks {
+		before, err := bootMicros()
+		if err != nil {
+			return procFacts{}, err
+		}
+		zombie, startAbs, err := readKinfo(pid)
+		if err != nil || zombie {
+			return procFacts{zombie: zombie}, err
+		}
+		after, err := bootMicros()
+		if err != nil {
+			return procFacts{}, err
+		}
+		if before == after && startAbs >= before {
+			return procFacts{start: startAbs - before}, nil
+		}
+	}
+	return procFacts{}, fmt.Errorf("platform: start time of pid %d: %w", pid, errClockMoving)
+}
+
+// readKinfo returns whether pid is a zombie and its ki_start in
+// microseconds since the epoch (as of the current kern.boottime).
+func readKinfo(pid int) (zombie bool, start uint64, err error) {
+	b, err := unix.SysctlRaw("kern.proc.pid", pid)
+	if err != nil {
+		return false, 0, fmt.Errorf("platform: sysctl kern.proc.pid.%d: %w", pid, err)
+	}
+	if !kinfoLayoutKnown(b, pid) {
+		return false, 0, fmt.Errorf("platform: sysctl kern.proc.pid.%d: %w", pid, errKinfoLayout)
+	}
+	if b[offStat] == stateZombie {
+		return true, 0, nil
+	}
+	ne := binary.NativeEndian
+	sec, usec := int64(ne.Uint64(b[offStartSec:])), int64(ne.Uint64(b[offStartUsec:]))
+	if sec < 0 || usec < 0 {
+		return false, 0, fmt.Errorf("platform: sysctl kern.proc.pid.%d: %w", pid, errKinfoLayout)
+	}
+	return false, uint64(sec)*1e6 + uint64(usec), nil
+}
+
+// kinfoLayoutKnown reports whether b is a kinfo_proc of the layout above,
+// checked by its size, its own ki_structsize and the pid it describes.
+func kinfoLayoutKnown(b []byte, pid int) bool {
+	ne := binary.NativeEndian
+	return len(b) == kinfoProcSize &&
+		ne.Uint32(b[offStructsize:]) == kinfoProcSize &&
+		int32(ne.Uint32(b[offPID:])) == int32(pid)
+}
+
+// bootMicros reads kern.boottime in microseconds since the epoch.
+func bootMicros() (uint64, error) {
+	tv, err := unix.SysctlTimeval("kern.boottime")
+	if err != nil {
+		return 0, fmt.Errorf("platform: sysctl kern.boottime: %w", err)
+	}
+	return uint64(tv.Nano() / 1e3), nil
+}

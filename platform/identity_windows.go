@@ -1,0 +1,135 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// Windows tells a process's creation time (GetProcessTimes, a FILETIME:
+// 100 ns since 1601, fixed when the process is created) and whether it has
+// exited (GetExitCodeProcess). It has no pid namespaces.
+
+// stillActive is STILL_ACTIVE (minwinbase.h): the exit code of a process
+// that has not exited.
+const stillActive = 259
+
+func readSelf() (Identity, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return Identity{}, fmt.Errorf("platform: host name: %w", err)
+	}
+	start, err := creationTime(windows.CurrentProcess())
+	if err != nil {
+		return Identity{}, fmt.Errorf("platform: process start time: %w", err)
+	}
+	return Identity{Host: host, BootID: bootID(), PID: os.Getpid(), StartTime: start}, nil
+}
+
+func lookupPID(pid int) (PIDInfo, error) {
+	if pid <= 0 {
+		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
+	}
+	if uint64(pid) > math.MaxUint32 {
+		return PIDInfo{}, nil // no process has an id wider than a DWORD
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	switch {
+	case errors.Is(err, windows.ERROR_INVALID_PARAMETER):
+		return PIDInfo{}, nil // no such process
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		return PIDInfo{Exists: true}, nil // exists, not ours to query
+	case err != nil:
+		return PIDInfo{}, fmt.Errorf("platform: open process %d: %w", pid, err)
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err != nil {
+		return PIDInfo{}, fmt.Errorf("platform: exit code of process %d: %w", pid, err)
+	}
+	if code != stillActive {
+		// It has exited; an open handle somewhere keeps its id taken, as a
+		// zombie's is on Unix, but it holds no lock. (A process that exited
+		// with code 259 looks alive here: the safe mistake.)
+		return PIDInfo{}, nil
+	}
+	start, err := creationTime(h)
+	if err != nil {
+		return PIDInfo{Exists: true}, nil // exists; only its start is unknown
+	}
+	return PIDInfo{Exists: true, StartTime: start}, nil
+}
+
+// creationTime returns when the process of h was created, as a FILETIME
+// in one number.
+func creationTime(h windows.Handle) (uint64, error) {
+	var created, exited, kernel, user windows.Filetime
+	if err := windows.GetProcessTimes(h, &created, &exited, &kernel, &user); err != nil {
+		return 0, err
+	}
+	return uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime), nil
+}
+
+// systemTimeOfDay is SYSTEM_TIMEOFDAY_INFORMATION, the answer to
+// NtQuerySystemInformation(SystemTimeOfDayInformation). Its layout, and
+// that BootTimeBias is the sum of every change ever made to BootTime, come
+// from the Windows Research Kernel (ke/kiinit.c, ex/sysinfo.c,
+// KeSetSystemTime) and phnt's ntexapi.h; x/sys/windows has no type for it.
+type systemTimeOfDay struct {
+	BootTime      int64 // FILETIME units, moved by every clock change
+	CurrentTime   int64
+	TimeZoneBias  int64
+	TimeZoneID    uint32
+	Reserved      uint32
+	BootTimeBias  uint64 // how far BootTime has been moved since boot
+	SleepTimeBias uint64
+}
+
+// bootID names this boot by the time it started: BootTime - BootTimeBias,
+// as the kernel itself computes it for ETW. Setting the clock moves
+// BootTime and BootTimeBias by the same amount, so the difference is
+// exactly the same number all through one boot; no rounding is needed,
+// nor wanted (any rounding of a moving estimate such as now -
+// GetTickCount64 flips at a boundary). The two fields are read without a
+// lock, so two readings must agree, to rule out a clock change between
+// them. When the query fails the boot id is unknown (""): creation times
+// are absolute, so a holder of another boot is still found dead by its pid.
+func bootID() string {
+	first, ok := bootTime()
+	for range 3 {
+		if !ok {
+			return ""
+		}
+		var next uint64
+		next, ok = bootTime()
+		if ok && next == first {
+			return formatFiletime(first)
+		}
+		first = next
+	}
+	return ""
+}
+
+// bootTime returns BootTime - BootTimeBias in FILETIME units.
+func bootTime() (uint64, bool) {
+	var info systemTimeOfDay
+	err := windows.NtQuerySystemInformation(windows.SystemTimeOfDayInformation,
+		unsafe.Pointer(&info), uint32(unsafe.Sizeof(info)), nil)
+	if err != nil || info.BootTime <= 0 {
+		return 0, false
+	}
+	return uint64(info.BootTime) - info.BootTimeBias, true
+}
+
+// formatFiletime writes a FILETIME as a UTC time with all seven digits of
+// its 100 ns units, so that equal boots give equal strings.
+func formatFiletime(ft uint64) string {
+	const unixEpoch = 116444736000000000 // 1970-01-01 in FILETIME units
+	t := time.Unix(0, 0).UTC().Add(time.Duration(int64(ft)-unixEpoch) * 100)
+	return t.Format("2006-01-02T15:04:05.0000000Z")
+}

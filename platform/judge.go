@@ -1,0 +1,81 @@
+package platform
+
+// Verdict is what Judge decides about a recorded holder.
+type Verdict int
+
+const (
+	// Alive: the holder runs; its lock stands.
+	Alive Verdict = iota
+	// Dead: the holder is gone for certain; its lock may be reclaimed.
+	Dead
+	// Unknown: the holder cannot be judged from here (another host,
+	// another pid namespace); its lock stands, whatever its age.
+	Unknown
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Alive:
+		return "alive"
+	case Dead:
+		return "dead"
+	case Unknown:
+		return "unknown"
+	}
+	return "Verdict(?)"
+}
+
+// Reason says why Judge reached its verdict.
+type Reason string
+
+// The reasons Judge gives.
+const (
+	ReasonOtherHost      Reason = "other host"
+	ReasonOtherNamespace Reason = "other pid namespace"
+	ReasonOtherBoot      Reason = "other boot"
+	ReasonPIDGone        Reason = "pid gone"
+	ReasonPIDReused      Reason = "pid reused"
+	ReasonRunning        Reason = "running"
+	ReasonLookupFailed   Reason = "lookup failed"
+)
+
+// Judgement is Judge's answer.
+type Judgement struct {
+	Verdict Verdict
+	Reason  Reason
+	// Err is the lookup error when Reason is ReasonLookupFailed.
+	Err error
+}
+
+// Judge decides from here, this process's identity, whether holder, a
+// recorded identity, is alive, dead or cannot be judged. lookup reads facts
+// about a pid of this host; Judge calls it at most once, and only when the
+// holder is of this host, pid namespace and boot. Fields of holder that are
+// empty or zero are unknown and are not compared: a holder with no host
+// (a bare legacy pid) is taken to be of this host; one with no start time
+// is judged by its pid alone.
+//
+// A lookup that fails is never taken as death: the holder is then alive.
+func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgement {
+	switch {
+	case holder.Host != "" && holder.Host != here.Host:
+		return Judgement{Verdict: Unknown, Reason: ReasonOtherHost}
+	case holder.PIDNamespace != 0 && here.PIDNamespace != 0 && holder.PIDNamespace != here.PIDNamespace:
+		return Judgement{Verdict: Unknown, Reason: ReasonOtherNamespace}
+	case holder.BootID != "" && here.BootID != "" && holder.BootID != here.BootID:
+		return Judgement{Verdict: Dead, Reason: ReasonOtherBoot}
+	case holder.PID <= 0:
+		// No process has such a pid; nothing can be judged of it.
+		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}
+	}
+	info, err := lookup(holder.PID)
+	switch {
+	case err != nil:
+		return Judgement{Verdict: Alive, Reason: ReasonLookupFailed, Err: err}
+	case !info.Exists:
+		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}
+	case holder.StartTime != 0 && info.StartTime != 0 && holder.StartTime != info.StartTime:
+		return Judgement{Verdict: Dead, Reason: ReasonPIDReused}
+	}
+	return Judgement{Verdict: Alive, Reason: ReasonRunning}
+}

@@ -1,0 +1,46 @@
+package platform
+
+import (
+	"os"
+	"sync"
+
+	"github.com/proclock/proclock/lockfs"
+)
+
+// The one FS, SQLite and Process value of this process's native platform:
+// sharing them is what makes every Native() platform share turns.
+var (
+	nativeFS      = lockfs.OS()
+	nativeProcess = &selfCache{read: readSelf, lookup: lookupPID}
+)
+
+// Native returns the platform of the OS this program runs on. Every call
+// returns a new Platform holding the same FS, SQLite and Process values, so
+// that all native platforms of a process share turns (SPEC §5). SQLite is
+// nil where the OS's VFS cannot lock files (wasip1, js): the file mechanism
+// is used there.
+func Native() *Platform {
+	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: nativeProcess}
+}
+
+// selfCache reads this process's identity once; it never changes.
+type selfCache struct {
+	read   func() (Identity, error)
+	lookup func(pid int) (PIDInfo, error)
+
+	once sync.Once
+	id   Identity
+	err  error
+}
+
+func (c *selfCache) Self() (Identity, error) {
+	c.once.Do(func() {
+		c.id, c.err = c.read()
+		if c.err == nil {
+			c.id.LauncherPID = ParseLauncherPID(os.Getenv(LauncherEnv))
+		}
+	})
+	return c.id, c.err
+}
+
+func (c *selfCache) Lookup(pid int) (PIDInfo, error) { return c.lookup(pid) }

@@ -1,0 +1,94 @@
+package platform
+
+import (
+	"context"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/proclock/proclock/lockfs"
+)
+
+// Platform is everything a lock knows of the world. The mechanisms reach
+// files, processes, SQLite and time only through it, so a test can hand
+// them a fake world and a wasm host its own.
+type Platform struct {
+	// FS is the filesystem locks live in. Required.
+	FS lockfs.FS
+	// SQLite opens SQLite databases on FS. Nil selects the file mechanism.
+	SQLite SQLite
+	// Process gives this process's identity and facts about other pids.
+	// Nil means this process's identity is unknown.
+	Process Process
+	// Clock tells time and sleeps. Nil means real time.
+	Clock Clock
+}
+
+// Time returns p's clock, or real time when it has none.
+func (p *Platform) Time() Clock {
+	if p.Clock == nil {
+		return RealClock()
+	}
+	return p.Clock
+}
+
+// SQLite opens connections to SQLite databases on a platform's FS, through
+// the VFS that knows how to lock them.
+type SQLite interface {
+	// Open opens a connection to the database file at path (a file
+	// name, not a URI) with the given flags. The implementation chooses
+	// the VFS: the OS's, or a fake world's.
+	Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error)
+}
+
+// Process gives this process's identity and facts about other processes of
+// the same host (and pid namespace).
+type Process interface {
+	// Self returns this process's identity. It may fail: a sandbox that
+	// denies /proc or sysctl, a wasm host. Implementations read it once
+	// and return the same answer every time.
+	Self() (Identity, error)
+	// Lookup reports what is known of pid right now. A pid that does not
+	// exist gives Exists false and a nil error; any other failure to
+	// read is an error, never taken as proof of death.
+	Lookup(pid int) (PIDInfo, error)
+}
+
+// PIDInfo is what Lookup tells of a pid.
+type PIDInfo struct {
+	Exists bool
+	// StartTime is the process's start time, in the units of
+	// Identity.StartTime; 0 when unknown (for example, the process exists
+	// but belongs to another user and the system hides it).
+	StartTime uint64
+}
+
+// Clock tells time and waits. A fake clock may move its time forward
+// instead of waiting.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx is done, whichever comes first, and
+	// returns ctx.Err() in the second case.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealClock returns the system's clock.
+func RealClock() Clock { return realClock{} }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

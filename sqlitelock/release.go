@@ -1,0 +1,36 @@
+package sqlitelock
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// Release lets go of the lock: it removes .holder (and, with
+// RemoveOnRelease, the database file, if it is still the one locked) while
+// the lock is still held, so that no later holder's files are touched, and
+// then closes the connection, which drops the lock. Calling it again does
+// nothing.
+func (l *Lock) Release() error {
+	if l.conn == nil {
+		return nil
+	}
+	var errs []error
+	if l.holder {
+		errs = append(errs, removeIfThere(l.fsys, l.path+HolderSuffix))
+	}
+	if l.remove {
+		if id, err := l.fsys.FileID(l.path); err == nil && id.Same(l.id) {
+			errs = append(errs, removeIfThere(l.fsys, l.path))
+		}
+	}
+	errs = append(errs, l.conn.Close())
+	l.conn = nil
+	return errors.Join(errs...)
+}
+
+func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

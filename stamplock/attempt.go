@@ -1,0 +1,145 @@
+package stamplock
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// FileMode is the mode lock and guard files are created with (before the
+// umask): anyone may read who holds a lock; only its owner may write it.
+const FileMode fs.FileMode = 0o644
+
+// maxTries bounds one attempt's create-probe-reclaim rounds, so an attempt
+// that keeps losing races returns (held) instead of spinning.
+const maxTries = 8
+
+// ReasonReclaiming is the reason of a Busy error whose lock file is stale
+// but being reclaimed by another process at this moment.
+const ReasonReclaiming platform.Reason = "being reclaimed"
+
+// Lock is a lock file this process created and stamped.
+type Lock struct {
+	fsys    lockfs.FS
+	path    string
+	stamp   Stamp
+	content []byte
+	id      lockfs.FileID
+}
+
+// Stamp returns the stamp the holder wrote.
+func (l *Lock) Stamp() Stamp { return l.stamp }
+
+// Busy is the error of an attempt that found the lock held.
+type Busy struct {
+	Path  string
+	Probe Probe
+}
+
+func (b *Busy) Error() string {
+	if h := b.Probe.Holder(); h != nil {
+		return fmt.Sprintf("stamplock: %s is held by %s", b.Path, h)
+	}
+	return fmt.Sprintf("stamplock: %s is held (holder unknown: %s)", b.Path, b.Probe.Reason)
+}
+
+// errLost says the file this attempt created was gone or replaced before
+// it could be confirmed: the attempt starts over.
+var errLost = errors.New("stamplock: lock file lost before it was confirmed")
+
+// Acquire makes one attempt to take the lock at path for here, this
+// process's identity: it creates and stamps the file, or judges the file
+// that is there, reclaiming it when stale. It returns the lock, a *Busy
+// error when the lock is held, or another error (a directory at path, a
+// missing parent, permission denied).
+func Acquire(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	return acquire(p, here, path, 0)
+}
+
+// acquire is Acquire for a lock or, at depth > 0, for a reclaim guard.
+func acquire(p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
+	var last Probe
+	for range maxTries {
+		l, err := create(p, here, path)
+		switch {
+		case err == nil:
+			return l, nil
+		case errors.Is(err, errLost):
+			continue
+		case !errors.Is(err, fs.ErrExist):
+			return nil, err
+		}
+		last, err = Look(p, here, path)
+		if err != nil {
+			return nil, err
+		}
+		switch last.State {
+		case Held:
+			return nil, &Busy{Path: path, Probe: last}
+		case Stale:
+			if err := reclaim(p, here, path, last, depth); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: last.Reason}}
+}
+
+// create makes the lock file with O_EXCL, stamps it, and reads it back: if
+// the file at path is not the one just written (a reclaimer judged it stale
+// between the two steps and another holder stamped it since), the lock is
+// not ours and the other stamp stays.
+func create(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, FileMode)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{fsys: p.FS, path: path, stamp: Stamp{
+		Format:     Format,
+		Identity:   here,
+		AcquiredAt: p.Time().Now(),
+		Nonce:      rand.Text(),
+	}}
+	l.content = l.stamp.Marshal()
+	_, werr := f.Write(l.content)
+	l.id, _ = p.FS.FileIDOf(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		l.removeIfOurs()
+		return nil, werr
+	}
+	return l, l.confirm(p, here)
+}
+
+// confirm reads the lock file back after stamping it.
+func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
+	seen, readable, err := read(l.fsys, l.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errLost
+	case err != nil:
+		return err
+	case readable && l.owns(seen):
+		return nil
+	}
+	pr, err := Look(p, here, l.path)
+	if err != nil {
+		return err
+	}
+	if pr.State == Absent {
+		return errLost
+	}
+	return &Busy{Path: l.path, Probe: pr}
+}
+
+// owns reports whether seen is the file l created, as l stamped it.
+func (l *Lock) owns(seen sighting) bool {
+	return seen.id.Same(l.id) && bytes.Equal(seen.content, l.content)
+}
