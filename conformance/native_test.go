@@ -1,7 +1,11 @@
 package conformance_test
 
 import (
+	"context"
 	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/proclock/proclock"
@@ -17,6 +21,67 @@ func TestNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
 		t.Run(string(mech), func(t *testing.T) {
 			conformance.Run(t, conformance.Native(mech))
+		})
+	}
+}
+
+// Eight processes take one lock 500 times each: no two ever hold it at
+// once (the occupancy marker) and no update is lost (the counter).
+func TestNativeStress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress runs 4000 acquisitions across 8 processes; skipped in -short")
+	}
+	const procs, rounds = 8, 500
+	for _, tc := range []struct {
+		mech   proclock.Mechanism
+		remove bool
+	}{
+		{proclock.MechanismSQLite, false},
+		{proclock.MechanismSQLite, true},
+		{proclock.MechanismFile, false},
+	} {
+		name := string(tc.mech)
+		if tc.remove {
+			name += "/RemoveOnRelease"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			plan := conformance.StressPlan{
+				Lock:    filepath.Join(dir, "stress.lock"),
+				Marker:  filepath.Join(dir, "occupied"),
+				Counter: filepath.Join(dir, "counter"),
+				N:       rounds,
+				Opts:    proclock.Options{RemoveOnRelease: tc.remove},
+			}
+			peers := make([]*conformance.NativePeer, procs)
+			for i := range peers {
+				peers[i] = conformance.SpawnNative(t, tc.mech)
+			}
+			results := make([]conformance.StressResult, procs)
+			errs := make([]error, procs)
+			var wg sync.WaitGroup
+			for i, p := range peers {
+				wg.Go(func() { results[i], errs[i] = p.Stress(context.Background(), plan) })
+			}
+			wg.Wait()
+			done, overlaps := 0, 0
+			for i := range peers {
+				if errs[i] != nil {
+					t.Errorf("peer %d: %v", i, errs[i])
+				}
+				done += results[i].Done
+				overlaps += results[i].Overlaps
+			}
+			counter, err := os.ReadFile(plan.Counter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if overlaps != 0 {
+				t.Errorf("%d critical sections found another holder inside", overlaps)
+			}
+			if got := string(counter); got != strconv.Itoa(done) || done != procs*rounds {
+				t.Errorf("counter %s after %d critical sections; want %d", got, done, procs*rounds)
+			}
 		})
 	}
 }

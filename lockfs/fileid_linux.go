@@ -35,7 +35,7 @@ func fileIDOfOS(f *os.File) (FileID, error) {
 // statID asks statx, the only Linux call that reports birth times, and
 // falls back to stat, without birth, where statx is missing.
 func statID(dirfd int, path string, flags int, stat func(*unix.Stat_t) error) (FileID, error) {
-	if statxAllowed() {
+	if useStatx {
 		var stx unix.Statx_t
 		err := retryEINTR(func() error { return unix.Statx(dirfd, path, flags, statxMask, &stx) })
 		if err == nil {
@@ -52,9 +52,10 @@ func statID(dirfd int, path string, flags int, stat func(*unix.Stat_t) error) (F
 	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
 }
 
-// statxAllowed is false on Android, whose seccomp policy has killed
-// processes with SIGSYS for statx instead of failing it with ENOSYS.
-func statxAllowed() bool { return runtime.GOOS != "android" }
+// useStatx is false on Android, whose seccomp policy has killed processes
+// with SIGSYS for statx instead of failing it with ENOSYS. Tests turn it off
+// to check the fallback.
+var useStatx = runtime.GOOS != "android"
 
 // statxMissing tells a kernel older than 4.11 (ENOSYS) or a container whose
 // seccomp filter predates statx (EPERM) from a real failure.

@@ -3,6 +3,7 @@
 package lockfs
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -33,4 +34,13 @@ func fileIDOfInfo(fi fs.FileInfo) (FileID, error) {
 		return FileID{}, ErrNoFileID
 	}
 	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+}
+
+// pathErrCause is the system's error inside a *fs.PathError from package os,
+// for the callers that wrap it again under their own operation.
+func pathErrCause(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }

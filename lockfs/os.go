@@ -221,12 +221,3 @@ func asPathError(op, path string, err error) error {
 	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
-
-// pathErrCause is the system's error inside a *fs.PathError from package os,
-// for the callers that wrap it again under their own operation.
-func pathErrCause(err error) error {
-	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		return pe.Err
-	}
-	return err
-}

@@ -83,63 +83,111 @@ func (b *Busy) Error() string {
 // Acquire makes one attempt to take the lock at path. It returns the
 // lock, a *Busy error when another connection holds it, or another error.
 //
-// Before opening, it reads the identity (device, inode, birth time) of the
-// file at path, and reads it again once locked: if the file changed or is
-// gone (a holder releasing with RemoveOnRelease unlinked it), the attempt
-// locked a file nobody will look at again, so it is dropped and made anew.
+// A holder that releases with RemoveOnRelease unlinks the file while still
+// holding it, so a waiter may open, and then lock, a file that is no longer
+// at the path. To tell, Acquire opens the file at path itself before SQLite
+// does and keeps it open, which pins its inode (no new file can take its
+// number), and once locked checks that the file at path is still that one.
+// If it is not, or there was no file yet, the attempt is dropped and made
+// anew.
 func Acquire(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	for range maxSwaps {
-		before, err := fileAt(p.FS, path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+		l, err := attempt(p, path, a)
+		if !errors.Is(err, errSwapped) {
+			return l, err
 		}
-		conn, err := p.SQLite.Open(path, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE)
-		if err != nil {
-			return nil, openError(p.FS, path, err)
-		}
-		if err := takeLock(p, conn, a.First); err != nil {
-			conn.Close()
-			if errors.Is(err, sqlite3.BUSY) {
-				return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
-			}
-			return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
-		}
-		after, err := p.FS.FileID(path)
-		if err != nil || before == nil || !after.Same(*before) {
-			conn.Close()
-			continue
-		}
-		l := &Lock{fsys: p.FS, path: path, conn: conn, id: after, remove: a.RemoveOnRelease}
-		if err := l.recordHolder(p, a.Self); err != nil {
-			l.Release()
-			return nil, err
-		}
-		return l, nil
 	}
-	return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, errSwapped)
+	// Holders keep taking the lock and removing its file as they let
+	// go: it is busy.
+	return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
 }
 
-// errSwapped says the file at a lock's path kept changing under attempts.
-var errSwapped = errors.New("the file at the path kept being replaced")
+// errSwapped says the file at the path changed during an attempt.
+var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
 
-// fileAt reads the identity of the lock's file, refusing a directory and a
-// symlink: SQLite would follow one, and create its target.
-func fileAt(fsys lockfs.FS, path string) (*lockfs.FileID, error) {
+func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
+	pin, pinned, err := pinFile(p.FS, path)
+	if err != nil {
+		return nil, err
+	}
+	if pin != nil {
+		defer pin.Close()
+	}
+	conn, err := p.SQLite.Open(path, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE)
+	if err != nil {
+		err = openError(p.FS, path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errSwapped // removed by a releasing holder while opening
+		}
+		return nil, err
+	}
+	if err := takeLock(p, conn, a.First); err != nil {
+		conn.Close()
+		if errors.Is(err, sqlite3.BUSY) {
+			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+		}
+		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
+	}
+	if now, err := p.FS.FileID(path); pin == nil || err != nil || !now.Same(pinned) {
+		conn.Close()
+		return nil, errSwapped
+	}
+	l := &Lock{fsys: p.FS, path: path, conn: conn, id: pinned, remove: a.RemoveOnRelease}
+	if err := l.recordHolder(p, a.Self); err != nil {
+		l.Release()
+		return nil, err
+	}
+	return l, nil
+}
+
+// pinFile opens the file at path, not following a symlink, and returns it
+// with its identity; a nil file when there is none yet. A directory, a
+// symlink or any other kind of file than a regular one is an error.
+func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
+	f, err := fsys.OpenNoFollow(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, lockfs.FileID{}, nil
+	}
+	if err != nil {
+		if kerr := checkKind(fsys, path); kerr != nil && !errors.Is(kerr, fs.ErrNotExist) {
+			return nil, lockfs.FileID{}, kerr
+		}
+		return nil, lockfs.FileID{}, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
+		if info.IsDir() {
+			err = &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
+		}
+	}
+	var id lockfs.FileID
+	if err == nil {
+		id, err = fsys.FileIDOf(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, lockfs.FileID{}, err
+	}
+	return f, id, nil
+}
+
+// errNotRegular is the error for a FIFO, socket or device at a lock's path.
+var errNotRegular = errors.New("not a regular file")
+
+// checkKind fails for a directory or a symlink at path, and for a path
+// that does not exist (fs.ErrNotExist).
+func checkKind(fsys lockfs.FS, path string) error {
 	info, _, err := fsys.LstatIfPossible(path)
-	if err != nil {
-		return nil, err
-	}
 	switch {
+	case err != nil:
+		return err
 	case info.IsDir():
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
+		return &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case info.Mode()&fs.ModeSymlink != 0:
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrSymlink}
+		return &fs.PathError{Op: "lock", Path: path, Err: ErrSymlink}
 	}
-	id, err := fsys.FileID(path)
-	if err != nil {
-		return nil, err
-	}
-	return &id, nil
+	return nil
 }
 
 // ErrSymlink is matched by the error for a symlink at a lock's path, which
@@ -147,8 +195,9 @@ func fileAt(fsys lockfs.FS, path string) (*lockfs.FileID, error) {
 var ErrSymlink = errors.New("lock path is a symlink")
 
 // openError explains a failure to open the database at path.
+// A file that went missing is fs.ErrNotExist, for the caller to retry.
 func openError(fsys lockfs.FS, path string, err error) error {
-	if _, ferr := fileAt(fsys, path); ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
+	if ferr := checkKind(fsys, path); ferr != nil {
 		return ferr
 	}
 	return &fs.PathError{Op: "open", Path: path, Err: err}

@@ -27,24 +27,24 @@ const (
 // Acquire running at the same moment absorbs the probe's brief shared lock
 // in its busy timeout. A missing file stays missing.
 func Probe(p *platform.Platform, path string) (State, error) {
-	if _, err := fileAt(p.FS, path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Absent, nil
+	err := checkKind(p.FS, path)
+	if err == nil {
+		var conn *sqlite3.Conn
+		if conn, err = p.SQLite.Open(path, sqlite3.OPEN_READONLY); err == nil {
+			defer conn.Close()
+			return probeConn(conn, path)
 		}
-		return Absent, err
+		err = openError(p.FS, path, err)
 	}
-	conn, err := p.SQLite.Open(path, sqlite3.OPEN_READONLY)
-	if err != nil {
-		if errors.Is(err, sqlite3.CANTOPEN) {
-			if _, ferr := fileAt(p.FS, path); errors.Is(ferr, fs.ErrNotExist) {
-				return Absent, nil
-			}
-		}
-		return Absent, openError(p.FS, path, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Absent, nil
 	}
-	defer conn.Close()
-	// Reading the schema takes a shared lock, which fails at once
-	// against an exclusive holder.
+	return Absent, err
+}
+
+// probeConn tries a shared lock: reading the schema takes one, which fails
+// at once against an exclusive holder.
+func probeConn(conn *sqlite3.Conn, path string) (State, error) {
 	switch err := conn.Exec(`PRAGMA schema_version;`); {
 	case errors.Is(err, sqlite3.BUSY):
 		return Held, nil
