@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -30,10 +32,24 @@ const (
 // changed while it was being locked.
 const maxSwaps = 8
 
+// The lock's database is attached to a borrowed connection under this
+// schema name.
+const schema = "lock"
+
 // lockSQL takes the lock: exclusive locking mode keeps it until the
-// connection closes, no journal is ever written, and the open exclusive
+// database is detached, no journal is ever written, and the open exclusive
 // transaction is what holds it.
-const lockSQL = `PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=OFF; BEGIN EXCLUSIVE;`
+const lockSQL = `PRAGMA lock.locking_mode=EXCLUSIVE; PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
+
+// Conns lends connections that have no database of their own (in-memory
+// ones, opened with sqlite3.OPEN_URI through the platform's SQLite), to
+// attach a lock's database to. Opening a connection costs far more than
+// attaching a file, so the root package keeps a few idle ones.
+type Conns interface {
+	Get() (*sqlite3.Conn, error)
+	// Put takes back a connection with nothing attached.
+	Put(*sqlite3.Conn)
+}
 
 // Attempt says how to make one attempt.
 type Attempt struct {
@@ -45,6 +61,8 @@ type Attempt struct {
 	Self *platform.Identity
 	// RemoveOnRelease removes the database file on release.
 	RemoveOnRelease bool
+	// Conns lends the connection.
+	Conns Conns
 }
 
 // Lock is a held SQLite lock.
@@ -52,7 +70,10 @@ type Lock struct {
 	fsys   lockfs.FS
 	path   string
 	conn   *sqlite3.Conn
-	id     lockfs.FileID
+	conns  Conns
+	// attached is set once the database is attached to conn.
+	attached bool
+	id       lockfs.FileID
 	remove bool
 	holder bool
 }
@@ -113,31 +134,67 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	if pin != nil {
 		defer pin.Close()
 	}
-	conn, err := p.SQLite.Open(path, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE)
+	conn, err := a.Conns.Get()
 	if err != nil {
-		err = openError(p.FS, path, err)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errSwapped // removed by a releasing holder while opening
-		}
-		return nil, err
+		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
 	}
-	if err := takeLock(p, conn, a.First); err != nil {
-		conn.Close()
-		if errors.Is(err, sqlite3.BUSY) {
+	l := &Lock{fsys: p.FS, path: path, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	if err := l.take(p, a.First); err != nil {
+		l.detach()
+		switch {
+		case errors.Is(err, sqlite3.BUSY):
 			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+		case !l.attached:
+			err = openError(p.FS, path, err)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errSwapped // removed by a releasing holder while opening
+			}
+			return nil, err
 		}
 		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
 	}
 	if now, err := p.FS.FileID(path); pin == nil || err != nil || !now.Same(pinned) {
-		conn.Close()
+		l.detach()
 		return nil, errSwapped
 	}
-	l := &Lock{fsys: p.FS, path: path, conn: conn, id: pinned, remove: a.RemoveOnRelease}
 	if err := l.recordHolder(p, a.Self); err != nil {
 		l.Release()
 		return nil, err
 	}
 	return l, nil
+}
+
+// attachSQL attaches the database at path (created if missing, or only
+// read with readOnly) to a borrowed connection. Attaching reads the
+// schema, so it fails with BUSY against a holder.
+func attachSQL(path string, readOnly bool) string {
+	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(path, readOnly)) + " AS " + schema
+}
+
+// fileURI names path as a SQLite URI filename, so that no character of the
+// path is taken for URI syntax.
+func fileURI(path string, readOnly bool) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p
+	}
+	var b strings.Builder
+	b.WriteString("file:")
+	if strings.HasPrefix(p, "/") {
+		b.WriteString("//") // an empty authority, before an absolute path
+	}
+	for _, c := range []byte(p) {
+		switch c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if readOnly {
+		b.WriteString("?mode=ro")
+	}
+	return b.String()
 }
 
 // pinFile opens the file at path, not following a symlink, and returns it
@@ -203,25 +260,32 @@ func openError(fsys lockfs.FS, path string, err error) error {
 	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
 
-// takeLock runs lockSQL on conn. A first attempt waits out BusyTimeout on
-// the platform's clock and then retries a few times; a later one tries
-// once.
-func takeLock(p *platform.Platform, conn *sqlite3.Conn, first bool) error {
-	clock := p.Time()
-	if first {
-		start := clock.Now()
-		conn.BusyHandler(func(ctx context.Context, _ int) bool {
-			if clock.Now().Sub(start) >= BusyTimeout {
-				return false
+// take attaches the lock's database and runs lockSQL. A first attempt
+// waits out BusyTimeout on the platform's clock and then retries a few
+// times; a later one tries once.
+func (l *Lock) take(p *platform.Platform, first bool) error {
+	try := func() error {
+		if !l.attached {
+			if err := l.conn.Exec(attachSQL(l.path, false)); err != nil {
+				return err
 			}
-			return clock.Sleep(ctx, time.Millisecond) == nil
-		})
+			l.attached = true
+		}
+		return l.conn.Exec(lockSQL)
 	}
-	err := conn.Exec(lockSQL)
 	if !first {
-		return err
+		return try()
 	}
-	conn.BusyHandler(nil)
+	clock := p.Time()
+	start := clock.Now()
+	l.conn.BusyHandler(func(ctx context.Context, _ int) bool {
+		if clock.Now().Sub(start) >= BusyTimeout {
+			return false
+		}
+		return clock.Sleep(ctx, time.Millisecond) == nil
+	})
+	err := try()
+	l.conn.BusyHandler(nil)
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {
 			return err
@@ -230,7 +294,7 @@ func takeLock(p *platform.Platform, conn *sqlite3.Conn, first bool) error {
 		if serr := clock.Sleep(context.Background(), pause); serr != nil {
 			return err
 		}
-		err = conn.Exec(lockSQL)
+		err = try()
 	}
 	return err
 }

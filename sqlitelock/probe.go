@@ -26,30 +26,40 @@ const (
 // timeout, so concurrent probes never see a free lock as held, and an
 // Acquire running at the same moment absorbs the probe's brief shared lock
 // in its busy timeout. A missing file stays missing.
-func Probe(p *platform.Platform, path string) (State, error) {
-	err := checkKind(p.FS, path)
-	if err == nil {
-		var conn *sqlite3.Conn
-		if conn, err = p.SQLite.Open(path, sqlite3.OPEN_READONLY); err == nil {
-			defer conn.Close()
-			return probeConn(conn, path)
+func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
+	if err := checkKind(p.FS, path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Absent, nil
 		}
-		err = openError(p.FS, path, err)
+		return Absent, err
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return Absent, nil
+	conn, err := conns.Get()
+	if err != nil {
+		return Absent, &fs.PathError{Op: "probe", Path: path, Err: err}
+	}
+	state, err := probeConn(conn, path)
+	if state == Free && conn.Exec("DETACH "+schema) != nil {
+		conn.Close()
+	} else {
+		conns.Put(conn) // attached only when free, and detached now
+	}
+	if err == nil {
+		return state, nil
+	}
+	if err = openError(p.FS, path, err); errors.Is(err, fs.ErrNotExist) {
+		return Absent, nil // removed since checkKind
 	}
 	return Absent, err
 }
 
-// probeConn tries a shared lock: reading the schema takes one, which fails
-// at once against an exclusive holder.
+// probeConn attaches the database read-only, which takes a shared lock to
+// read its schema: that fails at once against an exclusive holder.
 func probeConn(conn *sqlite3.Conn, path string) (State, error) {
-	switch err := conn.Exec(`PRAGMA schema_version;`); {
+	switch err := conn.Exec(attachSQL(path, true)); {
 	case errors.Is(err, sqlite3.BUSY):
 		return Held, nil
 	case err != nil:
-		return Absent, &fs.PathError{Op: "probe", Path: path, Err: err}
+		return Absent, err
 	}
 	return Free, nil
 }

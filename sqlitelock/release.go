@@ -23,9 +23,27 @@ func (l *Lock) Release() error {
 			errs = append(errs, removeIfThere(l.fsys, l.path))
 		}
 	}
-	errs = append(errs, l.conn.Close())
-	l.conn = nil
+	errs = append(errs, l.detach())
 	return errors.Join(errs...)
+}
+
+// detach drops the lock and gives the connection back; a connection that
+// cannot be cleaned is closed instead, which drops the lock too.
+func (l *Lock) detach() error {
+	conn := l.conn
+	l.conn = nil
+	if !conn.GetAutocommit() {
+		if err := conn.Exec("ROLLBACK"); err != nil {
+			return errors.Join(err, conn.Close())
+		}
+	}
+	if l.attached {
+		if err := conn.Exec("DETACH " + schema); err != nil {
+			return conn.Close()
+		}
+	}
+	l.conns.Put(conn)
+	return nil
 }
 
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
