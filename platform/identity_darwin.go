@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -62,4 +61,3 @@ func startMicros(kp *unix.KinfoProc) uint64 {
 	t := kp.Proc.P_starttime
 	return uint64(t.Sec)*1e6 + uint64(t.Usec)
 }
-

@@ -67,15 +67,15 @@ type Attempt struct {
 
 // Lock is a held SQLite lock.
 type Lock struct {
-	fsys   lockfs.FS
-	path   string
-	conn   *sqlite3.Conn
-	conns  Conns
+	fsys  lockfs.FS
+	path  string
+	conn  *sqlite3.Conn
+	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
 	id       lockfs.FileID
-	remove bool
-	holder bool
+	remove   bool
+	holder   bool
 }
 
 // Busy is the error of an attempt that found the lock held.
