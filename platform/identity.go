@@ -16,8 +16,9 @@ type Identity struct {
 	// PID is the process id.
 	PID int `json:"pid"`
 	// StartTime is when the process started, in units of the OS that
-	// recorded it (linux: clock ticks since boot; darwin and the BSDs:
-	// microseconds since the epoch; windows: 100 ns since 1601). It is
+	// recorded it (linux: clock ticks since boot; darwin: microseconds
+	// since the epoch; freebsd: microseconds since boot; windows: 100 ns
+	// since 1601). It is
 	// only ever compared with another reading of the same host and boot,
 	// to tell a reused pid. 0 means unknown.
 	StartTime uint64 `json:"startTime,omitempty"`

@@ -13,6 +13,7 @@ const (
 	Unknown
 )
 
+// String returns the verdict as a word: "alive", "dead" or "unknown".
 func (v Verdict) String() string {
 	switch v {
 	case Alive:
@@ -60,10 +61,13 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 	switch {
 	case holder.Host != "" && holder.Host != here.Host:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherHost}
+	case holder.BootID != "" && here.BootID != "" && holder.BootID != here.BootID:
+		// Before the namespace: no process of an earlier boot lives, in
+		// whatever namespace it ran (a container's stamp on a volume that
+		// outlived a reboot would otherwise wedge the lock for good).
+		return Judgement{Verdict: Dead, Reason: ReasonOtherBoot}
 	case holder.PIDNamespace != 0 && here.PIDNamespace != 0 && holder.PIDNamespace != here.PIDNamespace:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherNamespace}
-	case holder.BootID != "" && here.BootID != "" && holder.BootID != here.BootID:
-		return Judgement{Verdict: Dead, Reason: ReasonOtherBoot}
 	case holder.PID <= 0:
 		// No process has such a pid; nothing can be judged of it.
 		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}

@@ -1,0 +1,40 @@
+package platform_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// helperEnv, when set, makes the test binary a helper process for a test
+// that needs a second process, instead of running the tests.
+const helperEnv = "PROCLOCK_PLATFORM_TEST_HELPER"
+
+const (
+	helperBlock    = "block"    // wait until stdin closes, then exit 0
+	helperLauncher = "launcher" // print Self().LauncherPID, then exit
+)
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "":
+		os.Exit(m.Run())
+	case helperBlock:
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	case helperLauncher:
+		id, err := platform.Native().Process.Self()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Println(id.LauncherPID)
+		os.Exit(0)
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
+		os.Exit(2)
+	}
+}
