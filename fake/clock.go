@@ -1,0 +1,213 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// epoch is when every new world's clock starts.
+var epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// clock is the world's one time. Virtual time is free: unless the world is
+// frozen, a sleep moves it forward at once.
+type clock struct {
+	mu       sync.Mutex
+	now      time.Time
+	frozen   bool
+	sleepers map[*sleeper]struct{}
+	changed  chan struct{} // closed and replaced when sleepers change
+}
+
+// sleeper is one Sleep blocked on a frozen clock.
+type sleeper struct {
+	deadline time.Time
+	wake     chan struct{}
+}
+
+func newClock(start time.Time) *clock {
+	return &clock{now: start, sleepers: make(map[*sleeper]struct{}), changed: make(chan struct{})}
+}
+
+// Now returns the world's time.
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Sleep is the world's own sleep, which no death ends.
+func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+	return c.sleep(ctx, d, nil)
+}
+
+var _ platform.Clock = (*clock)(nil)
+
+// sleep waits for d of the world's time, for ctx, or for died to close.
+func (c *clock) sleep(ctx context.Context, d time.Duration, died <-chan struct{}) error {
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return err
+	}
+	c.mu.Lock()
+	if !c.frozen {
+		c.now = c.now.Add(d)
+		c.mu.Unlock()
+		// A waiter that sleeps in a loop must not starve the goroutine
+		// it waits for.
+		runtime.Gosched()
+		return nil
+	}
+	s := &sleeper{deadline: c.now.Add(d), wake: make(chan struct{})}
+	c.sleepers[s] = struct{}{}
+	c.signal()
+	c.mu.Unlock()
+	select {
+	case <-s.wake:
+		return nil
+	case <-ctx.Done():
+		c.forget(s)
+		return ctx.Err()
+	case <-died:
+		c.forget(s)
+		return ErrKilled
+	}
+}
+
+func (c *clock) forget(s *sleeper) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.sleepers[s]; ok {
+		delete(c.sleepers, s)
+		c.signal()
+	}
+}
+
+// signal tells waitSleepers the set of sleepers changed; c.mu is held.
+func (c *clock) signal() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wakeDue releases the sleepers whose deadline has come; c.mu is held.
+func (c *clock) wakeDue() {
+	for s := range c.sleepers {
+		if !s.deadline.After(c.now) {
+			delete(c.sleepers, s)
+			close(s.wake)
+			c.signal()
+		}
+	}
+}
+
+func (c *clock) advance(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("fake: Advance(%v): time does not go back", d))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.wakeDue()
+}
+
+func (c *clock) freeze() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = true
+}
+
+// thaw lets time move with sleeps again. The sleepers blocked now wake,
+// and time moves to the latest of their deadlines, as if each had slept
+// on a running clock.
+func (c *clock) thaw() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = false
+	for s := range c.sleepers {
+		if s.deadline.After(c.now) {
+			c.now = s.deadline
+		}
+	}
+	c.wakeDue()
+}
+
+// waitSleepers blocks until at least n sleeps are blocked on the frozen
+// clock, or ctx is done.
+func (c *clock) waitSleepers(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		have, changed := len(c.sleepers), c.changed
+		c.mu.Unlock()
+		if have >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// procClock is the world's clock as a process sees it: its sleeps end
+// with ErrKilled when the process dies.
+type procClock struct {
+	c *clock
+	p *Process
+}
+
+func (pc *procClock) Now() time.Time { return pc.c.Now() }
+
+func (pc *procClock) Sleep(ctx context.Context, d time.Duration) error {
+	if !pc.p.Alive() {
+		return pc.killed()
+	}
+	if err := pc.c.sleep(ctx, d, pc.p.died); err != nil {
+		if err == ErrKilled {
+			return pc.killed()
+		}
+		return err
+	}
+	return nil
+}
+
+func (pc *procClock) killed() error {
+	return fmt.Errorf("fake: pid %d: sleep: %w", pc.p.pid, ErrKilled)
+}
+
+// Now returns the world's time.
+func (w *World) Now() time.Time { return w.u.clock.Now() }
+
+// Advance moves the world's time forward by d, waking the sleeps of a
+// frozen world whose deadline it reaches. It panics if d is negative.
+func (w *World) Advance(d time.Duration) { w.u.clock.advance(d) }
+
+// Freeze stops sleeps from moving time: from now on a Sleep blocks until
+// Advance reaches its deadline, its ctx is done or its process dies.
+func (w *World) Freeze() { w.u.clock.freeze() }
+
+// Thaw undoes Freeze. Sleeps blocked on the frozen clock return, and time
+// moves to the latest of their deadlines.
+func (w *World) Thaw() { w.u.clock.thaw() }
+
+// WaitSleepers blocks until at least n sleeps are blocked on the frozen
+// clock, or ctx is done: a test knows a goroutine is waiting before it
+// advances time, without sleeping itself.
+func (w *World) WaitSleepers(ctx context.Context, n int) error {
+	return w.u.clock.waitSleepers(ctx, n)
+}
+
+// Sleepers returns how many sleeps are blocked on the frozen clock now.
+func (w *World) Sleepers() int {
+	c := w.u.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sleepers)
+}
+
+// Clock returns the world's clock, as no process: its sleeps end only by
+// time or ctx.
+func (w *World) Clock() platform.Clock { return w.u.clock }

@@ -1,0 +1,56 @@
+// Package fake is a hermetic world for testing code that takes proclock
+// locks: hosts, boots and pid namespaces, fake processes, an in-memory
+// filesystem with real inodes, a manual clock, and hooks that stage faults
+// between any two filesystem operations. Nothing in it touches the real
+// filesystem, real processes or real time, so tests that use it are fast,
+// repeatable, and run wherever Go runs (wasip1 and js included).
+//
+// A World is made by New. Spawn starts a Process; its Platform is what
+// proclock takes. Every process sees the one filesystem through its own
+// lockfs.FS value (so proclock's in-process turns are per process, as they
+// are natively), and Kill ends it as SIGKILL would: its pid is gone, its
+// files are closed, and whatever it still tries fails with ErrKilled.
+//
+// What the world promises:
+//
+//   - The filesystem behaves as POSIX says: operations are atomic (one lock
+//     guards the tree), O_CREATE|O_EXCL has exactly one winner and never
+//     follows a symlink, rename replaces its target in one step, hard links
+//     share an inode, a removed file stays readable through open handles,
+//     symlinks are followed up to 40 hops (then ELOOP). Errors are
+//     *fs.PathError (*os.LinkError for Rename, Link and SymlinkIfPossible)
+//     wrapping syscall.Errno values, so errors.Is(err, fs.ErrNotExist) and
+//     the like work. Every process is the owner of every file and its
+//     permission bits are checked; World.FS is root and is not checked.
+//     Names are cleaned lexically (as path.Clean) from "/".
+//   - Read returns fewer bytes than asked only at the end of a file, and
+//     then together with io.EOF.
+//   - Inodes have numbers (on device Dev) and birth times: FileID tells a
+//     swapped file (SwapInode) or a reused inode number (ReuseInode) from
+//     the file that was there.
+//   - Time is the world's own: file times and process start times come from
+//     it, never from the machine's clock. It starts at 2026-01-01T00:00:00Z.
+//     A Sleep moves it forward at once (virtual time is free); Advance moves
+//     it explicitly; Freeze makes sleeps wait for Advance.
+//   - Process facts follow the host and pid namespace of the asker: a dead
+//     pid does not exist, a reused pid has another start time, a Reboot
+//     brings a new boot id, another host or namespace has its own pids.
+//
+// The fake Platform has no SQLite yet: proclock uses its file mechanism.
+//
+// A test that stages a crash between creating a lock file and writing it:
+//
+//	w := fake.New()
+//	p := w.Spawn()
+//	w.Hook(fake.OpOpen, "/tmp/app.lock", fake.After, func(ev fake.Event) error {
+//		if ev.PID == p.PID() {
+//			p.Kill() // dies after the create, before the stamp
+//		}
+//		return nil
+//	})
+//	_, err := proclock.Acquire(ctx, p.Platform(), "/tmp/app.lock", proclock.Options{})
+//	// err matches fake.ErrKilled; /tmp/app.lock is left empty.
+//	w.Advance(31 * time.Second) // past the window of an empty lock file
+//	q := w.Spawn()
+//	lock, err := proclock.Acquire(ctx, q.Platform(), "/tmp/app.lock", proclock.Options{})
+package fake

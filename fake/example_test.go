@@ -1,0 +1,99 @@
+package fake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/lockfs"
+)
+
+func ExampleNew() {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	_ = afero.WriteFile(a.Platform().FS, "/tmp/note", []byte("hello"), 0o644)
+	got, _ := afero.ReadFile(b.Platform().FS, "/tmp/note")
+	fmt.Println(a.PID(), b.PID(), string(got), w.Now().Format(time.RFC3339))
+	// Output: 100 101 hello 2026-01-01T00:00:00Z
+}
+
+func ExampleWorld_SpawnPID() {
+	w := fake.New()
+	old := w.Spawn()
+	old.Kill()
+	successor, _ := w.SpawnPID(old.PID())
+	info, _ := successor.Platform().Process.Lookup(old.PID())
+	fmt.Println(info.Exists, info.StartTime == old.Identity().StartTime)
+	// Output: true false
+}
+
+func ExampleWorld_Hook() {
+	w := fake.New()
+	p := w.Spawn()
+	_ = afero.WriteFile(w.FS(), "/tmp/app.lock", []byte("stamp"), 0o644)
+	remove := w.Hook(fake.OpOpen, "/tmp/app.lock", fake.Before, func(fake.Event) error {
+		return syscall.EACCES
+	})
+	_, err := p.FS().OpenNoFollow("/tmp/app.lock")
+	fmt.Println(errors.Is(err, fs.ErrPermission))
+	remove()
+	_, err = p.FS().OpenNoFollow("/tmp/app.lock")
+	fmt.Println(err)
+	// Output:
+	// true
+	// <nil>
+}
+
+func ExampleProcess_Kill() {
+	w := fake.New()
+	p := w.Spawn()
+	// Crash between creating the lock file and writing it.
+	w.Hook(fake.OpOpen, "/tmp/app.lock", fake.After, func(ev fake.Event) error {
+		if ev.PID == p.PID() {
+			p.Kill()
+		}
+		return nil
+	})
+	f, _ := p.FS().OpenFile("/tmp/app.lock", lockfs.CreateExcl, 0o644)
+	_, err := f.Write([]byte("stamp"))
+	fi, _ := w.FS().Stat("/tmp/app.lock")
+	fmt.Println(errors.Is(err, fake.ErrKilled), fi.Size(), w.OpenFiles())
+	// Output: true 0 0
+}
+
+func ExampleWorld_Freeze() {
+	w := fake.New()
+	start := w.Now()
+	w.Freeze()
+	done := make(chan error)
+	go func() { done <- w.Spawn().Platform().Clock.Sleep(context.Background(), time.Minute) }()
+	_ = w.WaitSleepers(context.Background(), 1) // the sleep is blocked now
+	w.Advance(time.Minute)
+	fmt.Println(<-done, w.Now().Sub(start))
+	// Output: <nil> 1m0s
+}
+
+func ExampleWorld_ReuseInode() {
+	w := fake.New()
+	_ = afero.WriteFile(w.FS(), "/tmp/db", nil, 0o644)
+	before, _ := w.FS().FileID("/tmp/db")
+	_ = w.ReuseInode("/tmp/db")
+	after, _ := w.FS().FileID("/tmp/db")
+	fmt.Println(before.Ino == after.Ino, before.Same(after))
+	// Output: true false
+}
+
+func ExampleWorld_NewPIDNamespace() {
+	w := fake.New()
+	inContainer := w.NewPIDNamespace().Spawn()
+	onHost := w.Spawn()
+	a, b := onHost.Identity(), inContainer.Identity()
+	fmt.Println(a.PID == b.PID, a.Host == b.Host, a.PIDNamespace == b.PIDNamespace)
+	// Output: true true false
+}

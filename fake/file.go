@@ -1,0 +1,426 @@
+package fake
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+	"time"
+)
+
+// file is an open handle on an inode. It keeps the inode, not the name:
+// after a remove or a rename it still reads and writes the same file, as a
+// POSIX file descriptor does. Its fields are guarded by memfs.mu.
+type file struct {
+	m     *memfs
+	owner *Process // nil for the world's own view
+	name  string   // as given to open
+
+	node      *inode
+	readable  bool
+	writable  bool
+	appending bool
+	off       int64
+	closed    bool
+	dirNames  []string // a directory's names, listed at the first Readdir
+	dirPos    int
+}
+
+// openFile is open(2) on the tree: it resolves name, creates the file when
+// asked, checks permissions and registers the handle as open.
+func (m *memfs) openFile(a actor, owner *Process, name string, flag int, perm fs.FileMode) (*file, error) {
+	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
+	// O_EXCL with O_CREATE never follows a symlink at the last element:
+	// whatever is there, even a dangling link, means EEXIST.
+	w, err := m.resolve(a, name, !excl)
+	if err != nil {
+		return nil, err
+	}
+	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
+	readable := flag&os.O_WRONLY == 0
+	n, created := w.node, false
+	switch {
+	case n == nil && flag&os.O_CREATE == 0:
+		return nil, syscall.ENOENT
+	case n == nil:
+		if n, err = m.create(a, w, name, perm); err != nil {
+			return nil, err
+		}
+		created = true
+	case excl:
+		return nil, syscall.EEXIST
+	}
+	if err := mayOpen(a, n, flag, readable, writable, created); err != nil {
+		return nil, err
+	}
+	if flag&os.O_TRUNC != 0 && n.isRegular() && !created {
+		n.data = nil
+		n.mtime = m.now()
+	}
+	return m.register(&file{
+		m: m, owner: owner, name: name, node: n,
+		readable: readable, writable: writable, appending: flag&os.O_APPEND != 0,
+	}), nil
+}
+
+// create makes a new, empty regular file where w says.
+func (m *memfs) create(a actor, w where, name string, perm fs.FileMode) (*inode, error) {
+	switch {
+	case hasTrailingSlash(name):
+		return nil, syscall.EISDIR
+	case !a.mayChange(w.dir):
+		return nil, syscall.EACCES
+	}
+	n := m.newInode(perm.Perm())
+	m.addName(w.dir, w.base, n)
+	return n, nil
+}
+
+// mayOpen decides whether n may be opened with flag. A file the open just
+// created may be written whatever its mode, as with open(2).
+func mayOpen(a actor, n *inode, flag int, readable, writable, created bool) error {
+	switch {
+	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
+		return syscall.EISDIR
+	case n.isSocket():
+		return syscall.ENXIO
+	case created:
+		return nil
+	case readable && !a.may(n, permR):
+		return syscall.EACCES
+	case (writable || flag&os.O_TRUNC != 0) && !a.may(n, permW):
+		return syscall.EACCES
+	}
+	return nil
+}
+
+// openNoFollow opens name read-only, refusing a symlink at its last
+// element. A FIFO or a device opens at once, with nothing to read.
+func (m *memfs) openNoFollow(a actor, owner *Process, name string) (*file, error) {
+	n, err := m.existing(a, name, false)
+	switch {
+	case err != nil:
+		return nil, err
+	case n.isSymlink():
+		return nil, syscall.ELOOP
+	}
+	if err := mayOpen(a, n, os.O_RDONLY, true, false, false); err != nil {
+		return nil, err
+	}
+	return m.register(&file{m: m, owner: owner, name: name, node: n, readable: true}), nil
+}
+
+func (m *memfs) register(f *file) *file {
+	m.open[f] = struct{}{}
+	return f
+}
+
+// release closes f; it reports whether f was open.
+func (m *memfs) release(f *file) bool {
+	if f.closed {
+		return false
+	}
+	f.closed = true
+	delete(m.open, f)
+	return true
+}
+
+// releaseAllOf closes every handle p has open, as the kernel does when a
+// process dies.
+func (m *memfs) releaseAllOf(p *Process) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for f := range m.open {
+		if f.owner == p {
+			m.release(f)
+		}
+	}
+}
+
+func (m *memfs) countOpen(p *Process, all bool) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if all {
+		return len(m.open)
+	}
+	n := 0
+	for f := range m.open {
+		if f.owner == p {
+			n++
+		}
+	}
+	return n
+}
+
+// errWriteAtInAppendMode matches what package os says for the same misuse.
+var errWriteAtInAppendMode = errors.New("fake: invalid use of WriteAt on file opened with O_APPEND")
+
+// do runs one operation on f as f's owner, with hooks, under the lock.
+// A closed handle fails with os.ErrClosed, one of a killed process with
+// ErrKilled.
+func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
+	d := doer{m: f.m, proc: f.owner}
+	return run(d, step{op: op, verb: verb, path: f.name}, func(actor) (T, error) {
+		if f.closed {
+			var zero T
+			return zero, os.ErrClosed
+		}
+		return body()
+	})
+}
+
+// Name returns the name the file was opened with.
+func (f *file) Name() string { return f.name }
+
+// Read reads from the current offset. It returns fewer bytes than asked
+// only at the end of the file, and then with io.EOF.
+func (f *file) Read(p []byte) (int, error) {
+	return do(f, OpRead, "read", func() (int, error) {
+		n, err := f.readAt(p, f.off)
+		f.off += int64(n)
+		return n, err
+	})
+}
+
+// ReadAt reads at off without moving the offset.
+func (f *file) ReadAt(p []byte, off int64) (int, error) {
+	return do(f, OpRead, "readat", func() (int, error) {
+		if off < 0 {
+			return 0, syscall.EINVAL
+		}
+		return f.readAt(p, off)
+	})
+}
+
+// readAt reads what is at off; a FIFO or a device has nothing to read.
+func (f *file) readAt(p []byte, off int64) (int, error) {
+	switch {
+	case !f.readable:
+		return 0, syscall.EBADF
+	case f.node.isDir():
+		return 0, syscall.EISDIR
+	case len(p) == 0:
+		return 0, nil
+	case !f.node.isRegular():
+		return 0, io.EOF
+	}
+	f.node.atime = f.m.now()
+	if off >= int64(len(f.node.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.node.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes at the offset, or at the end with O_APPEND.
+func (f *file) Write(p []byte) (int, error) {
+	return do(f, OpWrite, "write", func() (int, error) {
+		if f.appending {
+			f.off = int64(len(f.node.data))
+		}
+		n, err := f.writeAt(p, f.off)
+		f.off += int64(n)
+		return n, err
+	})
+}
+
+// WriteAt writes at off without moving the offset.
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	return do(f, OpWrite, "writeat", func() (int, error) {
+		switch {
+		case f.appending:
+			return 0, errWriteAtInAppendMode
+		case off < 0:
+			return 0, syscall.EINVAL
+		}
+		return f.writeAt(p, off)
+	})
+}
+
+// WriteString writes s as Write does.
+func (f *file) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
+
+// writeAt writes p at off, filling any gap with zeros. A FIFO or a device
+// takes the bytes and keeps nothing.
+func (f *file) writeAt(p []byte, off int64) (int, error) {
+	switch {
+	case !f.writable:
+		return 0, syscall.EBADF
+	case len(p) == 0:
+		return 0, nil
+	case !f.node.isRegular():
+		return len(p), nil
+	}
+	end := off + int64(len(p))
+	f.node.data = resize(f.node.data, max(end, int64(len(f.node.data))))
+	copy(f.node.data[off:], p)
+	f.node.mtime = f.m.now()
+	return len(p), nil
+}
+
+// resize returns data grown with zeros or cut to size.
+func resize(data []byte, size int64) []byte {
+	if size <= int64(len(data)) {
+		return data[:size:size]
+	}
+	return append(data, make([]byte, size-int64(len(data)))...)
+}
+
+// Seek sets the offset. Seeking a directory to 0 starts its listing again.
+func (f *file) Seek(offset int64, whence int) (int64, error) {
+	d := doer{m: f.m, proc: f.owner}
+	return run(d, step{verb: "seek", path: f.name}, func(actor) (int64, error) {
+		if f.closed {
+			return 0, os.ErrClosed
+		}
+		var base int64
+		switch whence {
+		case io.SeekStart:
+		case io.SeekCurrent:
+			base = f.off
+		case io.SeekEnd:
+			base = int64(len(f.node.data))
+		default:
+			return 0, syscall.EINVAL
+		}
+		if base+offset < 0 {
+			return 0, syscall.EINVAL
+		}
+		f.off = base + offset
+		if f.off == 0 {
+			f.dirNames, f.dirPos = nil, 0
+		}
+		return f.off, nil
+	})
+}
+
+// Stat describes the open file, even when it has no name left.
+func (f *file) Stat() (fs.FileInfo, error) {
+	return do(f, OpStat, "stat", func() (fs.FileInfo, error) {
+		return infoOf(path.Base(clean(f.name)), f.node), nil
+	})
+}
+
+// Sync does nothing more than check the handle: the fake never loses data.
+func (f *file) Sync() error {
+	_, err := do(f, OpSync, "sync", func() (struct{}, error) { return struct{}{}, nil })
+	return err
+}
+
+// Truncate cuts or extends the file to size.
+func (f *file) Truncate(size int64) error {
+	_, err := do(f, OpTruncate, "truncate", func() (struct{}, error) {
+		switch {
+		case !f.writable || !f.node.isRegular():
+			return struct{}{}, syscall.EINVAL
+		case size < 0:
+			return struct{}{}, syscall.EINVAL
+		}
+		f.node.data = resize(f.node.data, size)
+		f.node.mtime = f.m.now()
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// Close closes the handle. A second Close fails with os.ErrClosed. Even a
+// Close that a hook fails releases the handle, as close(2) does.
+func (f *file) Close() error {
+	_, err := do(f, OpClose, "close", func() (struct{}, error) {
+		f.m.release(f)
+		return struct{}{}, nil
+	})
+	if err != nil {
+		f.m.mu.Lock()
+		f.m.release(f)
+		f.m.mu.Unlock()
+	}
+	return err
+}
+
+// Readdir lists the directory, count entries at a time (all of the rest
+// when count <= 0), in name order, as Lstat describes them.
+func (f *file) Readdir(count int) ([]fs.FileInfo, error) {
+	return do(f, OpReaddir, "readdir", func() ([]fs.FileInfo, error) {
+		names, err := f.nextNames(count)
+		infos := make([]fs.FileInfo, 0, len(names))
+		for _, name := range names {
+			infos = append(infos, infoOf(name, f.node.entries[name]))
+		}
+		return infos, err
+	})
+}
+
+// Readdirnames lists names as Readdir does.
+func (f *file) Readdirnames(count int) ([]string, error) {
+	return do(f, OpReaddir, "readdirent", func() ([]string, error) {
+		return f.nextNames(count)
+	})
+}
+
+// nextNames returns up to count names not listed yet that still exist;
+// with count > 0, io.EOF once none are left.
+func (f *file) nextNames(count int) ([]string, error) {
+	if !f.node.isDir() {
+		return nil, syscall.ENOTDIR
+	}
+	if f.dirNames == nil {
+		f.dirNames = sortedNames(f.node)
+	}
+	var out []string
+	for f.dirPos < len(f.dirNames) && (count <= 0 || len(out) < count) {
+		name := f.dirNames[f.dirPos]
+		f.dirPos++
+		if f.node.entries[name] != nil {
+			out = append(out, name)
+		}
+	}
+	if count > 0 && len(out) == 0 {
+		return nil, io.EOF
+	}
+	return out, nil
+}
+
+// InodeInfo is what the fake's fs.FileInfo.Sys returns: the inode facts a
+// real system keeps in its stat structure.
+type InodeInfo struct {
+	Dev   uint64
+	Ino   uint64
+	Nlink uint64
+	Atime time.Time
+	Birth time.Time
+}
+
+// fileInfo is a snapshot of an inode, taken under the lock.
+type fileInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+	sys   InodeInfo
+}
+
+func infoOf(name string, n *inode) *fileInfo {
+	size := int64(len(n.data))
+	if n.isSymlink() {
+		size = int64(len(n.target))
+	}
+	return &fileInfo{
+		name: name, size: size, mode: n.mode, mtime: n.mtime,
+		sys: InodeInfo{Dev: Dev, Ino: n.ino, Nlink: n.nlink, Atime: n.atime, Birth: n.birth},
+	}
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.size }
+func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi *fileInfo) ModTime() time.Time { return fi.mtime }
+func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+
+// Sys returns a *InodeInfo.
+func (fi *fileInfo) Sys() any { sys := fi.sys; return &sys }

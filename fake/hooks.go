@@ -1,0 +1,177 @@
+package fake
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Op names a filesystem operation, as hooks match it.
+type Op string
+
+// The operations hooks can match. Operations on an open file (read, write,
+// close, ...) match the name the file was opened with.
+const (
+	// OpAny, given to Hook, matches every operation.
+	OpAny Op = ""
+	// OpOpen is Open, OpenFile, Create and OpenNoFollow.
+	OpOpen Op = "open"
+	// OpRead is File.Read and File.ReadAt.
+	OpRead Op = "read"
+	// OpWrite is File.Write, File.WriteAt and File.WriteString.
+	OpWrite Op = "write"
+	// OpClose is File.Close.
+	OpClose Op = "close"
+	// OpStat is Stat, LstatIfPossible, FileID, FileIDOf, ResolveDir and
+	// File.Stat.
+	OpStat Op = "stat"
+	// OpRename is Rename; it matches the old name or the new one.
+	OpRename Op = "rename"
+	// OpRemove is Remove and RemoveAll.
+	OpRemove Op = "remove"
+	// OpLink is Link; it matches the old name or the new one.
+	OpLink Op = "link"
+	// OpMkdir is Mkdir and MkdirAll.
+	OpMkdir Op = "mkdir"
+	// OpChtimes is Chtimes.
+	OpChtimes Op = "chtimes"
+	// OpChmod is Chmod.
+	OpChmod Op = "chmod"
+	// OpChown is Chown.
+	OpChown Op = "chown"
+	// OpSymlink is SymlinkIfPossible; it matches the new link's name.
+	OpSymlink Op = "symlink"
+	// OpReadlink is ReadlinkIfPossible.
+	OpReadlink Op = "readlink"
+	// OpTruncate is File.Truncate.
+	OpTruncate Op = "truncate"
+	// OpSync is File.Sync.
+	OpSync Op = "sync"
+	// OpReaddir is File.Readdir and File.Readdirnames.
+	OpReaddir Op = "readdir"
+)
+
+// When says whether a hook runs before or after its operation.
+type When int
+
+const (
+	// Before hooks run before the operation; a non-nil error from one
+	// makes the operation fail with it, having done nothing.
+	Before When = iota + 1
+	// After hooks run after the operation and see its error; a non-nil
+	// error from one is returned instead, though the operation happened.
+	After
+)
+
+func (w When) String() string {
+	switch w {
+	case Before:
+		return "before"
+	case After:
+		return "after"
+	}
+	return fmt.Sprintf("When(%d)", int(w))
+}
+
+// Event is what a hook is told of the operation it runs for.
+type Event struct {
+	Op Op
+	// Path is the path acted on, cleaned: absolute, slash-separated,
+	// symlinks not resolved. For Rename and Link it is the old name.
+	Path string
+	// NewPath is the new name for Rename and Link; "" otherwise.
+	NewPath string
+	When    When
+	// PID is the pid of the process acting (in its own pid namespace),
+	// or 0 for the world's own view (World.FS).
+	PID int
+	// Err is the operation's error, for After hooks.
+	Err error
+}
+
+type hook struct {
+	op   Op
+	path string // cleaned; "" matches every path
+	when When
+	fn   func(Event) error
+}
+
+func (h *hook) matches(ev Event) bool {
+	return h.when == ev.When &&
+		(h.op == OpAny || h.op == ev.Op) &&
+		(h.path == "" || h.path == ev.Path || h.path == ev.NewPath)
+}
+
+// hooks is the world's list of hooks. The list is replaced, never changed
+// in place, so an operation runs the hooks it found when it started.
+type hooks struct {
+	mu   sync.Mutex
+	list []*hook
+}
+
+func (hs *hooks) add(h *hook) (remove func()) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.list = append(hs.list[:len(hs.list):len(hs.list)], h)
+	var once sync.Once
+	return func() { once.Do(func() { hs.drop(h) }) }
+}
+
+func (hs *hooks) drop(h *hook) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	kept := make([]*hook, 0, len(hs.list))
+	for _, k := range hs.list {
+		if k != h {
+			kept = append(kept, k)
+		}
+	}
+	hs.list = kept
+}
+
+// fire runs, outside every lock of the world, the hooks that match ev, in
+// the order they were added; a Before hook's error stops the others.
+func (hs *hooks) fire(ev Event) error {
+	if ev.Op == "" {
+		return nil
+	}
+	hs.mu.Lock()
+	list := hs.list
+	hs.mu.Unlock()
+	var first error
+	for _, h := range list {
+		if !h.matches(ev) {
+			continue
+		}
+		if err := h.fn(ev); err != nil && first == nil {
+			first = err
+			if ev.When == Before {
+				break
+			}
+		}
+	}
+	return first
+}
+
+// Hook makes fn run every time op is performed on path (any operation with
+// OpAny, any path with ""), before or after it, by any process of any host
+// of this world, and by the world's own view (Event.PID 0). path is
+// matched after cleaning, without resolving symlinks.
+//
+// fn runs outside the world's locks, in the goroutine performing the
+// operation: it may block (to stall a process between two steps), kill the
+// acting process (to crash it there), or change the world itself. Changing
+// the world through World.FS runs hooks too, so a hook that does so on the
+// path it watches should skip Event.PID 0.
+//
+// The returned function removes the hook; an operation already running may
+// still call it once. Hook panics if fn is nil or when is neither Before
+// nor After.
+func (w *World) Hook(op Op, path string, when When, fn func(Event) error) (remove func()) {
+	if fn == nil || (when != Before && when != After) {
+		panic("fake: Hook needs a function and Before or After")
+	}
+	if path != "" {
+		path = clean(path)
+	}
+	return w.u.hooks.add(&hook{op: op, path: path, when: when, fn: fn})
+}

@@ -1,0 +1,554 @@
+package fake
+
+import (
+	"io/fs"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Dev is the device number of the fake world's one filesystem.
+const Dev = 1
+
+// maxHops is how many symlinks one path may go through before ELOOP, as
+// Linux counts them.
+const maxHops = 40
+
+// Permission bits the fake checks, for the owner: every process is the
+// owner of every file, since the fake world has one user.
+const (
+	permR fs.FileMode = 0o400
+	permW fs.FileMode = 0o200
+	permX fs.FileMode = 0o100
+)
+
+// inode is a file, whatever its names. Its fields are guarded by memfs.mu.
+type inode struct {
+	ino     uint64
+	mode    fs.FileMode // type bits and permissions
+	nlink   uint64
+	data    []byte            // regular files
+	target  string            // symlinks, as given
+	entries map[string]*inode // directories
+	atime   time.Time
+	mtime   time.Time
+	birth   time.Time
+}
+
+func (n *inode) isDir() bool     { return n.mode.IsDir() }
+func (n *inode) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
+func (n *inode) isRegular() bool { return n.mode.IsRegular() }
+func (n *inode) isSocket() bool  { return n.mode&fs.ModeSocket != 0 }
+
+// memfs is the one filesystem every host of a world shares. One mutex
+// guards the tree, every inode and every open handle, which makes each
+// operation atomic.
+type memfs struct {
+	mu      sync.Mutex
+	root    *inode
+	nextIno uint64
+	clock   *clock
+	hooks   *hooks
+	open    map[*file]struct{}
+}
+
+func newMemFS(c *clock, h *hooks) *memfs {
+	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{})}
+	m.root = m.newInode(fs.ModeDir | 0o755)
+	m.root.nlink = 2
+	tmp := m.newInode(fs.ModeDir | fs.ModeSticky | 0o777)
+	m.addDir(m.root, "tmp", tmp)
+	return m
+}
+
+// actor is who performs an operation: a process, or the world itself,
+// which is root and ignores permissions.
+type actor struct {
+	pid  int
+	root bool
+}
+
+func (a actor) may(n *inode, perm fs.FileMode) bool {
+	return a.root || n.mode&perm == perm
+}
+
+// clean turns a name into the absolute, cleaned, slash-separated path the
+// tree is walked by. Relative names start from "/"; on Windows, a volume
+// name is dropped and backslashes separate elements.
+func clean(name string) string {
+	name = name[len(filepath.VolumeName(name)):]
+	return path.Clean("/" + filepath.ToSlash(name))
+}
+
+// hasTrailingSlash reports whether name insists on a directory ("d/").
+func hasTrailingSlash(name string) bool {
+	name = filepath.ToSlash(name)
+	return len(name) > 1 && strings.HasSuffix(name, "/") && clean(name) != "/"
+}
+
+// where is what a path resolves to.
+type where struct {
+	dir     *inode // the directory holding the last element; nil for "/"
+	dirPath string // dir's path, with no symlink in it
+	base    string // the last element
+	node    *inode // what is there; nil when nothing is
+	viaLink bool   // the last element was a symlink that was followed
+}
+
+// realPath is the path of the last element with every symlink resolved.
+func (w where) realPath() string {
+	if w.dir == nil {
+		return "/"
+	}
+	return path.Join(w.dirPath, w.base)
+}
+
+// resolve walks name, following symlinks in intermediate elements and, when
+// follow is set or name ends in a slash, in the last one. A missing last
+// element is not an error: where.node is nil and where.dir is where it would
+// be created. Intermediate directories need search (x) permission.
+func (m *memfs) resolve(a actor, name string, follow bool) (where, error) {
+	slash := hasTrailingSlash(name)
+	follow = follow || slash
+	p := clean(name)
+	hops := 0
+	viaLink := false
+walk:
+	for {
+		if p == "/" {
+			return where{node: m.root, viaLink: viaLink}, nil
+		}
+		parts := strings.Split(p[1:], "/")
+		cur, curPath := m.root, "/"
+		for i, part := range parts {
+			if !cur.isDir() {
+				return where{}, syscall.ENOTDIR
+			}
+			if !a.may(cur, permX) {
+				return where{}, syscall.EACCES
+			}
+			child := cur.entries[part]
+			last := i == len(parts)-1
+			if child != nil && child.isSymlink() && (!last || follow) {
+				if hops++; hops > maxHops {
+					return where{}, syscall.ELOOP
+				}
+				p = expandLink(curPath, child.target, parts[i+1:])
+				viaLink = viaLink || last
+				continue walk
+			}
+			if last {
+				w := where{dir: cur, dirPath: curPath, base: part, node: child, viaLink: viaLink}
+				if slash && child != nil && !child.isDir() {
+					return w, syscall.ENOTDIR
+				}
+				return w, nil
+			}
+			if child == nil {
+				return where{}, syscall.ENOENT
+			}
+			cur, curPath = child, path.Join(curPath, part)
+		}
+	}
+}
+
+// expandLink is the path a walk continues with after a symlink in dir:
+// its target (from "/" or from dir) followed by the elements left.
+func expandLink(dir, target string, rest []string) string {
+	target = filepath.ToSlash(target)
+	if !strings.HasPrefix(target, "/") {
+		target = path.Join(dir, target)
+	}
+	return path.Join(append([]string{target}, rest...)...)
+}
+
+func (m *memfs) now() time.Time { return m.clock.Now() }
+
+func (m *memfs) newInode(mode fs.FileMode) *inode {
+	now := m.now()
+	n := &inode{ino: m.nextIno, mode: mode, atime: now, mtime: now, birth: now}
+	m.nextIno++
+	if n.isDir() {
+		n.entries = make(map[string]*inode)
+	}
+	return n
+}
+
+// addName gives n another name in dir.
+func (m *memfs) addName(dir *inode, base string, n *inode) {
+	dir.entries[base] = n
+	n.nlink++
+	dir.mtime = m.now()
+}
+
+// dropName takes a name away from whatever it names in dir.
+func (m *memfs) dropName(dir *inode, base string) {
+	n := dir.entries[base]
+	delete(dir.entries, base)
+	dir.mtime = m.now()
+	if n.isDir() {
+		// A directory's "." and its parent's ".." go with its one name.
+		n.nlink = 0
+		dir.nlink--
+		return
+	}
+	n.nlink--
+}
+
+func (m *memfs) addDir(parent *inode, base string, d *inode) {
+	m.addName(parent, base, d)
+	d.nlink++ // its "."
+	parent.nlink++
+}
+
+// mayChange reports whether a may add or remove names in dir.
+func (a actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
+
+func (m *memfs) stat(a actor, name string, follow bool) (fs.FileInfo, error) {
+	w, err := m.resolve(a, name, follow)
+	if err != nil {
+		return nil, err
+	}
+	if w.node == nil {
+		return nil, syscall.ENOENT
+	}
+	return infoOf(path.Base(clean(name)), w.node), nil
+}
+
+func (m *memfs) mkdir(a actor, name string, perm fs.FileMode) error {
+	w, err := m.resolve(a, name, false)
+	switch {
+	case err != nil:
+		return err
+	case w.node != nil:
+		return syscall.EEXIST
+	case w.viaLink:
+		return syscall.EEXIST // a dangling symlink is there
+	case !a.mayChange(w.dir):
+		return syscall.EACCES
+	}
+	m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
+	return nil
+}
+
+// modeBits keeps the permission and the special bits that chmod and mkdir
+// honour.
+func modeBits(perm fs.FileMode) fs.FileMode {
+	return perm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+}
+
+// mkdirAll creates name and every missing directory above it.
+func (m *memfs) mkdirAll(a actor, name string, perm fs.FileMode) error {
+	p := clean(name)
+	if p == "/" {
+		return nil
+	}
+	parts := strings.Split(p[1:], "/")
+	for i := range parts {
+		prefix := "/" + strings.Join(parts[:i+1], "/")
+		w, err := m.resolve(a, prefix, true)
+		if err != nil {
+			return err
+		}
+		if w.node != nil {
+			if !w.node.isDir() {
+				return syscall.ENOTDIR
+			}
+			continue
+		}
+		if err := m.mkdir(a, prefix, perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *memfs) remove(a actor, name string) error {
+	w, err := m.resolve(a, name, false)
+	switch {
+	case err != nil:
+		return err
+	case w.node == nil:
+		return syscall.ENOENT
+	case w.dir == nil:
+		return syscall.EBUSY
+	case w.viaLink:
+		return syscall.ENOTDIR // "link/" names the target, which remove does not touch
+	case !a.mayChange(w.dir):
+		return syscall.EACCES
+	case w.node.isDir() && len(w.node.entries) > 0:
+		return syscall.ENOTEMPTY
+	}
+	m.dropName(w.dir, w.base)
+	return nil
+}
+
+func (m *memfs) removeAll(a actor, name string) error {
+	w, err := m.resolve(a, name, false)
+	switch {
+	case err == syscall.ENOENT:
+		return nil
+	case err != nil:
+		return err
+	case w.node == nil:
+		return nil
+	case w.dir == nil:
+		return syscall.EBUSY
+	case !a.mayChange(w.dir):
+		return syscall.EACCES
+	}
+	if err := m.emptyDir(a, w.node); err != nil {
+		return err
+	}
+	m.dropName(w.dir, w.base)
+	return nil
+}
+
+// emptyDir removes everything below n, depth first.
+func (m *memfs) emptyDir(a actor, n *inode) error {
+	if !n.isDir() || len(n.entries) == 0 {
+		return nil
+	}
+	if !a.mayChange(n) {
+		return syscall.EACCES
+	}
+	for _, base := range sortedNames(n) {
+		if err := m.emptyDir(a, n.entries[base]); err != nil {
+			return err
+		}
+		m.dropName(n, base)
+	}
+	return nil
+}
+
+func sortedNames(dir *inode) []string {
+	names := make([]string, 0, len(dir.entries))
+	for name := range dir.entries {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// rename moves oldname to newname in one step, replacing a file (or an
+// empty directory) at newname, as rename(2) does.
+func (m *memfs) rename(a actor, oldname, newname string) error {
+	from, err := m.resolve(a, oldname, false)
+	if err != nil {
+		return err
+	}
+	if from.node == nil {
+		return syscall.ENOENT
+	}
+	to, err := m.resolve(a, newname, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case from.dir == nil || to.dir == nil:
+		return syscall.EBUSY
+	case from.viaLink || to.viaLink:
+		return syscall.ENOTDIR
+	case !a.mayChange(from.dir) || !a.mayChange(to.dir):
+		return syscall.EACCES
+	case from.node == to.node:
+		return nil // two names of one file: rename(2) does nothing
+	}
+	if err := replaceable(from, to); err != nil {
+		return err
+	}
+	if to.node != nil {
+		m.dropName(to.dir, to.base)
+	}
+	n := from.node
+	delete(from.dir.entries, from.base)
+	to.dir.entries[to.base] = n
+	from.dir.mtime, to.dir.mtime = m.now(), m.now()
+	if n.isDir() {
+		from.dir.nlink--
+		to.dir.nlink++
+	}
+	return nil
+}
+
+// replaceable decides whether from may take the place of to.
+func replaceable(from, to where) error {
+	if !from.node.isDir() {
+		if to.node != nil && to.node.isDir() {
+			return syscall.EISDIR
+		}
+		return nil
+	}
+	old := from.realPath()
+	if to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/") {
+		return syscall.EINVAL // a directory cannot move into itself
+	}
+	switch {
+	case to.node == nil:
+		return nil
+	case !to.node.isDir():
+		return syscall.ENOTDIR
+	case len(to.node.entries) > 0:
+		return syscall.ENOTEMPTY
+	}
+	return nil
+}
+
+// link gives the file at oldname (a symlink itself, not its target, as
+// linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
+func (m *memfs) link(a actor, oldname, newname string) error {
+	from, err := m.resolve(a, oldname, false)
+	if err != nil {
+		return err
+	}
+	if from.node == nil {
+		return syscall.ENOENT
+	}
+	if from.node.isDir() {
+		return syscall.EPERM
+	}
+	to, err := m.resolve(a, newname, false)
+	switch {
+	case err != nil:
+		return err
+	case to.node != nil || to.dir == nil || to.viaLink:
+		return syscall.EEXIST
+	case !a.mayChange(to.dir):
+		return syscall.EACCES
+	}
+	m.addName(to.dir, to.base, from.node)
+	return nil
+}
+
+func (m *memfs) symlink(a actor, target, name string) error {
+	if target == "" {
+		return syscall.ENOENT
+	}
+	w, err := m.resolve(a, name, false)
+	switch {
+	case err != nil:
+		return err
+	case w.node != nil || w.dir == nil || w.viaLink:
+		return syscall.EEXIST
+	case !a.mayChange(w.dir):
+		return syscall.EACCES
+	}
+	n := m.newInode(fs.ModeSymlink | 0o777)
+	n.target = target
+	m.addName(w.dir, w.base, n)
+	return nil
+}
+
+func (m *memfs) readlink(a actor, name string) (string, error) {
+	n, err := m.existing(a, name, false)
+	if err != nil {
+		return "", err
+	}
+	if !n.isSymlink() {
+		return "", syscall.EINVAL
+	}
+	return n.target, nil
+}
+
+// existing returns the inode at name, or ENOENT.
+func (m *memfs) existing(a actor, name string, follow bool) (*inode, error) {
+	w, err := m.resolve(a, name, follow)
+	if err != nil {
+		return nil, err
+	}
+	if w.node == nil {
+		return nil, syscall.ENOENT
+	}
+	return w.node, nil
+}
+
+func (m *memfs) chmod(a actor, name string, mode fs.FileMode) error {
+	n, err := m.existing(a, name, true)
+	if err != nil {
+		return err
+	}
+	n.mode = n.mode.Type() | modeBits(mode)
+	return nil
+}
+
+// chtimes sets the times of name; a zero time leaves that time as it is.
+func (m *memfs) chtimes(a actor, name string, atime, mtime time.Time) error {
+	n, err := m.existing(a, name, true)
+	if err != nil {
+		return err
+	}
+	if !atime.IsZero() {
+		n.atime = atime
+	}
+	if !mtime.IsZero() {
+		n.mtime = mtime
+	}
+	return nil
+}
+
+func (m *memfs) resolveDir(a actor, dir string) (string, error) {
+	w, err := m.resolve(a, dir, true)
+	switch {
+	case err != nil:
+		return "", err
+	case w.node == nil:
+		return "", syscall.ENOENT
+	case !w.node.isDir():
+		return "", syscall.ENOTDIR
+	}
+	return w.realPath(), nil
+}
+
+// mknod creates a node of a kind that holds no data: a FIFO, a socket or a
+// device.
+func (m *memfs) mknod(a actor, name string, mode fs.FileMode) error {
+	switch mode.Type() {
+	case fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+	default:
+		return syscall.EINVAL
+	}
+	w, err := m.resolve(a, name, false)
+	switch {
+	case err != nil:
+		return err
+	case w.node != nil || w.dir == nil || w.viaLink:
+		return syscall.EEXIST
+	case !a.mayChange(w.dir):
+		return syscall.EACCES
+	}
+	m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
+	return nil
+}
+
+// regularAt returns where the regular file at name (not following a
+// symlink there) is, for the world's staging of inode swaps.
+func (m *memfs) regularAt(name string) (where, error) {
+	w, err := m.resolve(actor{root: true}, name, false)
+	switch {
+	case err != nil:
+		return where{}, err
+	case w.node == nil:
+		return where{}, syscall.ENOENT
+	case !w.node.isRegular():
+		return where{}, syscall.EINVAL
+	}
+	return w, nil
+}
+
+// replaceAt puts n at w's name in place of what is there, in one step.
+func (m *memfs) replaceAt(w where, n *inode) {
+	m.dropName(w.dir, w.base)
+	m.addName(w.dir, w.base, n)
+}
+
+// copyOf is a new regular file with old's bytes, mode and times, born now.
+func (m *memfs) copyOf(old *inode) *inode {
+	n := m.newInode(old.mode)
+	n.data = append([]byte(nil), old.data...)
+	n.atime, n.mtime = old.atime, old.mtime
+	return n
+}

@@ -1,0 +1,720 @@
+package fake_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/lockfs"
+)
+
+func mustWrite(t *testing.T, fsys lockfs.FS, name, content string) {
+	t.Helper()
+	if err := afero.WriteFile(fsys, name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t *testing.T, fsys lockfs.FS, name string) string {
+	t.Helper()
+	b, err := afero.ReadFile(fsys, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustID(t *testing.T, fsys lockfs.FS, name string) lockfs.FileID {
+	t.Helper()
+	id, err := fsys.FileID(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func nlink(t *testing.T, fi fs.FileInfo) uint64 {
+	t.Helper()
+	sys, ok := fi.Sys().(*fake.InodeInfo)
+	if !ok {
+		t.Fatalf("Sys() is %T, want *fake.InodeInfo", fi.Sys())
+	}
+	return sys.Nlink
+}
+
+func TestExclusiveCreateHasOneWinner(t *testing.T) {
+	const goroutines, rounds = 16, 200
+	w := fake.New()
+	procs := make([]*fake.Process, goroutines)
+	for i := range procs {
+		procs[i] = w.Spawn()
+	}
+	for round := range rounds {
+		var winners atomic.Int32
+		errs := make(chan error, goroutines)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, p := range procs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				f, err := p.FS().OpenFile("/tmp/lock", lockfs.CreateExcl, 0o644)
+				switch {
+				case err == nil:
+					winners.Add(1)
+					errs <- f.Close()
+				case !errors.Is(err, fs.ErrExist):
+					errs <- err
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if n := winners.Load(); n != 1 {
+			t.Fatalf("round %d: %d creators, want exactly 1", round, n)
+		}
+		if err := w.FS().Remove("/tmp/lock"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestHardLinksShareAnInode(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/a", "one")
+	if err := fsys.Link("/tmp/a", "/tmp/b"); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustID(t, fsys, "/tmp/a"), mustID(t, fsys, "/tmp/b"); !a.Same(b) {
+		t.Errorf("FileIDs of two links differ: %+v, %+v", a, b)
+	}
+	fi, err := fsys.Stat("/tmp/a")
+	if err != nil || nlink(t, fi) != 2 {
+		t.Errorf("nlink of a linked file: %v, %v; want 2", fi, err)
+	}
+	mustWrite(t, fsys, "/tmp/b", "two")
+	if got := mustRead(t, fsys, "/tmp/a"); got != "two" {
+		t.Errorf("write through one link, read through the other: %q", got)
+	}
+	if err := fsys.Remove("/tmp/a"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err = fsys.Stat("/tmp/b")
+	if err != nil || nlink(t, fi) != 1 || mustRead(t, fsys, "/tmp/b") != "two" {
+		t.Errorf("the other link after Remove: %v, %v", fi, err)
+	}
+
+	if err := fsys.Mkdir("/tmp/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/c", "")
+	tests := []struct {
+		name     string
+		old, new string
+		want     error
+	}{
+		{"onto an existing name", "/tmp/b", "/tmp/c", fs.ErrExist},
+		{"a directory", "/tmp/d", "/tmp/e", syscall.EPERM},
+		{"a missing file", "/tmp/none", "/tmp/e", fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		err := fsys.Link(tt.old, tt.new)
+		var le *os.LinkError
+		if !errors.Is(err, tt.want) || !errors.As(err, &le) {
+			t.Errorf("Link %s: %v, want %v in a *os.LinkError", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestRemoveKeepsAnOpenHandleReadable(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/a", "still here")
+	f, err := fsys.Open("/tmp/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before, err := fsys.FileIDOf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove("/tmp/a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat("/tmp/a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat after Remove: %v, want ErrNotExist", err)
+	}
+	got, err := io.ReadAll(f)
+	if err != nil || string(got) != "still here" {
+		t.Errorf("read through the handle after Remove: %q, %v", got, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || nlink(t, fi) != 0 {
+		t.Errorf("Stat of the handle: %v, %v; want nlink 0", fi, err)
+	}
+	if after, err := fsys.FileIDOf(f); err != nil || !after.Same(before) {
+		t.Errorf("FileIDOf after Remove = %+v, %v; want %+v", after, err, before)
+	}
+}
+
+func TestRenameReplacesAtomically(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/dst", "old")
+	mustWrite(t, fsys, "/tmp/src", "new")
+	src := mustID(t, fsys, "/tmp/src")
+	oldHandle, err := fsys.Open("/tmp/dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oldHandle.Close()
+
+	if err := fsys.Rename("/tmp/src", "/tmp/dst"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, fsys, "/tmp/dst"); got != "new" {
+		t.Errorf("dst after Rename reads %q, want %q", got, "new")
+	}
+	if dst := mustID(t, fsys, "/tmp/dst"); !dst.Same(src) {
+		t.Errorf("Rename changed the inode: %+v, was %+v", dst, src)
+	}
+	if _, err := fsys.Stat("/tmp/src"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("src after Rename: %v, want ErrNotExist", err)
+	}
+	if got, _ := io.ReadAll(oldHandle); string(got) != "old" {
+		t.Errorf("a handle on the replaced file reads %q, want %q", got, "old")
+	}
+
+	// Readers never see the name missing or a file half written.
+	stop := make(chan struct{})
+	readerErr := make(chan error, 1)
+	reader := w.Spawn().FS()
+	go func() {
+		for {
+			select {
+			case <-stop:
+				readerErr <- nil
+				return
+			default:
+			}
+			b, err := afero.ReadFile(reader, "/tmp/dst")
+			if err != nil || (string(b) != strings.Repeat("A", 64) && string(b) != strings.Repeat("B", 64) && string(b) != "new") {
+				readerErr <- fmt.Errorf("reader saw %q, %v", b, err)
+				return
+			}
+			runtime.Gosched() // wasm has one thread and no preemption
+		}
+	}()
+	for i := range 200 {
+		content := strings.Repeat(string(rune('A'+i%2)), 64)
+		mustWrite(t, fsys, "/tmp/tmp", content)
+		if err := fsys.Rename("/tmp/tmp", "/tmp/dst"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-readerErr; err != nil {
+		t.Error(err)
+	}
+}
+
+func TestRenameRefusals(t *testing.T) {
+	w := fake.New()
+	fsys := w.FS()
+	if err := fsys.MkdirAll("/tmp/full/sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Mkdir("/tmp/empty", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/file", "")
+	tests := []struct {
+		name     string
+		old, new string
+		want     error
+	}{
+		{"a file onto a directory", "/tmp/file", "/tmp/empty", syscall.EISDIR},
+		{"a directory onto a non-empty one", "/tmp/empty", "/tmp/full", syscall.ENOTEMPTY},
+		{"a directory onto a file", "/tmp/empty", "/tmp/file", syscall.ENOTDIR},
+		{"a directory into itself", "/tmp/full", "/tmp/full/sub/x", syscall.EINVAL},
+		{"a missing file", "/tmp/none", "/tmp/x", syscall.ENOENT},
+		{"into a missing directory", "/tmp/file", "/tmp/none/x", syscall.ENOENT},
+	}
+	for _, tt := range tests {
+		err := fsys.Rename(tt.old, tt.new)
+		var le *os.LinkError
+		if !errors.Is(err, tt.want) || !errors.As(err, &le) {
+			t.Errorf("Rename %s: %v, want %v in a *os.LinkError", tt.name, err, tt.want)
+		}
+	}
+	if err := fsys.Rename("/tmp/empty", "/tmp/moved"); err != nil {
+		t.Errorf("Rename of an empty directory: %v", err)
+	}
+}
+
+func TestSymlinks(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	if err := fsys.Mkdir("/tmp/real", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/real/file", "data")
+	links := map[string]string{
+		"/tmp/dir":      "real", // relative to /tmp
+		"/tmp/abs":      "/tmp/real/file",
+		"/tmp/dangling": "/tmp/real/later",
+		"/tmp/excl":     "/tmp/real/never",
+	}
+	for name, target := range links {
+		if err := fsys.SymlinkIfPossible(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if got := mustRead(t, fsys, "/tmp/dir/file"); got != "data" {
+		t.Errorf("read through a directory symlink: %q", got)
+	}
+	if got := mustRead(t, fsys, "/tmp/abs"); got != "data" {
+		t.Errorf("read through a file symlink: %q", got)
+	}
+	if fi, _, err := fsys.LstatIfPossible("/tmp/abs"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("Lstat of a symlink: %v, %v", fi, err)
+	}
+	if fi, err := fsys.Stat("/tmp/abs"); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("Stat of a symlink: %v, %v; want its regular target", fi, err)
+	}
+	if target, err := fsys.ReadlinkIfPossible("/tmp/dir"); err != nil || target != "real" {
+		t.Errorf("Readlink = %q, %v", target, err)
+	}
+	if dir, err := fsys.ResolveDir("/tmp/dir"); err != nil || dir != "/tmp/real" {
+		t.Errorf("ResolveDir = %q, %v; want /tmp/real", dir, err)
+	}
+	if link, file := mustID(t, fsys, "/tmp/abs"), mustID(t, fsys, "/tmp/real/file"); link.Same(file) {
+		t.Error("FileID followed a symlink at the last element")
+	}
+
+	if _, err := fsys.OpenFile("/tmp/excl", lockfs.CreateExcl, 0o644); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("O_EXCL on a dangling symlink: %v, want ErrExist", err)
+	}
+	if _, err := fsys.Stat("/tmp/real/never"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("O_EXCL created the target of a symlink: %v", err)
+	}
+	if _, err := fsys.OpenNoFollow("/tmp/abs"); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("OpenNoFollow of a symlink: %v, want ELOOP", err)
+	}
+	mustWrite(t, fsys, "/tmp/dangling", "created")
+	if got := mustRead(t, fsys, "/tmp/real/later"); got != "created" {
+		t.Errorf("create through a dangling symlink made %q", got)
+	}
+}
+
+func TestSymlinkLoopsEndInELOOP(t *testing.T) {
+	w := fake.New()
+	fsys := w.FS()
+	if err := fsys.SymlinkIfPossible("/tmp/b", "/tmp/a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SymlinkIfPossible("a", "/tmp/b"); err != nil {
+		t.Fatal(err)
+	}
+	// A chain of 41 links: 40 hops are allowed, 41 are not.
+	mustWrite(t, fsys, "/tmp/end", "end")
+	for i := 40; i >= 0; i-- {
+		target := fmt.Sprintf("/tmp/l%d", i+1)
+		if i == 40 {
+			target = "/tmp/end"
+		}
+		if err := fsys.SymlinkIfPossible(target, fmt.Sprintf("/tmp/l%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := mustRead(t, fsys, "/tmp/l1"); got != "end" {
+		t.Errorf("40 hops read %q", got)
+	}
+	ops := map[string]func(string) error{
+		"Open":       func(n string) error { _, err := fsys.Open(n); return err },
+		"Stat":       func(n string) error { _, err := fsys.Stat(n); return err },
+		"ResolveDir": func(n string) error { _, err := fsys.ResolveDir(n); return err },
+		"Create":     func(n string) error { _, err := fsys.Create(n); return err },
+	}
+	for opName, op := range ops {
+		for _, name := range []string{"/tmp/a", "/tmp/b/x", "/tmp/l0"} {
+			err := op(name)
+			var pe *fs.PathError
+			if !errors.Is(err, syscall.ELOOP) || !errors.As(err, &pe) {
+				t.Errorf("%s(%s): %v, want ELOOP in a *fs.PathError", opName, name, err)
+			}
+		}
+	}
+}
+
+func TestBadInputIsAPathError(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/file", "x")
+	if err := fsys.MkdirAll("/tmp/dir/sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		do   func() error
+		want error
+	}{
+		{"empty Open", func() error { _, err := fsys.Open(""); return err }, fs.ErrInvalid},
+		{"empty Stat", func() error { _, err := fsys.Stat(""); return err }, fs.ErrInvalid},
+		{"empty FileID", func() error { _, err := fsys.FileID(""); return err }, fs.ErrInvalid},
+		{"empty OpenNoFollow", func() error { _, err := fsys.OpenNoFollow(""); return err }, fs.ErrInvalid},
+		{"empty Mkdir", func() error { return fsys.Mkdir("", 0o755) }, fs.ErrInvalid},
+		{"empty ResolveDir", func() error { _, err := fsys.ResolveDir(""); return err }, fs.ErrInvalid},
+		{"empty Rename", func() error { return fsys.Rename("/tmp/file", "") }, fs.ErrInvalid},
+		{"a directory opened for writing", func() error { _, err := fsys.OpenFile("/tmp/dir", os.O_WRONLY, 0); return err }, syscall.EISDIR},
+		{"a directory created exclusively", func() error { _, err := fsys.OpenFile("/tmp/dir", lockfs.CreateExcl, 0o644); return err }, fs.ErrExist},
+		{"a directory read", func() error { _, err := afero.ReadFile(fsys, "/tmp/dir"); return err }, syscall.EISDIR},
+		{"a missing parent", func() error { _, err := fsys.Create("/tmp/none/x"); return err }, fs.ErrNotExist},
+		{"a file as parent", func() error { _, err := fsys.Create("/tmp/file/x"); return err }, syscall.ENOTDIR},
+		{"a file with a trailing slash", func() error { _, err := fsys.Stat("/tmp/file/"); return err }, syscall.ENOTDIR},
+		{"Mkdir of an existing name", func() error { return fsys.Mkdir("/tmp/file", 0o755) }, fs.ErrExist},
+		{"MkdirAll through a file", func() error { return fsys.MkdirAll("/tmp/file/x", 0o755) }, syscall.ENOTDIR},
+		{"Remove of a non-empty directory", func() error { return fsys.Remove("/tmp/dir") }, syscall.ENOTEMPTY},
+		{"Remove of a missing file", func() error { return fsys.Remove("/tmp/none") }, fs.ErrNotExist},
+		{"Readlink of a file", func() error { _, err := fsys.ReadlinkIfPossible("/tmp/file"); return err }, syscall.EINVAL},
+		{"ResolveDir of a file", func() error { _, err := fsys.ResolveDir("/tmp/file"); return err }, syscall.ENOTDIR},
+		{"ResolveDir of a missing directory", func() error { _, err := fsys.ResolveDir("/tmp/none"); return err }, fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		err := tt.do()
+		var pe *fs.PathError
+		if !errors.Is(err, tt.want) || !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want %v in a *fs.PathError", tt.name, err, tt.want)
+		}
+	}
+	if w.OpenFiles() != 0 {
+		t.Errorf("failed opens left %d files open", w.OpenFiles())
+	}
+}
+
+func TestShortReadsEndInEOF(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/five", "12345")
+	mustWrite(t, fsys, "/tmp/empty", "")
+	type read struct {
+		size  int
+		n     int
+		isEOF bool
+	}
+	tests := []struct {
+		name  string
+		file  string
+		reads []read
+	}{
+		{"big buffer", "/tmp/five", []read{{64 << 10, 5, true}, {64 << 10, 0, true}}},
+		{"exact buffer", "/tmp/five", []read{{5, 5, false}, {5, 0, true}}},
+		{"small buffers", "/tmp/five", []read{{2, 2, false}, {2, 2, false}, {2, 1, true}}},
+		{"empty file", "/tmp/empty", []read{{10, 0, true}}},
+		{"empty buffer", "/tmp/five", []read{{0, 0, false}, {5, 5, false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := fsys.Open(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for i, r := range tt.reads {
+				n, err := f.Read(make([]byte, r.size))
+				if n != r.n || (err == io.EOF) != r.isEOF || (err != nil && err != io.EOF) {
+					t.Errorf("read %d of %d bytes = %d, %v; want %d, EOF %v", i, r.size, n, err, r.n, r.isEOF)
+				}
+			}
+		})
+	}
+	f, err := fsys.Open("/tmp/five")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4)
+	if n, err := f.ReadAt(buf, 3); n != 2 || err != io.EOF || string(buf[:n]) != "45" {
+		t.Errorf("ReadAt past the end = %d %q, %v; want 2 \"45\", io.EOF", n, buf[:n], err)
+	}
+}
+
+func TestOpenFlags(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/f", "hello")
+
+	f, err := fsys.OpenFile("/tmp/f", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte(" world")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("x"), 0); err == nil {
+		t.Error("WriteAt on an O_APPEND file succeeded")
+	}
+	if _, err := f.Read(make([]byte, 1)); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("Read of a write-only file: %v, want EBADF", err)
+	}
+	f.Close()
+	if got := mustRead(t, fsys, "/tmp/f"); got != "hello world" {
+		t.Errorf("after O_APPEND: %q", got)
+	}
+
+	r, err := fsys.Open("/tmp/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Write([]byte("x")); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("Write to a read-only file: %v, want EBADF", err)
+	}
+	r.Close()
+
+	w.Advance(time.Minute)
+	tr, err := fsys.OpenFile("/tmp/f", os.O_RDWR|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	fi, err := tr.Stat()
+	if err != nil || fi.Size() != 0 || !fi.ModTime().Equal(w.Now()) {
+		t.Errorf("after O_TRUNC: size %d, mtime %v, %v; want 0 and %v", fi.Size(), fi.ModTime(), err, w.Now())
+	}
+	if _, err := tr.WriteAt([]byte("ab"), 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, fsys, "/tmp/f"); got != "\x00\x00\x00ab" {
+		t.Errorf("WriteAt past the end: %q", got)
+	}
+	if err := tr.Truncate(1); err != nil || mustRead(t, fsys, "/tmp/f") != "\x00" {
+		t.Errorf("Truncate(1): %v", err)
+	}
+	if pos, err := tr.Seek(0, io.SeekEnd); err != nil || pos != 1 {
+		t.Errorf("Seek to the end = %d, %v", pos, err)
+	}
+	if _, err := tr.Seek(-2, io.SeekCurrent); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Seek before the start: %v, want EINVAL", err)
+	}
+}
+
+func TestCloseTwiceFails(t *testing.T) {
+	w := fake.New()
+	f, err := w.Spawn().FS().Create("/tmp/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.OpenFiles() != 1 {
+		t.Fatalf("%d files open, want 1", w.OpenFiles())
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var pe *fs.PathError
+	if err := f.Close(); !errors.Is(err, os.ErrClosed) || !errors.As(err, &pe) {
+		t.Errorf("second Close: %v, want os.ErrClosed in a *fs.PathError", err)
+	}
+	if _, err := f.Read(make([]byte, 1)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Read after Close: %v, want os.ErrClosed", err)
+	}
+	if w.OpenFiles() != 0 {
+		t.Errorf("%d files open after Close", w.OpenFiles())
+	}
+}
+
+func TestFIFOsAndSockets(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	if err := w.Mkfifo("/tmp/fifo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Mkfifo("/tmp/fifo"); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Mkfifo over a FIFO: %v, want ErrExist", err)
+	}
+	if err := w.Mknod("/tmp/sock", fs.ModeSocket|0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Mknod("/tmp/bad", fs.ModeDir); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Mknod of a directory: %v, want EINVAL", err)
+	}
+
+	f, err := fsys.OpenNoFollow("/tmp/fifo")
+	if err != nil {
+		t.Fatalf("OpenNoFollow of a FIFO: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("Stat of the FIFO: %v, %v", fi, err)
+	}
+	if n, err := f.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Errorf("Read of a FIFO = %d, %v; want 0, io.EOF", n, err)
+	}
+	if _, err := fsys.OpenNoFollow("/tmp/sock"); !errors.Is(err, syscall.ENXIO) {
+		t.Errorf("OpenNoFollow of a socket: %v, want ENXIO", err)
+	}
+}
+
+func TestSwapInodeKeepsContentChangesIdentity(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/lock", "stamp")
+	before := mustID(t, fsys, "/tmp/lock")
+	old, err := fsys.Open("/tmp/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+
+	if err := w.SwapInode("/tmp/lock"); err != nil {
+		t.Fatal(err)
+	}
+	after := mustID(t, fsys, "/tmp/lock")
+	if after.Same(before) || after.Ino == before.Ino {
+		t.Errorf("FileID after SwapInode %+v, before %+v: want another inode", after, before)
+	}
+	if got := mustRead(t, fsys, "/tmp/lock"); got != "stamp" {
+		t.Errorf("content after SwapInode %q", got)
+	}
+	if id, err := fsys.FileIDOf(old); err != nil || !id.Same(before) {
+		t.Errorf("a handle opened before the swap: %+v, %v; want the old inode", id, err)
+	}
+	if err := w.SwapInode("/tmp"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("SwapInode of a directory: %v, want EINVAL", err)
+	}
+}
+
+func TestReuseInodeDiffersOnlyInBirth(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/lock", "stamp")
+	before := mustID(t, fsys, "/tmp/lock")
+	fiBefore, err := fsys.Stat("/tmp/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := fsys.Open("/tmp/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+
+	if err := w.ReuseInode("/tmp/lock"); err != nil {
+		t.Fatal(err)
+	}
+	after := mustID(t, fsys, "/tmp/lock")
+	if after.Dev != before.Dev || after.Ino != before.Ino {
+		t.Errorf("dev/ino after ReuseInode %d/%d, before %d/%d: want equal", after.Dev, after.Ino, before.Dev, before.Ino)
+	}
+	if !after.Birth.After(before.Birth) || after.Same(before) {
+		t.Errorf("birth after ReuseInode %v, before %v: want later, and Same false", after.Birth, before.Birth)
+	}
+	fiAfter, err := fsys.Stat("/tmp/lock")
+	if err != nil || fiAfter.Size() != fiBefore.Size() || !fiAfter.ModTime().Equal(fiBefore.ModTime()) {
+		t.Errorf("size/mtime after ReuseInode %v, before %v", fiAfter, fiBefore)
+	}
+	if byHandle, err := fsys.FileIDOf(held); err != nil || !byHandle.Same(before) || byHandle.Same(after) {
+		t.Errorf("a handle held across the reuse identifies as %+v, %v; want the old file", byHandle, err)
+	}
+
+	if err := fsys.Link("/tmp/lock", "/tmp/other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ReuseInode("/tmp/lock"); !errors.Is(err, syscall.EMLINK) {
+		t.Errorf("ReuseInode of a file with two names: %v, want EMLINK", err)
+	}
+}
+
+func TestDirectories(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	if err := fsys.MkdirAll("/tmp/d/e/f", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.MkdirAll("/tmp/d/e", 0o755); err != nil {
+		t.Errorf("MkdirAll of an existing directory: %v", err)
+	}
+	for _, name := range []string{"c", "a", "b"} {
+		mustWrite(t, fsys, "/tmp/d/"+name, name)
+	}
+	dir, err := fsys.Open("/tmp/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	var pages [][]string
+	for {
+		names, err := dir.Readdirnames(2)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, names)
+	}
+	if got := fmt.Sprint(pages); got != "[[a b] [c e]]" {
+		t.Errorf("Readdirnames(2) pages: %s", got)
+	}
+	if _, err := dir.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := dir.Readdir(-1)
+	if err != nil || len(infos) != 4 || !infos[3].IsDir() || infos[0].Size() != 1 {
+		t.Errorf("Readdir(-1) = %v, %v", infos, err)
+	}
+
+	if err := fsys.RemoveAll("/tmp/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat("/tmp/d"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after RemoveAll: %v", err)
+	}
+	if err := fsys.RemoveAll("/tmp/d"); err != nil {
+		t.Errorf("RemoveAll of a missing path: %v", err)
+	}
+	if err := fsys.Chtimes("/tmp", time.Time{}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := fsys.Stat("/tmp"); err != nil || !fi.ModTime().Equal(time.Unix(0, 0)) {
+		t.Errorf("mtime after Chtimes: %v, %v", fi.ModTime(), err)
+	}
+}
+
+// The read side passes the standard library's own checks of a filesystem.
+func TestFSPassesFSTest(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	if err := fsys.MkdirAll("/tmp/d/e", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/a", "alpha")
+	mustWrite(t, fsys, "/tmp/d/b", string(bytes.Repeat([]byte("beta "), 1000)))
+	if err := fstest.TestFS(afero.NewIOFS(fsys), "tmp/a", "tmp/d/b", "tmp/d/e"); err != nil {
+		t.Error(err)
+	}
+}

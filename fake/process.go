@@ -1,0 +1,130 @@
+package fake
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// ErrKilled is what a killed process's operations fail with, wrapped: its
+// filesystem operations in a *fs.PathError (or *os.LinkError), its sleeps
+// and lookups in an error naming its pid.
+var ErrKilled = errors.New("fake: process killed")
+
+// ErrPIDInUse is returned (wrapped) by SpawnPID for a pid that is alive.
+var ErrPIDInUse = errors.New("fake: pid in use")
+
+// Process is a fake process: a pid of one host and pid namespace, with a
+// start time, its own view of the world's filesystem and the world's clock.
+type Process struct {
+	u     *universe
+	ns    *namespace
+	pid   int
+	id    platform.Identity
+	fs    *view
+	clock *procClock
+	info  *procInfo
+
+	killed atomic.Bool
+	died   chan struct{} // closed once the process is dead and buried
+
+	mu      sync.Mutex
+	selfErr error
+}
+
+// PID returns the process's pid in its pid namespace.
+func (p *Process) PID() int { return p.pid }
+
+// Identity returns who the process is: host, boot id, pid, start time and
+// pid namespace. It does not fail, whatever FailIdentity staged.
+func (p *Process) Identity() platform.Identity { return p.id }
+
+// Alive reports whether the process has not been killed (by Kill or a
+// Reboot of its host).
+func (p *Process) Alive() bool { return !p.killed.Load() }
+
+// Platform returns the process's platform: its own FS view (the same value
+// every call, and no other process's), no SQLite, its Process facts and the
+// world's clock. Every call returns a new Platform holding those values, as
+// platform.Native does.
+func (p *Process) Platform() *platform.Platform {
+	return &platform.Platform{FS: p.fs, Process: p.info, Clock: p.clock}
+}
+
+// FS returns the process's view of the world's filesystem, the one its
+// Platform holds.
+func (p *Process) FS() lockfs.FS { return p.fs }
+
+// OpenFiles returns how many files the process has open.
+func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p, false) }
+
+// FailIdentity makes the process's Platform.Process.Self fail with err from
+// now on, as in a sandbox that denies /proc; nil makes it answer again.
+// Stage it before the process first asks: a real Self never changes its
+// answer.
+func (p *Process) FailIdentity(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.selfErr = err
+}
+
+// Kill ends the process, as SIGKILL would: its pid is free and no longer
+// exists for Lookup, its open files are closed, and every later operation
+// through its Platform fails with an error matching ErrKilled: filesystem
+// operations (on paths or on files it opened), sleeps (a sleep blocked
+// when it dies returns at once) and lookups. Self still answers: the
+// identity of the dead is what locks record. Killing a dead process does
+// nothing.
+func (p *Process) Kill() {
+	p.u.mu.Lock()
+	died := p.die()
+	p.u.mu.Unlock()
+	if died {
+		p.bury()
+	}
+}
+
+// die marks p dead and frees its pid; it reports whether p was alive.
+// u.mu is held.
+func (p *Process) die() bool {
+	if !p.killed.CompareAndSwap(false, true) {
+		return false
+	}
+	if p.ns.procs[p.pid] == p {
+		delete(p.ns.procs, p.pid)
+	}
+	return true
+}
+
+// bury does what the kernel does after a death: it closes the process's
+// files and ends its sleeps.
+func (p *Process) bury() {
+	p.u.fs.releaseAllOf(p)
+	close(p.died)
+}
+
+// procInfo is the process's platform.Process.
+type procInfo struct{ p *Process }
+
+var _ platform.Process = (*procInfo)(nil)
+
+func (pi *procInfo) Self() (platform.Identity, error) {
+	pi.p.mu.Lock()
+	defer pi.p.mu.Unlock()
+	if pi.p.selfErr != nil {
+		return platform.Identity{}, pi.p.selfErr
+	}
+	return pi.p.id, nil
+}
+
+// Lookup tells of pid in the caller's host and pid namespace.
+func (pi *procInfo) Lookup(pid int) (platform.PIDInfo, error) {
+	if !pi.p.Alive() {
+		return platform.PIDInfo{}, fmt.Errorf("fake: pid %d: lookup of pid %d: %w", pi.p.pid, pid, ErrKilled)
+	}
+	return pi.p.u.lookup(pi.p.ns, pid)
+}
