@@ -1,0 +1,162 @@
+// Command proclock runs a command under a single-instance lock, and tells
+// who holds a lock.
+//
+// Usage:
+//
+//	proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+//	proclock status [--json] [--mechanism auto|sqlite|file] PATH
+//	proclock --version
+//	proclock -h | --help | help [run|status]
+//
+// "proclock run" takes the lock at PATH (waiting for its holder by default,
+// as flock(1) does), runs COMMAND while holding it, releases it and exits
+// with COMMAND's status. A lock that is held, or a wait that runs out,
+// prints the holder (pid, host, since when, mechanism) on stderr and exits
+// 1, or the code given with -E. SIGINT, SIGTERM and SIGHUP are passed on to
+// COMMAND. COMMAND does not inherit the lock, and on linux and freebsd it is
+// killed if proclock itself dies (on windows it runs in a job object that
+// dies with proclock; elsewhere there is no such tie).
+//
+// "proclock status" prints whether the lock at PATH is free or held, and by
+// whom, without taking it: exit 0 when it is free (no file, a free file, or
+// a stale lock file whose holder is gone), 1 when it is held, 2 on error.
+// With --json it prints a proclock.Status as one JSON object:
+//
+//	path        string   PATH as given
+//	state       string   "absent", "free", "held", "stale" or "inaccessible"
+//	reason      string   why stale ("pid gone", "pid reused", "other boot",
+//	                     "unstamped past 30 s", "unreadable past 30 s") or
+//	                     inaccessible; omitted otherwise
+//	holder      object   the holder's identity, omitted when unknown:
+//	                     host, bootId, pid, startTime (in the recording OS's
+//	                     units), pidNamespace, launcherPid (the last four
+//	                     omitted when unknown)
+//	acquiredAt  string   RFC 3339 time the holder took the lock; omitted
+//	                     when unknown
+//	heldFor     number   nanoseconds since acquiredAt; omitted when unknown
+//	mechanism   string   "sqlite" or "file"
+//
+// These names and meanings are stable: fields may be added, never renamed
+// or removed.
+//
+// Exit codes: COMMAND's status (128+N when signal N killed it); 1 (or -E's
+// CODE) when the lock is held or a wait ran out; 2 for bad usage and
+// errors; 126 when COMMAND cannot be started and 127 when it is not found,
+// as shells do.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// version is this command's version when the build records none.
+const version = "0.1.0-dev"
+
+// Exit codes shared by the subcommands.
+const (
+	exitOK       = 0
+	exitHeld     = 1
+	exitUsage    = 2
+	exitNoExec   = 126
+	exitNotFound = 127
+)
+
+// streams are the standard streams a subcommand reads and writes. COMMAND
+// gets them as they are: *os.File values pass straight through to it.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+func main() {
+	os.Exit(cli(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}
+
+// cli runs the proclock command line on args (without the program name)
+// and returns the exit code.
+func cli(args []string, std streams) int {
+	if len(args) == 0 {
+		fmt.Fprint(std.err, "proclock: missing subcommand (run or status); see proclock -h\n")
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return runMain(args[1:], std)
+	case "status":
+		return statusMain(args[1:], std)
+	case "-h", "-help", "--help", "help":
+		return helpMain(args[1:], std)
+	case "-version", "--version", "version":
+		fmt.Fprintf(std.out, "proclock %s\n", buildVersion())
+		return exitOK
+	}
+	fmt.Fprintf(std.err, "proclock: unknown subcommand %q; see proclock -h\n", args[0])
+	return exitUsage
+}
+
+// helpMain prints the help asked for: the overview, or a subcommand's.
+func helpMain(args []string, std streams) int {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(std.out, usageText)
+	case args[0] == "run":
+		fmt.Fprint(std.out, runUsage)
+	case args[0] == "status":
+		fmt.Fprint(std.out, statusUsage)
+	default:
+		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
+		return exitUsage
+	}
+	return exitOK
+}
+
+// buildVersion is the main module's version when the build recorded one
+// (go install ...@v1.2.3, or a VCS checkout), else version.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+// complain prints err on stderr as one line that starts with "proclock",
+// as the library's errors and usagef's do already.
+func complain(w io.Writer, err error) {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if !strings.HasPrefix(msg, "proclock: ") && !strings.HasPrefix(msg, "proclock run: ") && !strings.HasPrefix(msg, "proclock status: ") {
+		msg = "proclock: " + msg
+	}
+	fmt.Fprintln(w, msg)
+}
+
+// usagef is the error for bad input on the command line of sub ("run" or
+// "status"), pointing to its help.
+func usagef(sub, format string, args ...any) error {
+	return fmt.Errorf("proclock %s: %s (see proclock %s -h)", sub, fmt.Sprintf(format, args...), sub)
+}
+
+const usageText = `proclock runs a command under a single-instance lock, and tells who holds one.
+
+Usage:
+  proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+  proclock status [--json] [--mechanism auto|sqlite|file] PATH
+  proclock --version
+  proclock help [run|status]
+
+Examples:
+  # Keep a cron job from running twice; wait for the one running now.
+  proclock run /tmp/backup.lock -- /usr/local/bin/backup --full
+
+  # Give up at once if it is running, and say who runs it.
+  proclock run -n /tmp/backup.lock -- /usr/local/bin/backup
+
+  # Who holds the lock?
+  proclock status /tmp/backup.lock
+  proclock status --json /tmp/backup.lock
+
+Run "proclock help run" or "proclock help status" for details.
+`

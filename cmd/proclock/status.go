@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/platform"
+)
+
+const statusUsage = `Usage: proclock status [--json] [--mechanism auto|sqlite|file] PATH
+
+Tells whether the lock at PATH is free or held, and by whom, without taking
+it and without writing anything. The answer may be out of date as soon as it
+is printed: only taking the lock decides.
+
+Options:
+  --json         print the status as one JSON object (below)
+  --mechanism M  auto (the default: a lock file stamped by the file
+                 mechanism is read as one; anything else as this system's
+                 default), sqlite, or file
+
+States:
+  absent        nothing at PATH: free
+  free          the lock's file exists and nobody holds it
+  stale         a lock file whose holder is gone (pid gone, pid reused,
+                other boot, unstamped or unreadable for over 30 s): free to
+                take; the next taker removes it
+  held          someone holds it: pid, host, process start, when it took
+                the lock, for how long, mechanism
+  inaccessible  this user may not read the lock's file
+
+Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible or an
+error.
+
+JSON fields (stable: fields may be added, never renamed or removed):
+  path        PATH as given
+  state       "absent", "free", "held", "stale" or "inaccessible"
+  reason      why stale ("pid gone", "pid reused", "other boot",
+              "unstamped past 30 s", "unreadable past 30 s") or
+              inaccessible; omitted otherwise
+  holder      who holds it, or held it last when stale; omitted when
+              unknown. An object: host, pid, and when known bootId,
+              startTime (in the units of the OS that recorded it: linux
+              clock ticks since boot, darwin microseconds since 1970, the
+              BSDs microseconds since boot, windows 100 ns since 1601),
+              pidNamespace, launcherPid
+  acquiredAt  when the holder took the lock (RFC 3339); omitted when
+              unknown
+  heldFor     nanoseconds since acquiredAt; omitted when unknown
+  mechanism   "sqlite" or "file"
+
+Examples:
+  proclock status /tmp/backup.lock
+  #  /tmp/backup.lock: held by pid 4242 on buildhost
+  #    process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+
+  proclock status --json /tmp/backup.lock | jq .holder.pid
+
+  # In a script; the answer can change at once: only proclock run decides.
+  if proclock status /tmp/backup.lock >/dev/null; then echo "no backup running"; fi
+`
+
+// statusOptions are the parsed arguments of proclock status.
+type statusOptions struct {
+	json      bool
+	mechanism string
+	path      string
+}
+
+// parseStatusArgs reads proclock status's flags and operand. It returns
+// flag.ErrHelp when help was asked for.
+func parseStatusArgs(args []string) (statusOptions, error) {
+	o := statusOptions{mechanism: "auto"}
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.Func("mechanism", "", func(s string) error {
+		if !knownMechanism(s) {
+			return errors.New("want auto, sqlite or file")
+		}
+		o.mechanism = s
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usagef("status", "%v", err)
+	}
+	switch rest := fs.Args(); {
+	case len(rest) == 0:
+		return o, usagef("status", "missing PATH")
+	case len(rest) > 1:
+		return o, usagef("status", "one PATH only, got %d arguments", len(rest))
+	case rest[0] == "":
+		return o, usagef("status", "empty PATH")
+	default:
+		o.path = rest[0]
+	}
+	return o, nil
+}
+
+// statusMain is proclock status: it reports on the lock, writing nothing.
+func statusMain(args []string, std streams) int {
+	o, err := parseStatusArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(std.out, statusUsage)
+		return exitOK
+	}
+	if err == nil && o.mechanism == "auto" && lockKindAt(o.path) == kindStamp {
+		o.mechanism = "file"
+	}
+	var p *platform.Platform
+	if err == nil {
+		p, err = platformFor(o.mechanism)
+	}
+	if err != nil {
+		complain(std.err, err)
+		return exitUsage
+	}
+	st, err := proclock.Inspect(context.Background(), p, o.path)
+	if err != nil {
+		complain(std.err, err)
+		return exitUsage
+	}
+	if o.json {
+		// One object on one line: easy for jq and for line-based tools.
+		if err := json.NewEncoder(std.out).Encode(st); err != nil {
+			complain(std.err, err)
+			return exitUsage
+		}
+	} else {
+		fmt.Fprint(std.out, describeStatus(st))
+	}
+	return codeForState(st.State)
+}
+
+// codeForState is status's exit code for a state: a stale lock is free to
+// take, an unreadable one cannot be judged.
+func codeForState(s proclock.State) int {
+	switch s {
+	case proclock.StateAbsent, proclock.StateFree, proclock.StateStale:
+		return exitOK
+	case proclock.StateHeld:
+		return exitHeld
+	}
+	return exitUsage
+}
+
+// describeStatus words a status for people, in one or two lines.
+func describeStatus(st proclock.Status) string {
+	mech := "mechanism " + string(st.Mechanism)
+	switch st.State {
+	case proclock.StateAbsent:
+		return fmt.Sprintf("%s: free (no lock file; %s)\n", st.Path, mech)
+	case proclock.StateFree:
+		return fmt.Sprintf("%s: free (%s)\n", st.Path, mech)
+	case proclock.StateStale:
+		line := fmt.Sprintf("%s: stale, free to take: %s\n", st.Path, st.Reason)
+		if st.Holder == nil {
+			return line + "  " + mech + "\n"
+		}
+		return line + "  last held by " + joinFacts(holderFacts(st)) + "\n"
+	case proclock.StateHeld:
+		facts := holderFacts(st)
+		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:]))
+	}
+	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
+}
+
+// holderFacts lists what is known of a lock's holder: who it is first,
+// then its process start, when it took the lock, for how long, and the
+// mechanism.
+func holderFacts(st proclock.Status) []string {
+	who := "an unknown holder (no identity recorded)"
+	var facts []string
+	if st.Holder != nil {
+		who = st.Holder.String()
+		if started, ok := startedAt(*st.Holder); ok {
+			facts = append(facts, "process started "+stamp(started))
+		}
+	}
+	if !st.AcquiredAt.IsZero() {
+		facts = append(facts, "acquired at "+stamp(st.AcquiredAt))
+		if st.State == proclock.StateHeld {
+			facts = append(facts, "held for "+roughly(st.HeldFor))
+		}
+	}
+	facts = append(facts, "mechanism "+string(st.Mechanism))
+	return append([]string{who}, facts...)
+}
+
+// joinFacts joins holderFacts into one clause.
+func joinFacts(facts []string) string { return strings.Join(facts, ", ") }
+
+// stamp formats a time for people, in local time to the second.
+func stamp(t time.Time) string { return t.Local().Format(time.RFC3339) }
+
+// roughly rounds a duration to what a person wants to read.
+func roughly(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// lockKind is what a look at a lock's file suggests about its mechanism.
+type lockKind int
+
+const (
+	kindUnknown lockKind = iota // missing, not a regular file, unreadable
+	kindSQLite                  // empty or an SQLite database: the sqlite mechanism
+	kindStamp                   // anything else: a stamped lock file
+)
+
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// lockKindAt looks at the file at path, without following a symlink or
+// opening anything but a regular file, to tell which mechanism made it.
+func lockKindAt(path string) lockKind {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return kindUnknown
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return kindUnknown
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, head)
+	switch {
+	case n == 0 && err == io.EOF, string(head[:n]) == sqliteHeader:
+		return kindSQLite
+	case n > 0:
+		return kindStamp
+	}
+	return kindUnknown
+}
+
+// startedAt is when the holder's process started, by this machine's clock,
+// when it can tell: the recorded start time is in the units of the OS that
+// recorded it, so only a holder of this host and boot can be read.
+func startedAt(id platform.Identity) (time.Time, bool) {
+	self, err := platform.Native().Process.Self()
+	if err != nil || id.StartTime == 0 || id.Host != self.Host || id.BootID != self.BootID {
+		return time.Time{}, false
+	}
+	return startTimeOnClock(id.StartTime)
+}

@@ -1,0 +1,161 @@
+package proclock
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/proclock/proclock/fake"
+)
+
+// queued reports how many acquisitions wait behind the holder of key.
+func (t *turnTable) queued(key turnKey) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q := t.m[key]; q != nil {
+		return len(q.waiters)
+	}
+	return 0
+}
+
+// waitQueued yields until n acquisitions wait for key's turn.
+func waitQueued(t *testing.T, key turnKey, n int) {
+	t.Helper()
+	for turns.queued(key) != n {
+		runtime.Gosched()
+	}
+}
+
+// Waiters of one process get the lock in the order they asked; one that
+// gives up leaves the queue and the others keep their places.
+func TestTurnsFirstComeFirstServed(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn().Platform()
+	const path = "/tmp/app.lock"
+	ctx := context.Background()
+	holder, err := Acquire(ctx, p, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	order := make(chan int, 5)
+	results := make([]chan error, 5)
+	cancels := make([]context.CancelFunc, 5)
+	for i := range 5 {
+		wctx, cancel := context.WithCancel(ctx)
+		cancels[i] = cancel
+		results[i] = make(chan error, 1)
+		go func() {
+			l, err := Acquire(wctx, p, path, Options{Wait: true})
+			if err == nil {
+				order <- i
+				err = l.Release()
+			}
+			results[i] <- err
+		}()
+		waitQueued(t, tg.key, i+1)
+	}
+	cancels[2]()
+	if err := <-results[2]; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v; want an error matching context.Canceled", err)
+	}
+	waitQueued(t, tg.key, 4)
+	if err := holder.Release(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{0, 1, 3, 4} {
+		if got := <-order; got != want {
+			t.Fatalf("waiter %d got the lock; want waiter %d", got, want)
+		}
+		if err := <-results[want]; err != nil {
+			t.Fatalf("waiter %d: %v", want, err)
+		}
+	}
+	for _, c := range cancels {
+		c()
+	}
+	if turns.taken(tg.key) {
+		t.Fatal("the turn is still taken after everyone left")
+	}
+}
+
+// Without Wait, a lock held in this process is refused at once with this
+// process's identity, and no file is touched.
+func TestTurnsHeldHereRefusedWithoutTouchingFiles(t *testing.T) {
+	w := fake.New()
+	proc := w.Spawn()
+	p := proc.Platform()
+	const path = "/tmp/app.lock"
+	ctx := context.Background()
+	l, err := Acquire(ctx, p, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	touched := 0
+	remove := w.Hook(fake.OpAny, path, fake.Before, func(fake.Event) error {
+		touched++
+		return nil
+	})
+	defer remove()
+	_, err = Acquire(ctx, p, path, Options{})
+	held, ok := errors.AsType[*HeldError](err)
+	if !ok {
+		t.Fatalf("second Acquire in one process = %v; want a *HeldError", err)
+	}
+	if held.Holder == nil || held.Holder.PID != proc.PID() {
+		t.Fatalf("holder %v; want this process, pid %d", held.Holder, proc.PID())
+	}
+	if touched != 0 {
+		t.Fatalf("the refused Acquire touched the lock file %d times", touched)
+	}
+}
+
+// Release twice is harmless; the lock can be taken again after it.
+func TestReleaseTwice(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn().Platform()
+	ctx := context.Background()
+	l, err := Acquire(ctx, p, "/tmp/app.lock", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	l2, err := Acquire(ctx, p, "/tmp/app.lock", Options{})
+	if err != nil {
+		t.Fatalf("Acquire after a double release: %v", err)
+	}
+	l2.Release()
+}
+
+// Paths that name one file through a symlinked directory share turns.
+func TestTurnsShareResolvedPath(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn().Platform()
+	if err := w.FS().Mkdir("/tmp/real", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.FS().SymlinkIfPossible("/tmp/real", "/tmp/alias"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l, err := Acquire(ctx, p, "/tmp/real/app.lock", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	_, err = Acquire(ctx, p, "/tmp/alias/app.lock", Options{})
+	if !errors.Is(err, ErrHeld) {
+		t.Fatalf("Acquire through a symlinked directory = %v; want held", err)
+	}
+}
