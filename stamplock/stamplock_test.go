@@ -1,0 +1,288 @@
+package stamplock_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/stamplock"
+)
+
+const lockPath = "/tmp/app.lock"
+
+// take makes one attempt for p, the way the root package does.
+func take(p *fake.Process) (*stamplock.Lock, error) {
+	return stamplock.Acquire(p.Platform(), p.Identity(), lockPath)
+}
+
+func mustTake(t *testing.T, p *fake.Process) *stamplock.Lock {
+	t.Helper()
+	l, err := take(p)
+	if err != nil {
+		t.Fatalf("pid %d: Acquire: %v", p.PID(), err)
+	}
+	return l
+}
+
+// wantBusy checks that err says held, by holder (nil: unknown).
+func wantBusy(t *testing.T, err error, holder *fake.Process) {
+	t.Helper()
+	busy, ok := errors.AsType[*stamplock.Busy](err)
+	if !ok {
+		t.Fatalf("Acquire = %v; want *Busy", err)
+	}
+	got := busy.Probe.Holder()
+	switch {
+	case holder == nil && got != nil:
+		t.Fatalf("holder %v; want unknown", got)
+	case holder != nil && (got == nil || got.PID != holder.PID()):
+		t.Fatalf("holder %v; want pid %d", got, holder.PID())
+	}
+}
+
+func contents(t *testing.T, w *fake.World, name string) []byte {
+	t.Helper()
+	f, err := w.FS().Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeFile(t *testing.T, fsys lockfs.FS, name string, data []byte) {
+	t.Helper()
+	f, err := fsys.OpenFile(name, lockfs.CreateExcl, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A reclaimer stalled after its probe, while another reclaims the dead
+// holder's file and takes the lock, must not remove the new holder's file
+// when it wakes.
+func TestStalledReclaimerSparesNewHolder(t *testing.T) {
+	w := fake.New()
+	dead := w.Spawn()
+	mustTake(t, dead)
+	dead.Kill()
+	stalled, quick := w.Spawn(), w.Spawn()
+
+	probed := make(chan struct{})
+	resume := make(chan struct{})
+	var once sync.Once
+	w.Hook(fake.OpOpen, lockPath+stamplock.GuardSuffix, fake.Before, func(ev fake.Event) error {
+		if ev.PID == stalled.PID() {
+			once.Do(func() {
+				close(probed)
+				<-resume
+			})
+		}
+		return nil
+	})
+	result := make(chan error, 1)
+	go func() {
+		_, err := take(stalled)
+		result <- err
+	}()
+	<-probed // stalled has judged the dead holder's file stale
+	winner := mustTake(t, quick)
+	want := contents(t, w, lockPath)
+	close(resume)
+	wantBusy(t, <-result, quick)
+	if got := contents(t, w, lockPath); !bytes.Equal(got, want) {
+		t.Fatalf("the new holder's file changed:\n got %s\nwant %s", got, want)
+	}
+	if err := winner.Release(); err != nil {
+		t.Fatalf("the new holder's Release: %v", err)
+	}
+}
+
+// A stamp that replaces ours between writing and reading back wins: the
+// attempt reports it held by the late stamp's holder, and leaves it.
+func TestStampReplacedBeforeReread(t *testing.T) {
+	w := fake.New()
+	slow, late := w.Spawn(), w.Spawn()
+	lateStamp := stamplock.Stamp{Format: stamplock.Format, Identity: late.Identity(), AcquiredAt: w.Now(), Nonce: "late"}.Marshal()
+	w.Hook(fake.OpWrite, lockPath, fake.After, func(ev fake.Event) error {
+		if ev.PID == slow.PID() {
+			// What a reclaimer that judged slow's file stale does.
+			if err := w.FS().Remove(lockPath); err != nil {
+				return err
+			}
+			writeFile(t, w.FS(), lockPath, lateStamp)
+		}
+		return nil
+	})
+	_, err := take(slow)
+	wantBusy(t, err, late)
+	if got := contents(t, w, lockPath); !bytes.Equal(got, lateStamp) {
+		t.Fatalf("late stamp replaced by %s", got)
+	}
+}
+
+// A crash between create and stamp leaves an empty file: held, holder
+// unknown, for 30 s to the nanosecond, then reclaimed.
+func TestCrashBetweenCreateAndStamp(t *testing.T) {
+	w := fake.New()
+	crasher, next := w.Spawn(), w.Spawn()
+	w.Hook(fake.OpOpen, lockPath, fake.After, func(ev fake.Event) error {
+		if ev.PID == crasher.PID() {
+			crasher.Kill()
+		}
+		return nil
+	})
+	if _, err := take(crasher); !errors.Is(err, fake.ErrKilled) {
+		t.Fatalf("crashing Acquire = %v; want ErrKilled", err)
+	}
+	if got := contents(t, w, lockPath); len(got) != 0 {
+		t.Fatalf("lock file holds %q; want it empty", got)
+	}
+	w.Advance(stamplock.UnstampedWindow)
+	_, err := take(next)
+	wantBusy(t, err, nil)
+	w.Advance(time.Nanosecond)
+	l := mustTake(t, next)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Release removes only the file this holder created: a replacement
+// survives, and Release says the lock was lost.
+func TestReleaseSparesReplacement(t *testing.T) {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	l := mustTake(t, a)
+	if err := w.FS().Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+	other := stamplock.Stamp{Format: stamplock.Format, Identity: b.Identity(), AcquiredAt: w.Now(), Nonce: "b"}.Marshal()
+	writeFile(t, w.FS(), lockPath, other)
+	if err := l.Release(); !errors.Is(err, stamplock.ErrLost) {
+		t.Fatalf("Release of a replaced file = %v; want ErrLost", err)
+	}
+	if got := contents(t, w, lockPath); !bytes.Equal(got, other) {
+		t.Fatalf("replacement changed to %s", got)
+	}
+}
+
+// Stale guards left by crashed reclaimers, nested as deep as guards go,
+// never wedge the lock.
+func TestStaleGuardsDoNotWedge(t *testing.T) {
+	w := fake.New()
+	dead := w.Spawn()
+	stale := stamplock.Stamp{Format: stamplock.Format, Identity: dead.Identity(), AcquiredAt: w.Now(), Nonce: "dead"}.Marshal()
+	dead.Kill()
+	name := lockPath
+	for range 4 {
+		writeFile(t, w.FS(), name, stale)
+		name += stamplock.GuardSuffix
+	}
+	p := w.Spawn()
+	l := mustTake(t, p)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Files that are not stamps, of every kind, are judged without blocking,
+// without following links and without touching what a link points to.
+func TestOddFilesAtPath(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stage func(t *testing.T, w *fake.World)
+	}{
+		{"fifo", func(t *testing.T, w *fake.World) {
+			if err := w.Mkfifo(lockPath); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"socket", func(t *testing.T, w *fake.World) {
+			if err := w.Mknod(lockPath, fs.ModeSocket|0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink to a victim", func(t *testing.T, w *fake.World) {
+			writeFile(t, w.FS(), "/tmp/victim", []byte("precious"))
+			if err := w.FS().SymlinkIfPossible("/tmp/victim", lockPath); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"symlink to itself", func(t *testing.T, w *fake.World) {
+			if err := w.FS().SymlinkIfPossible(lockPath, lockPath); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := fake.New()
+			tc.stage(t, w)
+			p := w.Spawn()
+			_, err := take(p)
+			if _, ok := errors.AsType[*stamplock.Busy](err); !ok {
+				t.Fatalf("Acquire on a fresh %s = %v; want held", tc.name, err)
+			}
+			w.Advance(stamplock.UnstampedWindow + time.Second)
+			l, err := take(p)
+			if err != nil {
+				t.Fatalf("Acquire past the window: %v", err)
+			}
+			l.Release()
+			if info, _, err := w.FS().LstatIfPossible("/tmp/victim"); err == nil {
+				if got := contents(t, w, "/tmp/victim"); string(got) != "precious" || info.Size() != 8 {
+					t.Fatalf("victim changed to %q", got)
+				}
+			}
+		})
+	}
+}
+
+// A lock file this process may not read is neither held nor stale: the
+// permission error comes back, and the file is left.
+func TestUnreadableLockFileIsAnError(t *testing.T) {
+	w := fake.New()
+	holder, p := w.Spawn(), w.Spawn()
+	mustTake(t, holder)
+	w.Hook(fake.OpOpen, lockPath, fake.Before, func(ev fake.Event) error {
+		if ev.PID == p.PID() {
+			return syscall.EACCES
+		}
+		return nil
+	})
+	_, err := take(p)
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("Acquire = %v; want a permission error", err)
+	}
+	if _, err := stamplock.Look(p.Platform(), p.Identity(), lockPath); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("Look = %v; want a permission error", err)
+	}
+}
+
+// A directory at the path is an error wrapping *fs.PathError.
+func TestDirectoryAtPath(t *testing.T) {
+	w := fake.New()
+	if err := w.FS().Mkdir(lockPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := w.Spawn()
+	_, err := take(p)
+	if _, ok := errors.AsType[*fs.PathError](err); !ok || !errors.Is(err, lockfs.ErrIsDir) {
+		t.Fatalf("Acquire on a directory = %v; want *fs.PathError with EISDIR", err)
+	}
+}
