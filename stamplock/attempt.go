@@ -29,7 +29,11 @@ type Lock struct {
 	path    string
 	stamp   Stamp
 	content []byte
-	id      lockfs.FileID
+	// file stays open while the lock is held: it pins the inode, so that
+	// id names this file and no other for as long as the lock lives.
+	file   lockfs.File
+	id     lockfs.FileID
+	pinned bool // id is known
 }
 
 // Stamp returns the stamp the holder wrote.
@@ -99,35 +103,37 @@ func create(p *platform.Platform, here platform.Identity, path string) (*Lock, e
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, stamp: Stamp{
+	l := &Lock{fsys: p.FS, path: path, file: f, stamp: Stamp{
 		Format:     Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
 		Nonce:      rand.Text(),
 	}}
 	l.content = l.stamp.Marshal()
-	_, werr := f.Write(l.content)
-	l.id, _ = p.FS.FileIDOf(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	if id, err := p.FS.FileIDOf(f); err == nil {
+		l.id, l.pinned = id, true
 	}
-	if werr != nil {
-		l.removeIfOurs()
-		return nil, werr
+	if _, err := f.Write(l.content); err != nil {
+		if ours, _ := l.ours(); ours {
+			l.fsys.Remove(l.path)
+		}
+		f.Close()
+		return nil, err
 	}
-	return l, l.confirm(p, here)
+	if err := l.confirm(p, here); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
-// confirm reads the lock file back after stamping it.
+// confirm checks, after stamping, that the file at path is still the one
+// created: a reclaimer may have judged it stale between the two steps and
+// another holder stamped a new one since.
 func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
-	seen, readable, err := read(l.fsys, l.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errLost
-	case err != nil:
+	ours, err := l.ours()
+	if ours || err != nil {
 		return err
-	case readable && l.owns(seen):
-		return nil
 	}
 	pr, err := Look(p, here, l.path)
 	if err != nil {
@@ -139,7 +145,21 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 	return &Busy{Path: l.path, Probe: pr}
 }
 
-// owns reports whether seen is the file l created, as l stamped it.
-func (l *Lock) owns(seen sighting) bool {
-	return seen.id.Same(l.id) && bytes.Equal(seen.content, l.content)
+// ours reports whether the file at path is the one l created. While l
+// keeps its file open, no other file can take its inode, so equal
+// identities prove it; where the FS cannot identify files, the stamp's
+// bytes (with their random nonce) are compared instead.
+func (l *Lock) ours() (bool, error) {
+	if l.pinned {
+		id, err := l.fsys.FileID(l.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil && id.Same(l.id), err
+	}
+	seen, readable, err := read(l.fsys, l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && readable && bytes.Equal(seen.content, l.content), err
 }
