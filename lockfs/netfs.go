@@ -1,0 +1,16 @@
+package lockfs
+
+import "io/fs"
+
+// NetworkFS reports the network filesystem dir is on, "" when none, where
+// the system tells (linux, darwin); elsewhere it always says "".
+func (osFS) NetworkFS(dir string) (string, error) {
+	if err := CheckPath("statfs", dir); err != nil {
+		return "", err
+	}
+	kind, err := networkFS(dir)
+	if err != nil {
+		return "", &fs.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return kind, nil
+}
