@@ -108,6 +108,7 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		return nil, err
 	}
 	l.key = t.key
+	turns.hold(t.key)
 	return l, nil
 }
 

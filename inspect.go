@@ -40,8 +40,8 @@ type Status struct {
 	// is how long ago that was, by the platform's clock.
 	AcquiredAt time.Time     `json:"acquiredAt,omitzero"`
 	HeldFor    time.Duration `json:"heldFor,omitempty"`
-	// HeldHere is true when an acquisition in this process holds or is
-	// attempting the lock.
+	// HeldHere is true when an acquisition in this process holds the
+	// lock.
 	HeldHere  bool      `json:"heldHere,omitempty"`
 	Mechanism Mechanism `json:"mechanism"`
 }
@@ -67,8 +67,15 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, er
 	if err != nil {
 		return Status{Path: path}, err
 	}
-	if turns.taken(t.key) {
-		return Status{Path: path, State: StateHeld, Holder: selfIdentity(p), HeldHere: true, Mechanism: t.mech.kind()}, nil
+	if turns.held(t.key) {
+		// Not probed: a process never opens SQLite against its own
+		// holder. What the lock's files record is read instead.
+		st := t.mech.recorded()
+		st.State, st.HeldHere = StateHeld, true
+		if st.Holder == nil {
+			st.Holder = selfIdentity(p)
+		}
+		return st, nil
 	}
 	return t.mech.inspect()
 }

@@ -21,6 +21,9 @@ type mechanism interface {
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
 	// inspect reports the lock's state, writing nothing.
 	inspect() (Status, error)
+	// recorded reports what the lock's files say of its holder, without
+	// probing the lock: for a lock held in this process.
+	recorded() Status
 }
 
 // mechanismFor chooses: SQLite where the platform has it, else the file.
@@ -56,6 +59,15 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
 }
 
+func (m *sqliteMechanism) recorded() Status {
+	st := Status{Path: m.path, Mechanism: MechanismSQLite}
+	if r := sqlitelock.ReadHolder(m.p.FS, m.path); r != nil {
+		st.Holder = &r.Identity
+		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
+	}
+	return st
+}
+
 func (m *sqliteMechanism) inspect() (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
 	state, err := sqlitelock.Probe(m.p, connPools.of(m.p.SQLite), m.path)
@@ -72,11 +84,8 @@ func (m *sqliteMechanism) inspect() (Status, error) {
 	case sqlitelock.Free:
 		st.State = StateFree
 	case sqlitelock.Held:
+		st = m.recorded()
 		st.State = StateHeld
-		if r := sqlitelock.ReadHolder(m.p.FS, m.path); r != nil {
-			st.Holder = &r.Identity
-			st.setAcquired(r.AcquiredAt, m.p.Time().Now())
-		}
 	}
 	return st, nil
 }
@@ -123,6 +132,14 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
 	}
 	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
+}
+
+func (m *fileMechanism) recorded() Status {
+	st, err := m.inspect()
+	if err != nil {
+		return Status{Path: m.path, Mechanism: MechanismFile}
+	}
+	return st
 }
 
 func (m *fileMechanism) inspect() (Status, error) {

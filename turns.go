@@ -28,6 +28,9 @@ type turnTable struct {
 // turnQueue is one lock's turn: taken by one acquisition, with others
 // queued behind it. A key with no queue is free.
 type turnQueue struct {
+	// held is set while the acquisition whose turn it is holds the lock
+	// (rather than still attempting it).
+	held    bool
 	waiters []chan struct{}
 }
 
@@ -81,6 +84,7 @@ func (t *turnTable) leave(key turnKey) {
 
 func (t *turnTable) passLocked(key turnKey) {
 	q := t.m[key]
+	q.held = false
 	if len(q.waiters) == 0 {
 		delete(t.m, key)
 		return
@@ -97,4 +101,19 @@ func (t *turnTable) taken(key turnKey) bool {
 	defer t.mu.Unlock()
 	_, ok := t.m[key]
 	return ok
+}
+
+// hold records that the acquisition whose turn it is now holds key.
+func (t *turnTable) hold(key turnKey) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m[key].held = true
+}
+
+// held reports whether an acquisition in this process holds key.
+func (t *turnTable) held(key turnKey) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q, ok := t.m[key]
+	return ok && q.held
 }

@@ -159,3 +159,38 @@ func TestTurnsShareResolvedPath(t *testing.T) {
 		t.Fatalf("Acquire through a symlinked directory = %v; want held", err)
 	}
 }
+
+// A waiting acquisition in this process does not make the lock "held
+// here": Inspect still names the other process that holds it.
+func TestWaiterIsNotHolder(t *testing.T) {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	const path = "/tmp/app.lock"
+	ctx := context.Background()
+	l, err := Acquire(ctx, a.Platform(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target(b.Platform(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(wctx, b.Platform(), path, Options{Wait: true})
+		done <- err
+	}()
+	for !turns.taken(tg.key) {
+		runtime.Gosched()
+	}
+	st, err := Inspect(ctx, b.Platform(), path)
+	if err != nil || st.State != StateHeld || st.HeldHere || st.Holder == nil || st.Holder.PID != a.PID() {
+		t.Fatalf("Inspect while waiting = %+v, %v; want held by pid %d, not here", st, err, a.PID())
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	l.Release()
+}

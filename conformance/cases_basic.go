@@ -144,8 +144,10 @@ func testInspectStates(t *testing.T, c *env) {
 	if st.AcquiredAt.IsZero() || st.HeldFor < 0 {
 		t.Errorf("Inspect on a held lock: acquired at %v, held for %v; want a time and a duration >= 0", st.AcquiredAt, st.HeldFor)
 	}
-	if st := inspect(a); st.State != proclock.StateHeld || !st.HeldHere {
-		t.Errorf("Inspect by the holder: state %q, held here %v; want held here", st.State, st.HeldHere)
+	if st := inspect(a); st.State != proclock.StateHeld || !st.HeldHere || st.AcquiredAt.IsZero() {
+		t.Errorf("Inspect by the holder: state %q, held here %v, acquired at %v; want held here, with a time", st.State, st.HeldHere, st.AcquiredAt)
+	} else {
+		wantHolder(t, st.Holder, a.Identity())
 	}
 	mustRelease(t, a, c.lock())
 	want := proclock.StateAbsent
