@@ -1,0 +1,95 @@
+package proclock_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// Probes running all the time do not keep an Acquire from a free lock:
+// its busy timeout and retries absorb their brief shared locks. Probes at
+// once all see a free lock as free.
+func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			p := benchPlatform(mech)
+			path := filepath.Join(t.TempDir(), "app.lock")
+			ctx := context.Background()
+			if l, err := proclock.Acquire(ctx, p, path, proclock.Options{}); err != nil {
+				t.Fatal(err)
+			} else {
+				l.Release()
+			}
+			// Probes from another platform value: a process of its own
+			// as far as turns go, sharing the OS's locks.
+			q := benchPlatform(mech)
+			q.FS = &distinctFS{q.FS}
+			if q.SQLite != nil {
+				q.SQLite = &distinctSQLite{q.SQLite}
+			}
+			stop := make(chan struct{})
+			var probes atomic.Int64
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := proclock.IsHeld(ctx, q, path); err != nil {
+							t.Error(err)
+							return
+						}
+						probes.Add(1)
+					}
+				})
+			}
+			for round := range 100 {
+				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+				if err != nil {
+					close(stop)
+					wg.Wait()
+					t.Fatalf("round %d: Acquire beside running probes: %v", round, err)
+				}
+				if err := l.Release(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(stop)
+			wg.Wait()
+			t.Logf("%d probes ran beside 100 acquisitions", probes.Load())
+			if probes.Load() == 0 {
+				t.Fatal("no probe ran")
+			}
+
+			var held atomic.Int64
+			for range 8 {
+				wg.Go(func() {
+					for range 50 {
+						if h, err := proclock.IsHeld(ctx, q, path); err != nil || h {
+							held.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if n := held.Load(); n != 0 {
+				t.Fatalf("%d of 400 concurrent probes of a free lock said held or failed", n)
+			}
+		})
+	}
+}
+
+// distinctFS and distinctSQLite wrap a platform's values into new ones,
+// so that the platform keys turns of its own, as another process would.
+type distinctFS struct{ lockfs.FS }
+
+type distinctSQLite struct{ platform.SQLite }
