@@ -9,7 +9,8 @@
 // proclock takes. Every process sees the one filesystem through its own
 // lockfs.FS value (so proclock's in-process turns are per process, as they
 // are natively), and Kill ends it as SIGKILL would: its pid is gone, its
-// files are closed, and whatever it still tries fails with ErrKilled.
+// files are closed, its SQLite locks dropped, and whatever it still tries
+// fails with ErrKilled.
 //
 // What the world promises:
 //
@@ -35,10 +36,25 @@
 //   - Process facts follow the host and pid namespace of the asker: a dead
 //     pid does not exist, a reused pid has another start time, a Reboot
 //     brings a new boot id, another host or namespace has its own pids.
+//   - SQLite is real (github.com/ncruces/go-sqlite3), over the fake
+//     filesystem: each process's Platform.SQLite opens connections through
+//     a VFS of the process's own (registered as Process.VFSName, and left
+//     registered for the life of the program, since a connection may
+//     outlive its process). SQLite's file operations are the process's:
+//     hooks see them with its pid, and a swapped inode is what it opens
+//     next. An in-memory connection (":memory:") uses the same VFS, so the
+//     databases it attaches do too. Temporary files stay in memory.
+//   - SQLite's locks (SHARED, RESERVED, PENDING, EXCLUSIVE) are kept per
+//     inode and belong to the open file, as OFD locks do: two connections
+//     of one process conflict, a conflict is SQLITE_BUSY at once (never a
+//     wait), and Kill drops every lock of the process in one step, as the
+//     kernel does. World.OpenFiles counts the files SQLite has open.
 //
-// The fake Platform has no SQLite yet: proclock uses its file mechanism.
+// So proclock uses its SQLite mechanism in the fake world, as it does
+// natively; a test clears Platform.SQLite to use the file mechanism.
 //
-// A test that stages a crash between creating a lock file and writing it:
+// A test that stages a crash of the file mechanism between creating a lock
+// file and writing it:
 //
 //	w := fake.New()
 //	p := w.Spawn()
@@ -48,9 +64,12 @@
 //		}
 //		return nil
 //	})
-//	_, err := proclock.Acquire(ctx, p.Platform(), "/tmp/app.lock", proclock.Options{})
+//	pp := p.Platform()
+//	pp.SQLite = nil // the file mechanism
+//	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
 //	// err matches fake.ErrKilled; /tmp/app.lock is left empty.
 //	w.Advance(31 * time.Second) // past the window of an empty lock file
-//	q := w.Spawn()
-//	lock, err := proclock.Acquire(ctx, q.Platform(), "/tmp/app.lock", proclock.Options{})
+//	qp := w.Spawn().Platform()
+//	qp.SQLite = nil
+//	lock, err := proclock.Acquire(ctx, qp, "/tmp/app.lock", proclock.Options{})
 package fake

@@ -26,6 +26,9 @@ type file struct {
 	closed    bool
 	dirNames  []string // a directory's names, listed at the first Readdir
 	dirPos    int
+	// onRelease, when set, runs as the handle is released (under the
+	// lock, however it is closed): an SQLite lock goes with its file.
+	onRelease func()
 }
 
 // openFile is open(2) on the tree: it resolves name, creates the file when
@@ -124,6 +127,9 @@ func (m *memfs) release(f *file) bool {
 	}
 	f.closed = true
 	delete(m.open, f)
+	if f.onRelease != nil {
+		f.onRelease()
+	}
 	return true
 }
 

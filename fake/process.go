@@ -34,6 +34,9 @@ type Process struct {
 
 	mu      sync.Mutex
 	selfErr error
+
+	sqliteOnce sync.Once
+	sqliteVal  *processSQLite
 }
 
 // PID returns the process's pid in its pid namespace.
@@ -47,12 +50,12 @@ func (p *Process) Identity() platform.Identity { return p.id }
 // Reboot of its host).
 func (p *Process) Alive() bool { return !p.killed.Load() }
 
-// Platform returns the process's platform: its own FS view (the same value
-// every call, and no other process's), no SQLite, its Process facts and the
-// world's clock. Every call returns a new Platform holding those values, as
-// platform.Native does.
+// Platform returns the process's platform: its own FS view and SQLite (the
+// same values every call, and no other process's), its Process facts and
+// the world's clock. Every call returns a new Platform holding those
+// values, as platform.Native does.
 func (p *Process) Platform() *platform.Platform {
-	return &platform.Platform{FS: p.fs, Process: p.info, Clock: p.clock}
+	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: p.info, Clock: p.clock}
 }
 
 // FS returns the process's view of the world's filesystem, the one its
@@ -73,10 +76,12 @@ func (p *Process) FailIdentity(err error) {
 }
 
 // Kill ends the process, as SIGKILL would: its pid is free and no longer
-// exists for Lookup, its open files are closed, and every later operation
+// exists for Lookup, its SQLite locks are dropped and its open files
+// closed (those SQLite opened too), and every later operation
 // through its Platform fails with an error matching ErrKilled: filesystem
-// operations (on paths or on files it opened), sleeps (a sleep blocked
-// when it dies returns at once) and lookups. Self still answers: the
+// operations (on paths or on files it opened), SQLite's (its connections
+// get I/O errors, or CANTOPEN), sleeps (a sleep blocked when it dies
+// returns at once) and lookups. Self still answers: the
 // identity of the dead is what locks record. Killing a dead process does
 // nothing.
 func (p *Process) Kill() {
@@ -100,9 +105,10 @@ func (p *Process) die() bool {
 	return true
 }
 
-// bury does what the kernel does after a death: it closes the process's
-// files and ends its sleeps.
+// bury does what the kernel does after a death: it drops the process's
+// SQLite locks, closes its files and ends its sleeps.
 func (p *Process) bury() {
+	p.u.locks.dropAllOf(p)
 	p.u.fs.releaseAllOf(p)
 	close(p.died)
 }

@@ -39,6 +39,7 @@ type universe struct {
 	clock *clock
 	hooks *hooks
 	god   *view
+	locks lockTable // SQLite's locks, per inode
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
 	lastStart uint64

@@ -61,11 +61,11 @@ func TestPlatformHoldsOneFSPerProcess(t *testing.T) {
 	if pa1.FS == pb.FS || pa1.FS == w.FS() {
 		t.Error("two processes (or a process and the world) share an FS value")
 	}
-	if pa1.Process != pa2.Process || pa1.Clock != pa2.Clock {
-		t.Error("one process got two Process or Clock values")
+	if pa1.Process != pa2.Process || pa1.Clock != pa2.Clock || pa1.SQLite != pa2.SQLite {
+		t.Error("one process got two Process, Clock or SQLite values")
 	}
-	if pa1.SQLite != nil {
-		t.Error("the fake platform has SQLite; none is built yet")
+	if pa1.SQLite == pb.SQLite {
+		t.Error("two processes share an SQLite value")
 	}
 	if pa1 == pa2 {
 		t.Error("Platform returned the same *Platform twice; callers may change it")

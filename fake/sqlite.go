@@ -1,0 +1,80 @@
+package fake
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/vfs"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// vfsCount numbers the VFSes of fake processes, so that every process of
+// every world in this program registers its own name.
+var vfsCount atomic.Uint64
+
+// processSQLite is a process's platform.SQLite: real SQLite, whose files
+// go through the process's VFS.
+type processSQLite struct {
+	p       *Process
+	vfsName string
+}
+
+var _ platform.SQLite = (*processSQLite)(nil)
+
+// newProcessSQLite registers p's VFS under a name of its own. SQLite finds
+// a VFS by name whenever a connection opens or attaches a file, and a
+// connection may outlive its process, so the name stays registered for
+// the life of the program: a dead process's VFS answers ErrKilled.
+func newProcessSQLite(p *Process) *processSQLite {
+	name := fmt.Sprintf("proclock-fake-%d-pid%d", vfsCount.Add(1), p.pid)
+	vfs.Register(name, &processVFS{p: p})
+	return &processSQLite{p: p, vfsName: name}
+}
+
+// Open opens a connection to the database at path, or to an in-memory
+// database for ":memory:", with the process's VFS. The VFS is the
+// connection's, so the databases it attaches go through it too.
+func (s *processSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
+	if !s.p.Alive() {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrKilled}
+	}
+	return sqlite3.OpenFlags(s.uri(path), flags|sqlite3.OPEN_URI)
+}
+
+// uri names path as a URI filename that selects the process's VFS. The
+// characters that URIs give a meaning to are escaped, so a path is never
+// taken for a query or a fragment.
+func (s *processSQLite) uri(path string) string {
+	var b strings.Builder
+	b.WriteString("file:")
+	switch path {
+	case ":memory:", "":
+		b.WriteString(path) // in memory, or a temporary database
+	default:
+		for _, c := range []byte(clean(path)) {
+			if c == '%' || c == '?' || c == '#' {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteString("?vfs=")
+	b.WriteString(s.vfsName)
+	return b.String()
+}
+
+// sqlite returns the process's SQLite, made and registered on first use.
+func (p *Process) sqlite() *processSQLite {
+	p.sqliteOnce.Do(func() { p.sqliteVal = newProcessSQLite(p) })
+	return p.sqliteVal
+}
+
+// VFSName returns the name under which the process's SQLite VFS is
+// registered (vfs.Find finds it), for a test that opens connections or
+// files through it directly. It is the VFS Platform().SQLite opens with.
+func (p *Process) VFSName() string { return p.sqlite().vfsName }
