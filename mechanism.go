@@ -49,7 +49,7 @@ func (m *sqliteMechanism) ready() error { return nil }
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	sl, err := sqlitelock.Acquire(m.p, m.path, sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPools.of(m.p.SQLite)})
+	sl, err := sqlitelock.Acquire(m.p, m.path, sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}})
 	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
 		return nil, &HeldError{Path: m.path, Holder: busy.Holder()}
 	}
@@ -70,7 +70,7 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect() (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	state, err := sqlitelock.Probe(m.p, connPools.of(m.p.SQLite), m.path)
+	state, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
 	if errors.Is(err, fs.ErrPermission) {
 		st.State, st.Reason = StateInaccessible, err.Error()
 		return st, nil

@@ -8,59 +8,67 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// idleConns is how many idle connections are kept per SQLite value. Each
-// costs about 300 KB; opening one costs far more time than attaching a
-// lock's file to it, which is what an acquisition does.
-const idleConns = 2
+// maxIdleConns is how many idle connections are kept in all, across
+// SQLite values. Each costs about 300 KB; opening one costs far more time
+// (about 170 µs) than attaching a lock's file to it, which is what an
+// acquisition does. The cap is global so that platforms that come and go
+// (a fake world's processes) never pile connections up.
+const maxIdleConns = 4
 
-// connPools keeps, per platform SQLite value, a few in-memory connections
-// with nothing attached: no file, no lock. (Not opened with OPEN_MEMORY:
-// databases attached to such a connection would be in memory too.) An acquisition borrows one,
-// attaches the lock's database to it, and gives it back after detaching.
-var connPools = poolTable{m: map[platform.SQLite]*connPool{}}
+// idleConns keeps a few in-memory connections with nothing attached: no
+// file, no lock. An acquisition borrows one, attaches the lock's database
+// to it, and gives it back after detaching. (They are not opened with
+// OPEN_MEMORY: databases attached to such a connection would be in memory
+// too.)
+var idleConns connCache
 
-type poolTable struct {
-	mu sync.Mutex
-	m  map[platform.SQLite]*connPool
+type idleConn struct {
+	sq   platform.SQLite
+	conn *sqlite3.Conn
 }
 
-// of returns the pool of sq's connections.
-func (t *poolTable) of(sq platform.SQLite) *connPool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p := t.m[sq]
-	if p == nil {
-		p = &connPool{sq: sq}
-		t.m[sq] = p
+type connCache struct {
+	mu   sync.Mutex
+	idle []idleConn // oldest first
+}
+
+// take returns an idle connection of sq, most recent first, or nil.
+func (c *connCache) take(sq platform.SQLite) *sqlite3.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.idle) - 1; i >= 0; i-- {
+		if c.idle[i].sq == sq {
+			conn := c.idle[i].conn
+			c.idle = append(c.idle[:i], c.idle[i+1:]...)
+			return conn
+		}
 	}
-	return p
+	return nil
+}
+
+// keep adds conn to the idle ones and returns the oldest it evicted, if any.
+func (c *connCache) keep(sq platform.SQLite, conn *sqlite3.Conn) *sqlite3.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle = append(c.idle, idleConn{sq, conn})
+	if len(c.idle) <= maxIdleConns {
+		return nil
+	}
+	old := c.idle[0].conn
+	c.idle = append(c.idle[:0], c.idle[1:]...)
+	return old
 }
 
 // connPool lends connections of one SQLite value (sqlitelock.Conns).
-type connPool struct {
-	sq   platform.SQLite
-	mu   sync.Mutex
-	idle []*sqlite3.Conn
-}
+type connPool struct{ sq platform.SQLite }
 
-func (p *connPool) Get() (*sqlite3.Conn, error) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		c := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return c, nil
+func (p connPool) Get() (*sqlite3.Conn, error) {
+	if conn := idleConns.take(p.sq); conn != nil {
+		return conn, nil
 	}
-	p.mu.Unlock()
 	return p.sq.Open(":memory:", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
 }
 
-func (p *connPool) Put(c *sqlite3.Conn) {
-	p.mu.Lock()
-	if len(p.idle) < idleConns {
-		p.idle = append(p.idle, c)
-		c = nil
-	}
-	p.mu.Unlock()
-	c.Close() // closing a nil Conn does nothing
+func (p connPool) Put(conn *sqlite3.Conn) {
+	idleConns.keep(p.sq, conn).Close() // closing a nil Conn does nothing
 }

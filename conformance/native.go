@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -75,6 +76,7 @@ type request struct {
 	Opts    proclock.Options `json:"opts,omitzero"`
 	Timeout time.Duration    `json:"timeout,omitempty"`
 	Stress  *StressPlan      `json:"stress,omitempty"`
+	Chaos   *ChaosPlan       `json:"chaos,omitempty"`
 	// Cancelled: the caller's context had ended before the request.
 	Cancelled bool `json:"cancelled,omitempty"`
 }
@@ -87,6 +89,7 @@ type response struct {
 	Status   *proclock.Status   `json:"status,omitempty"`
 	Identity *platform.Identity `json:"identity,omitempty"`
 	Stress   *StressResult      `json:"stressResult,omitempty"`
+	Chaos    *ChaosResult       `json:"chaosResult,omitempty"`
 }
 
 // wireError carries an error across the process boundary with what
@@ -167,6 +170,9 @@ type NativePeer struct {
 // SpawnNative starts a native peer locking with mech; t's cleanup kills it.
 func SpawnNative(t *testing.T, mech proclock.Mechanism) *NativePeer {
 	t.Helper()
+	if runtime.GOOS == "wasip1" || runtime.GOOS == "js" {
+		t.Skipf("native peers are subprocesses, which %s cannot start", runtime.GOOS)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), PeerEnv+"="+string(mech))
 	cmd.Stderr = os.Stderr
