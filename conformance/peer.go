@@ -111,6 +111,9 @@ func (s *peerServer) serve(ctx context.Context, req request) response {
 	case "stress":
 		res, err := stress(ctx, s.platform(), *req.Stress)
 		return response{Stress: &res, Err: toWire(err)}
+	case "chaos":
+		res, err := chaos(ctx, s.platform(), *req.Chaos)
+		return response{Chaos: &res, Err: toWire(err)}
 	}
 	return response{Err: toWire(fmt.Errorf("unknown op %q", req.Op))}
 }

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package conformance
+
+import "errors"
+
+// errChaosLinuxOnly: telling a dead marker owner from a live one needs
+// /proc and pidfds.
+var errChaosLinuxOnly = errors.New("conformance: chaos runs on linux only")
+
+func selfMarker() (markerID, error) { return markerID{}, errChaosLinuxOnly }
+
+func markerOwnerGone(markerID) (bool, error) { return false, errChaosLinuxOnly }
