@@ -1,0 +1,209 @@
+package sqlitelock_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
+)
+
+const lockPath = "/tmp/app.lock"
+
+// conns lends a fresh in-memory connection each time.
+type conns struct{ sq platform.SQLite }
+
+func (c conns) Get() (*sqlite3.Conn, error) {
+	return c.sq.Open(":memory:", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
+}
+func (c conns) Put(conn *sqlite3.Conn) { conn.Close() }
+
+func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
+	pl := p.Platform()
+	id := p.Identity()
+	return sqlitelock.Acquire(pl, lockPath, sqlitelock.Attempt{First: true, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})
+}
+
+func probe(t *testing.T, p *fake.Process) sqlitelock.State {
+	t.Helper()
+	pl := p.Platform()
+	st, err := sqlitelock.Probe(pl, conns{pl.SQLite}, lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// opensBy counts the acting process's opens of the lock's path, and runs
+// at(n) on the n-th.
+func opensBy(w *fake.World, p *fake.Process, at func(n int)) {
+	var mu sync.Mutex
+	n := 0
+	w.Hook(fake.OpOpen, lockPath, fake.After, func(ev fake.Event) error {
+		if ev.PID != p.PID() || ev.Err != nil {
+			return nil
+		}
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		at(k)
+		return nil
+	})
+}
+
+// RemoveOnRelease staged exactly: B has opened the old file when A
+// releases and removes it and C takes the new one. B, once it goes on,
+// locks the old inode, sees the path now names another file, and starts
+// over: it finds C holding. One holder, and its file is at the path.
+func TestRemoveOnReleaseRaceStaged(t *testing.T) {
+	w := fake.New()
+	a, b, c := w.Spawn(), w.Spawn(), w.Spawn()
+	la, err := attempt(a, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	la.Release() // leaves no file: B's first attempt would retry at once
+	la, err = attempt(a, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan struct{})
+	resume := make(chan struct{})
+	var bOpens atomic.Int32
+	opensBy(w, b, func(n int) {
+		bOpens.Store(int32(n))
+		if n == 2 { // 1: the pin; 2: SQLite's own open
+			close(opened)
+			<-resume
+		}
+	})
+	result := make(chan error, 1)
+	go func() {
+		l, err := attempt(b, true)
+		if err == nil {
+			l.Release()
+			err = errors.New("B took the lock")
+		}
+		result <- err
+	}()
+	<-opened
+	if err := la.Release(); err != nil {
+		t.Fatal(err)
+	}
+	lc, err := attempt(c, true)
+	if err != nil {
+		t.Fatalf("C: %v", err)
+	}
+	close(resume)
+	if err := <-result; !isBusy(err) {
+		t.Fatalf("B = %v; want held (by C)", err)
+	}
+	if n := bOpens.Load(); n < 4 {
+		t.Fatalf("B opened the path %d times; want a second attempt after the swap (4 or more)", n)
+	}
+	if st := probe(t, a); st != sqlitelock.Held {
+		t.Fatalf("probe of the path = %v while C holds; want held", st)
+	}
+	if err := lc.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isBusy(err error) bool {
+	_, ok := errors.AsType[*sqlitelock.Busy](err)
+	return ok
+}
+
+// A file swapped for another inode between the attempt's first reading of
+// the path and its lock makes the attempt start over, and it then holds
+// the file that is at the path.
+func TestInodeSwapRetries(t *testing.T) {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	first, err := attempt(a, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Release() // the file now exists
+	opens := 0
+	opensBy(w, a, func(n int) {
+		opens = n
+		if n == 1 {
+			if err := w.SwapInode(lockPath); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	l, err := attempt(a, false)
+	if err != nil {
+		t.Fatalf("Acquire after a swap: %v", err)
+	}
+	defer l.Release()
+	if opens < 4 {
+		t.Fatalf("%d opens of the path; want a second attempt (4 or more)", opens)
+	}
+	if st := probe(t, b); st != sqlitelock.Held {
+		t.Fatalf("probe = %v; want the file at the path held", st)
+	}
+}
+
+// .holder names the holder while held, and is removed while the lock is
+// still held: never does a .holder outlive its lock.
+func TestHolderRemovedBeforeUnlock(t *testing.T) {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	l, err := attempt(a, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := sqlitelock.ReadHolder(w.FS(), lockPath)
+	if rec == nil || rec.PID != a.PID() || rec.StartTime != a.Identity().StartTime {
+		t.Fatalf(".holder = %+v while held; want pid %d", rec, a.PID())
+	}
+	var stateAtRemoval []sqlitelock.State
+	w.Hook(fake.OpRemove, lockPath+sqlitelock.HolderSuffix, fake.Before, func(ev fake.Event) error {
+		if ev.PID == a.PID() {
+			stateAtRemoval = append(stateAtRemoval, probe(t, b))
+		}
+		return nil
+	})
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if len(stateAtRemoval) != 1 || stateAtRemoval[0] != sqlitelock.Held {
+		t.Fatalf("lock state when .holder was removed: %v; want [held]", stateAtRemoval)
+	}
+	if st := probe(t, b); st != sqlitelock.Free {
+		t.Fatalf("after release: %v; want free", st)
+	}
+	if sqlitelock.ReadHolder(w.FS(), lockPath) != nil {
+		t.Fatal(".holder left after release")
+	}
+}
+
+// No file stays open after releases and failed attempts.
+func TestNoFileOutlivesAttempts(t *testing.T) {
+	w := fake.New()
+	a, b := w.Spawn(), w.Spawn()
+	before := w.OpenFiles()
+	for range 50 {
+		l, err := attempt(a, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := attempt(b, false); !isBusy(err) {
+			t.Fatalf("B = %v; want held", err)
+		}
+		probe(t, b)
+		l.Release()
+	}
+	if got := w.OpenFiles(); got != before {
+		t.Fatalf("%d files open after 50 rounds; want %d", got, before)
+	}
+}
