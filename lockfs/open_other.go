@@ -62,3 +62,8 @@ func checkOpened(f *os.File, looked FileID) error {
 	}
 	return nil
 }
+
+// openFile is os.OpenFile here.
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}

@@ -14,11 +14,28 @@ import (
 // on a FIFO or a device (O_NONBLOCK) without making a terminal ours
 // (O_NOCTTY); os.OpenFile adds O_CLOEXEC.
 func openNoFollow(name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	f, err := openFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, refusedSymlinkAsELOOP(name, err)
 	}
 	return f, nil
+}
+
+// openFile is os.OpenFile for the files of locks, for less: os.OpenFile
+// offers every file it opens to the runtime's poller, which costs four
+// fcntl calls and a failed epoll_ctl on a regular file, as much again as the
+// open itself on tmpfs. os.NewFile only asks whether the descriptor is
+// non-blocking.
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	for {
+		fd, err := unix.Open(name, flag|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			return os.NewFile(uintptr(fd), name), nil
+		}
+		if err != unix.EINTR {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+	}
 }
 
 // refusedSymlinkAsELOOP gives a refused symlink the ELOOP that Linux, darwin

@@ -56,7 +56,11 @@ func (o osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if err := CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	return o.OsFs.OpenFile(name, flag, perm)
+	f, err := openFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func (o osFS) Remove(name string) error {
