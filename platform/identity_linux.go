@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Linux tells a process's start time in /proc/<pid>/stat (clock ticks since
@@ -82,7 +84,7 @@ type procStat struct {
 }
 
 func readStat(name string) (procStat, error) {
-	b, err := os.ReadFile(name)
+	b, err := readProcFile(name)
 	if err != nil {
 		return procStat{}, fmt.Errorf("platform: process start time: %w", err)
 	}
@@ -147,3 +149,20 @@ var procIsOurs = sync.OnceValue(func() bool {
 	st, err := readStat("/proc/self/stat")
 	return err != nil || st.pid == os.Getpid()
 })
+
+// readProcFile reads a small /proc file in one read, with three system
+// calls: os.ReadFile takes twice as many (it stats the file and registers
+// it with the runtime's poller), and a lookup is on every judge's path.
+func readProcFile(name string) ([]byte, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: name, Err: err}
+	}
+	return buf[:max(n, 0)], nil
+}

@@ -53,18 +53,14 @@ func ParseStamp(data []byte) (Stamp, error) {
 		}
 		return Stamp{Identity: platform.Identity{PID: pid}}, nil
 	}
-	var head struct {
-		Format string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return Stamp{}, errNoStamp
-	}
 	var s Stamp
-	if head.Format == Format {
-		if err := json.Unmarshal(data, &s); err != nil {
-			return Stamp{}, errNoStamp
-		}
-	} else {
+	err := json.Unmarshal(data, &s)
+	if err != nil && s.Format == Format {
+		return Stamp{}, errNoStamp // ours, but broken: not to be trusted
+	}
+	if err != nil || s.Format != Format {
+		// Another tool's stamp: its other fields may be of other types
+		// and units, so only these three are read, and trusted.
 		var foreign struct {
 			Host   string `json:"host"`
 			BootID string `json:"bootId"`
@@ -73,7 +69,7 @@ func ParseStamp(data []byte) (Stamp, error) {
 		if err := json.Unmarshal(data, &foreign); err != nil {
 			return Stamp{}, errNoStamp
 		}
-		s.Identity = platform.Identity{Host: foreign.Host, BootID: foreign.BootID, PID: foreign.PID}
+		s = Stamp{Identity: platform.Identity{Host: foreign.Host, BootID: foreign.BootID, PID: foreign.PID}}
 	}
 	if s.PID <= 0 {
 		return Stamp{}, errNoStamp
