@@ -49,7 +49,7 @@ func (m *sqliteMechanism) ready() error { return nil }
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	sl, err := sqlitelock.Acquire(m.p, m.path, sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}})
+	sl, err := sqlitelock.Acquire(m.p, m.path, sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx})
 	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
 		return nil, &HeldError{Path: m.path, Holder: busy.Holder()}
 	}

@@ -63,6 +63,9 @@ type Attempt struct {
 	RemoveOnRelease bool
 	// Conns lends the connection.
 	Conns Conns
+	// Ctx cuts the first attempt's waiting short when it ends; nil
+	// means never.
+	Ctx context.Context
 }
 
 // Lock is a held SQLite lock.
@@ -139,7 +142,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
 	}
 	l := &Lock{fsys: p.FS, path: path, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
-	if err := l.take(p, a.First); err != nil {
+	if err := l.take(p, a); err != nil {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
@@ -263,7 +266,7 @@ func openError(fsys lockfs.FS, path string, err error) error {
 // take attaches the lock's database and runs lockSQL. A first attempt
 // waits out BusyTimeout on the platform's clock and then retries a few
 // times; a later one tries once.
-func (l *Lock) take(p *platform.Platform, first bool) error {
+func (l *Lock) take(p *platform.Platform, a Attempt) error {
 	try := func() error {
 		if !l.attached {
 			if err := l.conn.Exec(attachSQL(l.path, false)); err != nil {
@@ -273,12 +276,16 @@ func (l *Lock) take(p *platform.Platform, first bool) error {
 		}
 		return l.conn.Exec(lockSQL)
 	}
-	if !first {
+	if !a.First {
 		return try()
+	}
+	ctx := a.Ctx
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	clock := p.Time()
 	start := clock.Now()
-	l.conn.BusyHandler(func(ctx context.Context, _ int) bool {
+	l.conn.BusyHandler(func(context.Context, int) bool {
 		if clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
@@ -291,7 +298,7 @@ func (l *Lock) take(p *platform.Platform, first bool) error {
 			return err
 		}
 		pause := retryMin + rand.N(retrySpread)
-		if serr := clock.Sleep(context.Background(), pause); serr != nil {
+		if serr := clock.Sleep(ctx, pause); serr != nil {
 			return err
 		}
 		err = try()
