@@ -109,11 +109,10 @@ func (b *Busy) Error() string {
 //
 // A holder that releases with RemoveOnRelease unlinks the file while still
 // holding it, so a waiter may open, and then lock, a file that is no longer
-// at the path. To tell, Acquire opens the file at path itself before SQLite
-// does and keeps it open, which pins its inode (no new file can take its
-// number), and once locked checks that the file at path is still that one.
-// If it is not, or there was no file yet, the attempt is dropped and made
-// anew.
+// at the path. To tell, Acquire opens (or creates) the file at path itself
+// before SQLite does and keeps it open, which pins its inode (no new file
+// can take its number), and once locked checks that the file at path is
+// still that one. If it is not, the attempt is dropped and made anew.
 func Acquire(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	for range maxSwaps {
 		l, err := attempt(p, path, a)
@@ -134,9 +133,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pin != nil {
-		defer pin.Close()
-	}
+	defer pin.Close()
 	conn, err := a.Conns.Get()
 	if err != nil {
 		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
@@ -156,7 +153,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
 	}
-	if now, err := p.FS.FileID(path); pin == nil || err != nil || !now.Same(pinned) {
+	if now, err := p.FS.FileID(path); err != nil || !now.Same(pinned) {
 		l.detach()
 		return nil, errSwapped
 	}
@@ -200,36 +197,52 @@ func fileURI(path string, readOnly bool) string {
 	return b.String()
 }
 
-// pinFile opens the file at path, not following a symlink, and returns it
-// with its identity; a nil file when there is none yet. A directory, a
-// symlink or any other kind of file than a regular one is an error.
+// DatabaseFileMode is the mode the lock's database file is created with
+// (before the umask), by proclock rather than SQLite, whose VFS would make
+// it 0666: anyone may read who holds the lock, only its owner may write.
+const DatabaseFileMode fs.FileMode = 0o644
+
+// pinFile opens the file at path, not following a symlink, creating it
+// (never through a symlink) when there is none, and returns it with its
+// identity. A directory, a symlink or any other kind of file than a
+// regular one is an error.
 func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
-	f, err := fsys.OpenNoFollow(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, lockfs.FileID{}, nil
-	}
-	if err != nil {
-		if kerr := checkKind(fsys, path); kerr != nil && !errors.Is(kerr, fs.ErrNotExist) {
-			return nil, lockfs.FileID{}, kerr
+	for range maxSwaps {
+		f, err := fsys.OpenNoFollow(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			f, err = fsys.OpenFile(path, lockfs.CreateExcl, DatabaseFileMode)
+			if errors.Is(err, fs.ErrExist) {
+				continue // created by another process meanwhile: open that one
+			}
 		}
-		return nil, lockfs.FileID{}, err
+		if err != nil {
+			if kerr := checkKind(fsys, path); kerr != nil && !errors.Is(kerr, fs.ErrNotExist) {
+				return nil, lockfs.FileID{}, kerr
+			}
+			return nil, lockfs.FileID{}, err
+		}
+		id, err := identify(fsys, f, path)
+		if err != nil {
+			f.Close()
+			return nil, lockfs.FileID{}, err
+		}
+		return f, id, nil
 	}
+	return nil, lockfs.FileID{}, errSwapped
+}
+
+// identify checks that f is a regular file and returns its identity.
+func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, error) {
 	info, err := f.Stat()
-	if err == nil && !info.Mode().IsRegular() {
-		err = &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
-		if info.IsDir() {
-			err = &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
-		}
+	switch {
+	case err != nil:
+		return lockfs.FileID{}, err
+	case info.IsDir():
+		return lockfs.FileID{}, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
+	case !info.Mode().IsRegular():
+		return lockfs.FileID{}, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
 	}
-	var id lockfs.FileID
-	if err == nil {
-		id, err = fsys.FileIDOf(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, lockfs.FileID{}, err
-	}
-	return f, id, nil
+	return fsys.FileIDOf(f)
 }
 
 // errNotRegular is the error for a FIFO, socket or device at a lock's path.

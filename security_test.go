@@ -1,0 +1,437 @@
+//go:build linux || darwin || freebsd
+
+package proclock_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
+	"github.com/proclock/proclock/stamplock"
+)
+
+// Security (issue 5, item 5) on the real filesystem: nothing is ever
+// written through an attacker's symlink, and the modes of the files locks
+// create are the documented ones (docs/security.md). These run where the
+// native platform has both mechanisms: linux, darwin, freebsd.
+
+var secMechanisms = []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile}
+
+// secPlatform is the native platform with mech.
+func secPlatform(mech proclock.Mechanism) *platform.Platform {
+	p := platform.Native()
+	if mech == proclock.MechanismFile {
+		p.SQLite = nil
+	}
+	return p
+}
+
+// secVictim is a file an attacker's symlink points at. Its mtime is set
+// far back, so that a write through the link would show in its mtime as
+// well as in its bytes.
+type secVictim struct {
+	path  string
+	data  []byte
+	mtime time.Time
+}
+
+func newSecVictim(t *testing.T, dir string) secVictim {
+	t.Helper()
+	v := secVictim{path: filepath.Join(dir, "victim"), data: []byte("the user's precious file\n"), mtime: time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)}
+	if err := os.WriteFile(v.path, v.data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(v.path, v.mtime, v.mtime); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (v secVictim) check(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile(v.path)
+	if err != nil {
+		t.Fatalf("victim: %v", err)
+	}
+	info, err := os.Lstat(v.path)
+	if err != nil {
+		t.Fatalf("victim: %v", err)
+	}
+	if !bytes.Equal(data, v.data) || !info.ModTime().Equal(v.mtime) || !info.Mode().IsRegular() {
+		t.Fatalf("victim written through a symlink: %q, mtime %v; want %q, %v", data, info.ModTime(), v.data, v.mtime)
+	}
+}
+
+// secAge sets the times of path itself (not of what a symlink names) back
+// past the 30 s window of an unreadable lock file.
+func secAge(t *testing.T, path string) {
+	t.Helper()
+	then := unix.NsecToTimeval(time.Now().Add(-stamplock.UnstampedWindow - time.Minute).UnixNano())
+	if err := unix.Lutimes(path, []unix.Timeval{then, then}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func secSymlink(t *testing.T, target, name string) {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// secDeadStamp writes at path the stamp of a holder killed with kill -9:
+// this host and boot, a pid that is gone.
+func secDeadStamp(t *testing.T, path string) {
+	t.Helper()
+	id, err := platform.Native().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.PID, id.StartTime = secDeadPID(t), 0
+	data := stamplock.Stamp{Format: stamplock.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// secDeadPID is the pid of a child that has exited and been reaped, as a
+// holder killed with kill -9 is to the next process.
+func secDeadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = secQuickExit(os.Environ())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	return cmd.Process.Pid
+}
+
+// secQuickExit is env for a child test binary that ends at once: under the
+// race detector a process otherwise sleeps a second on exit.
+func secQuickExit(env []string) []string {
+	return append(env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+}
+
+// TestSymlinkAtPathNotFollowed: an attacker's symlink at the lock's path,
+// to an existing victim or to a name where a victim would be created, is
+// never written through. SQLite, which would follow it, refuses it; the
+// file mechanism judges it unreadable (held 30 s, then reclaimed by
+// unlinking the link itself).
+func TestSymlinkAtPathNotFollowed(t *testing.T) {
+	ctx := context.Background()
+	for _, mech := range secMechanisms {
+		for _, missing := range []bool{false, true} {
+			name := string(mech) + "/to a victim"
+			if missing {
+				name = string(mech) + "/to a missing file"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				path := filepath.Join(dir, "x.lock")
+				v := newSecVictim(t, dir)
+				target := v.path
+				if missing {
+					target = filepath.Join(dir, "would-be-created")
+				}
+				secSymlink(t, target, path)
+				p := secPlatform(mech)
+
+				l, err := proclock.Acquire(ctx, p, path, proclock.Options{RemoveOnRelease: true})
+				switch mech {
+				case proclock.MechanismSQLite:
+					if err == nil {
+						l.Release()
+						t.Fatal("Acquire locked through a symlink")
+					}
+					if _, ok := errors.AsType[*fs.PathError](err); !ok || !errors.Is(err, sqlitelock.ErrSymlink) || errors.Is(err, proclock.ErrHeld) {
+						t.Fatalf("Acquire = %v; want a *fs.PathError matching sqlitelock.ErrSymlink", err)
+					}
+					if _, err := proclock.IsHeld(ctx, p, path); !errors.Is(err, sqlitelock.ErrSymlink) {
+						t.Fatalf("IsHeld = %v; want sqlitelock.ErrSymlink", err)
+					}
+					if info, err := os.Lstat(path); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+						t.Fatalf("the symlink at the path is gone: %v, %v", info, err)
+					}
+				case proclock.MechanismFile:
+					if !errors.Is(err, proclock.ErrHeld) {
+						t.Fatalf("Acquire on a young symlink = %v, %v; want held", l, err)
+					}
+					secAge(t, path)
+					l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+					if err != nil {
+						t.Fatalf("Acquire past the window: %v", err)
+					}
+					if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
+						t.Fatalf("after reclaim the path is %v, %v; want the lock's own file", info, err)
+					}
+					if err := l.Release(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				v.check(t)
+				if _, err := os.Lstat(filepath.Join(dir, "would-be-created")); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("a file was created through the symlink: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestSymlinkAtHolderReplaced: a symlink at <path>.holder is replaced by
+// the holder's record (a temporary file renamed over it), never followed;
+// Release removes the record, and the victim is untouched throughout.
+func TestSymlinkAtHolderReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	v := newSecVictim(t, dir)
+	secSymlink(t, v.path, path+sqlitelock.HolderSuffix)
+	l, err := proclock.Acquire(context.Background(), secPlatform(proclock.MechanismSQLite), path, proclock.Options{RemoveOnRelease: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Lstat(path + sqlitelock.HolderSuffix)
+	if err != nil || !info.Mode().IsRegular() {
+		t.Fatalf(".holder is %v, %v; want a regular file in place of the symlink", info, err)
+	}
+	if r := sqlitelock.ReadHolder(lockfs.OS(), path); r == nil || r.PID != os.Getpid() {
+		t.Fatalf(".holder says %+v; want this process", r)
+	}
+	v.check(t)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path + sqlitelock.HolderSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf(".holder after Release: %v; want it removed", err)
+	}
+	v.check(t)
+}
+
+// TestSymlinkAtGuardNotFollowed: a symlink at the reclaim guard
+// (<path>.stale), planted beside a dead holder's file, is not followed:
+// while young it reads as a reclaim in progress (the guard keeps two
+// reclaimers from both winning), once aged it is reclaimed as a stale guard.
+func TestSymlinkAtGuardNotFollowed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.lock")
+	guard := path + stamplock.GuardSuffix
+	v := newSecVictim(t, dir)
+	secDeadStamp(t, path)
+	secSymlink(t, v.path, guard)
+	p := secPlatform(proclock.MechanismFile)
+	if _, err := proclock.Acquire(ctx, p, path, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
+		t.Fatalf("Acquire beside a young guard = %v; want held (being reclaimed)", err)
+	}
+	v.check(t)
+	secAge(t, guard)
+	l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+	if err != nil {
+		t.Fatalf("Acquire beside an aged guard: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	v.check(t)
+	secOnly(t, dir, "victim")
+}
+
+// secOnly fails unless dir holds exactly the names given.
+func secOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, " ") != strings.Join(names, " ") {
+		t.Fatalf("%s holds %q; want %q", dir, got, names)
+	}
+}
+
+// secPlantingFS is the native FS with an attacker who guesses the random
+// names proclock creates or renames to: just before a file is created at,
+// or renamed to, a name starting with prefix, a symlink to target appears
+// there.
+type secPlantingFS struct {
+	lockfs.FS
+	prefix, target string
+
+	mu      sync.Mutex
+	planted []string
+}
+
+func (s *secPlantingFS) plant(name string) {
+	if !strings.HasPrefix(name, s.prefix) {
+		return
+	}
+	if os.Symlink(s.target, name) == nil {
+		s.mu.Lock()
+		s.planted = append(s.planted, name)
+		s.mu.Unlock()
+	}
+}
+
+func (s *secPlantingFS) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
+	if flag&os.O_CREATE != 0 {
+		s.plant(name)
+	}
+	return s.FS.OpenFile(name, flag, perm)
+}
+
+func (s *secPlantingFS) Rename(oldname, newname string) error {
+	s.plant(newname)
+	return s.FS.Rename(oldname, newname)
+}
+
+// TestGuessedTemporaryNamesNotFollowed: the temporary .holder file and the
+// private name a stale lock file is renamed to are random; an attacker who
+// guesses one anyway and plants a symlink there still writes nothing
+// through it: the temporary file is created with O_EXCL, and a rename
+// replaces a symlink rather than following it. No lock is left held.
+func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		mech   proclock.Mechanism
+		prefix string // of the guessed name, after the lock's path
+		stage  func(t *testing.T, path string)
+	}{
+		{"sqlite .holder temporary", proclock.MechanismSQLite, sqlitelock.HolderSuffix + ".tmp-", func(*testing.T, string) {}},
+		{"file reclaim's private name", proclock.MechanismFile, stamplock.GuardSuffix + "-", secDeadStamp},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "x.lock")
+			v := newSecVictim(t, dir)
+			tc.stage(t, path)
+			p := secPlatform(tc.mech)
+			fsys := &secPlantingFS{FS: p.FS, prefix: path + tc.prefix, target: v.path}
+			p.FS = fsys
+			l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+			if err == nil {
+				// Taking the lock anyway is fine, as long as nothing
+				// went through the link.
+				if rerr := l.Release(); rerr != nil {
+					t.Fatal(rerr)
+				}
+			}
+			if len(fsys.planted) == 0 {
+				t.Fatalf("no name with prefix %s was used: the test proves nothing (Acquire: %v)", fsys.prefix, err)
+			}
+			v.check(t)
+			if held, err := proclock.IsHeld(ctx, secPlatform(tc.mech), path); err != nil || held {
+				t.Fatalf("after the attempt IsHeld = %v, %v; want free", held, err)
+			}
+			l, err = proclock.Acquire(ctx, secPlatform(tc.mech), path, proclock.Options{})
+			if err != nil {
+				t.Fatalf("a later Acquire: %v", err)
+			}
+			l.Release()
+			v.check(t)
+		})
+	}
+}
+
+// secSpyFS records the permission bits of every file created through it,
+// right after creating it: the guard file lives only during a reclaim.
+type secSpyFS struct {
+	lockfs.FS
+	mu    sync.Mutex
+	modes map[string]fs.FileMode
+}
+
+func (s *secSpyFS) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
+	f, err := s.FS.OpenFile(name, flag, perm)
+	if err == nil && flag&os.O_CREATE != 0 {
+		if info, serr := os.Lstat(name); serr == nil {
+			s.mu.Lock()
+			s.modes[filepath.Base(name)] = info.Mode().Perm()
+			s.mu.Unlock()
+		}
+	}
+	return f, err
+}
+
+// TestFileModes: lock files, guard files and .holder are created 0644
+// before the umask, so with the usual umask 022 another user may read who
+// holds a lock but write none of its files; umask 077 makes them private.
+// (umask is process-wide: this test must not run in parallel.)
+func TestFileModes(t *testing.T) {
+	const chosen fs.FileMode = 0o644
+	if stamplock.FileMode != chosen || sqlitelock.HolderFileMode != chosen {
+		t.Fatalf("modes %v, %v; docs/security.md documents %v", stamplock.FileMode, sqlitelock.HolderFileMode, chosen)
+	}
+	ctx := context.Background()
+	for _, mask := range []int{0o022, 0o077, 0} {
+		want := chosen &^ fs.FileMode(mask)
+		t.Run(fmt.Sprintf("umask %03o", mask), func(t *testing.T) {
+			defer syscall.Umask(syscall.Umask(mask))
+			t.Run("file", func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "x.lock")
+				secDeadStamp(t, path) // so that Acquire reclaims under a guard
+				p := secPlatform(proclock.MechanismFile)
+				spy := &secSpyFS{FS: p.FS, modes: map[string]fs.FileMode{}}
+				p.FS = spy
+				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+				secWantMode(t, path, want)
+				if got, ok := spy.modes["x.lock"+stamplock.GuardSuffix]; !ok || got != want {
+					t.Errorf("guard file created %v (seen: %v); want %v", got, ok, want)
+				}
+			})
+			t.Run("sqlite holder", func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "x.lock")
+				l, err := proclock.Acquire(ctx, secPlatform(proclock.MechanismSQLite), path, proclock.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+				secWantMode(t, path+sqlitelock.HolderSuffix, want)
+			})
+			t.Run("sqlite database", func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "x.lock")
+				l, err := proclock.Acquire(ctx, secPlatform(proclock.MechanismSQLite), path, proclock.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+				secWantMode(t, path, want)
+			})
+		})
+	}
+}
+
+func secWantMode(t *testing.T, path string, want fs.FileMode) {
+	t.Helper()
+	info, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode(); !got.IsRegular() || got.Perm() != want {
+		t.Errorf("%s has mode %v; want %v", filepath.Base(path), got, want)
+	}
+}
