@@ -60,9 +60,9 @@ func lookupPID(pid int) (PIDInfo, error) {
 	}
 	st, err := readStat("/proc/" + strconv.Itoa(pid) + "/stat")
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// It died between the signal and the read; ask once more rather
-		// than guess.
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH):
+		// It died between the signal and the read (ESRCH: between opening
+		// its stat and reading it); ask once more rather than guess.
 		exists, err := signalZero(pid)
 		return PIDInfo{Exists: exists}, err
 	case err != nil:
