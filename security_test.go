@@ -3,10 +3,10 @@
 package proclock_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -40,42 +40,6 @@ func secPlatform(mech proclock.Mechanism) *platform.Platform {
 		p.SQLite = nil
 	}
 	return p
-}
-
-// secVictim is a file an attacker's symlink points at. Its mtime is set
-// far back, so that a write through the link would show in its mtime as
-// well as in its bytes.
-type secVictim struct {
-	path  string
-	data  []byte
-	mtime time.Time
-}
-
-func newSecVictim(t *testing.T, dir string) secVictim {
-	t.Helper()
-	v := secVictim{path: filepath.Join(dir, "victim"), data: []byte("the user's precious file\n"), mtime: time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)}
-	if err := os.WriteFile(v.path, v.data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(v.path, v.mtime, v.mtime); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func (v secVictim) check(t *testing.T) {
-	t.Helper()
-	data, err := os.ReadFile(v.path)
-	if err != nil {
-		t.Fatalf("victim: %v", err)
-	}
-	info, err := os.Lstat(v.path)
-	if err != nil {
-		t.Fatalf("victim: %v", err)
-	}
-	if !bytes.Equal(data, v.data) || !info.ModTime().Equal(v.mtime) || !info.Mode().IsRegular() {
-		t.Fatalf("victim written through a symlink: %q, mtime %v; want %q, %v", data, info.ModTime(), v.data, v.mtime)
-	}
 }
 
 // secAge sets the times of path itself (not of what a symlink names) back
@@ -145,8 +109,8 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
 				path := filepath.Join(dir, "x.lock")
-				v := newSecVictim(t, dir)
-				target := v.path
+				v := locktest.NewVictim(t, dir)
+				target := v.Path
 				if missing {
 					target = filepath.Join(dir, "would-be-created")
 				}
@@ -185,7 +149,7 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				v.check(t)
+				v.Check(t)
 				if _, err := os.Lstat(filepath.Join(dir, "would-be-created")); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("a file was created through the symlink: %v", err)
 				}
@@ -200,8 +164,8 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 func TestSymlinkAtHolderReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	v := newSecVictim(t, dir)
-	secSymlink(t, v.path, path+sqlitelock.HolderSuffix)
+	v := locktest.NewVictim(t, dir)
+	secSymlink(t, v.Path, path+sqlitelock.HolderSuffix)
 	l, err := proclock.Acquire(context.Background(), secPlatform(proclock.MechanismSQLite), path, proclock.Options{RemoveOnRelease: true})
 	if err != nil {
 		t.Fatal(err)
@@ -213,14 +177,14 @@ func TestSymlinkAtHolderReplaced(t *testing.T) {
 	if r := sqlitelock.ReadHolder(lockfs.OS(), path); r == nil || r.PID != os.Getpid() {
 		t.Fatalf(".holder says %+v; want this process", r)
 	}
-	v.check(t)
+	v.Check(t)
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(path + sqlitelock.HolderSuffix); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf(".holder after Release: %v; want it removed", err)
 	}
-	v.check(t)
+	v.Check(t)
 }
 
 // TestSymlinkAtGuardNotFollowed: a symlink at the reclaim guard
@@ -232,14 +196,14 @@ func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
 	guard := path + stamplock.GuardSuffix
-	v := newSecVictim(t, dir)
+	v := locktest.NewVictim(t, dir)
 	secDeadStamp(t, path)
-	secSymlink(t, v.path, guard)
+	secSymlink(t, v.Path, guard)
 	p := secPlatform(proclock.MechanismFile)
 	if _, err := proclock.Acquire(ctx, p, path, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
 		t.Fatalf("Acquire beside a young guard = %v; want held (being reclaimed)", err)
 	}
-	v.check(t)
+	v.Check(t)
 	secAge(t, guard)
 	l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
 	if err != nil {
@@ -248,7 +212,7 @@ func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	v.check(t)
+	v.Check(t)
 	secOnly(t, dir, "victim")
 }
 
@@ -322,10 +286,10 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			v := newSecVictim(t, dir)
+			v := locktest.NewVictim(t, dir)
 			tc.stage(t, path)
 			p := secPlatform(tc.mech)
-			fsys := &secPlantingFS{FS: p.FS, prefix: path + tc.prefix, target: v.path}
+			fsys := &secPlantingFS{FS: p.FS, prefix: path + tc.prefix, target: v.Path}
 			p.FS = fsys
 			l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
 			if err == nil {
@@ -338,7 +302,7 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 			if len(fsys.planted) == 0 {
 				t.Fatalf("no name with prefix %s was used: the test proves nothing (Acquire: %v)", fsys.prefix, err)
 			}
-			v.check(t)
+			v.Check(t)
 			if held, err := proclock.IsHeld(ctx, secPlatform(tc.mech), path); err != nil || held {
 				t.Fatalf("after the attempt IsHeld = %v, %v; want free", held, err)
 			}
@@ -347,7 +311,7 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 				t.Fatalf("a later Acquire: %v", err)
 			}
 			l.Release()
-			v.check(t)
+			v.Check(t)
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -90,42 +91,6 @@ func watchdog(t *testing.T, what string, unblock func(), fn func()) {
 	}
 }
 
-// victim is a file an attacker points a symlink at, with a distinctive
-// old mtime: any write through the link would change its bytes or mtime.
-type victim struct {
-	path  string
-	data  []byte
-	mtime time.Time
-}
-
-func newVictim(t *testing.T, dir string) victim {
-	t.Helper()
-	v := victim{path: filepath.Join(dir, "victim"), data: []byte("precious: never written by a lock\n"), mtime: time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)}
-	if err := os.WriteFile(v.path, v.data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(v.path, v.mtime, v.mtime); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// check fails unless the victim is byte-identical with its old mtime.
-func (v victim) check(t *testing.T) {
-	t.Helper()
-	got, err := os.ReadFile(v.path)
-	if err != nil {
-		t.Fatalf("victim: %v", err)
-	}
-	info, err := os.Lstat(v.path)
-	if err != nil {
-		t.Fatalf("victim: %v", err)
-	}
-	if !bytes.Equal(got, v.data) || !info.ModTime().Equal(v.mtime) || !info.Mode().IsRegular() {
-		t.Fatalf("victim changed: %q, mtime %v, mode %v; want %q, %v", got, info.ModTime(), info.Mode(), v.data, v.mtime)
-	}
-}
-
 // stampOf is a proclock stamp of id.
 func stampOf(id platform.Identity, at time.Time) []byte {
 	return stamplock.Stamp{Format: stamplock.Format, Identity: id, AcquiredAt: at, Nonce: "hostile-test"}.Marshal()
@@ -169,7 +134,7 @@ func TestHostileLockFilesNative(t *testing.T) {
 
 	for _, tc := range []struct {
 		name   string
-		stage  func(t *testing.T, path string, v victim)
+		stage  func(t *testing.T, path string, v locktest.Victim)
 		want   expectation
 		holder *platform.Identity // who a held error names; nil: unknown
 		reason string             // Inspect's reason once stale
@@ -185,8 +150,8 @@ func TestHostileLockFilesNative(t *testing.T) {
 		// One byte more and the same stamp is not read at all.
 		{name: "live stamp padded to 64 KiB + 1", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize+1)), reason: "unreadable past 30 s"},
 		{name: "fifo", stage: mkfifo, reason: "unreadable past 30 s"},
-		{name: "symlink to a victim", stage: symlinkTo(func(v victim) string { return v.path }), reason: "unreadable past 30 s"},
-		{name: "symlink to itself", stage: symlinkTo(func(victim) string { return "x.lock" }), reason: "unreadable past 30 s"},
+		{name: "symlink to a victim", stage: symlinkTo(func(v locktest.Victim) string { return v.Path }), reason: "unreadable past 30 s"},
+		{name: "symlink to itself", stage: symlinkTo(func(locktest.Victim) string { return "x.lock" }), reason: "unreadable past 30 s"},
 		{name: `pid "12"`, stage: writeBytes([]byte(`{"pid":"12"}`)), reason: "unreadable past 30 s"},
 		{name: "pid 0", stage: writeBytes([]byte(`{"pid":0}`)), reason: "unreadable past 30 s"},
 		{name: "pid -1", stage: writeBytes([]byte(`{"pid":-1}`)), reason: "unreadable past 30 s"},
@@ -210,7 +175,7 @@ func TestHostileLockFilesNative(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			v := newVictim(t, dir)
+			v := locktest.NewVictim(t, dir)
 			tc.stage(t, path, v)
 			if tc.want == foreverHeld || tc.want == liveHolder {
 				// Locks are never taken from a live or unjudgeable
@@ -228,17 +193,17 @@ func TestHostileLockFilesNative(t *testing.T) {
 				ageBy(t, path, stamplock.UnstampedWindow+time.Second)
 				watchdog(t, "judging the aged "+tc.name, unblock, func() { expectJudged(t, path, deadHolder, nil, tc.reason) })
 			}
-			v.check(t)
+			v.Check(t)
 			if tc.want == unjudged || tc.want == deadHolder {
 				watchdog(t, "reclaiming "+tc.name, unblock, func() { expectReclaimed(t, path) })
 			}
-			v.check(t)
+			v.Check(t)
 		})
 	}
 }
 
-func writeBytes(data []byte) func(t *testing.T, path string, _ victim) {
-	return func(t *testing.T, path string, _ victim) {
+func writeBytes(data []byte) func(t *testing.T, path string, _ locktest.Victim) {
+	return func(t *testing.T, path string, _ locktest.Victim) {
 		t.Helper()
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -246,15 +211,15 @@ func writeBytes(data []byte) func(t *testing.T, path string, _ victim) {
 	}
 }
 
-func mkfifo(t *testing.T, path string, _ victim) {
+func mkfifo(t *testing.T, path string, _ locktest.Victim) {
 	t.Helper()
 	if err := unix.Mkfifo(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func symlinkTo(target func(victim) string) func(t *testing.T, path string, v victim) {
-	return func(t *testing.T, path string, v victim) {
+func symlinkTo(target func(locktest.Victim) string) func(t *testing.T, path string, v locktest.Victim) {
+	return func(t *testing.T, path string, v locktest.Victim) {
 		t.Helper()
 		if err := os.Symlink(target(v), path); err != nil {
 			t.Fatal(err)
@@ -430,20 +395,20 @@ func (c frozenClock) Sleep(ctx context.Context, _ time.Duration) error { return 
 func TestUnstampedWindowBoundaryNative(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		stage  func(t *testing.T, path string, v victim)
+		stage  func(t *testing.T, path string, v locktest.Victim)
 		reason string
 	}{
 		{"empty", writeBytes(nil), "unstamped past 30 s"},
 		{"junk of exactly 64 KiB", writeBytes(bytes.Repeat([]byte("z"), stamplock.MaxStampSize)), "unreadable past 30 s"},
 		{"64 KiB + 1", writeBytes(bytes.Repeat([]byte(" "), stamplock.MaxStampSize+1)), "unreadable past 30 s"},
 		{"fifo", mkfifo, "unreadable past 30 s"},
-		{"symlink to itself", symlinkTo(func(victim) string { return "x.lock" }), "unreadable past 30 s"},
+		{"symlink to itself", symlinkTo(func(locktest.Victim) string { return "x.lock" }), "unreadable past 30 s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			tc.stage(t, path, victim{})
+			tc.stage(t, path, locktest.Victim{})
 			info, err := os.Lstat(path)
 			if err != nil {
 				t.Fatal(err)

@@ -121,18 +121,9 @@ func parseRunArgs(args []string) (runOptions, error) {
 		o.heldCode = n
 		return nil
 	})
-	fs.Func("mechanism", "", func(s string) error {
-		if !knownMechanism(s) {
-			return errors.New("want auto, sqlite or file")
-		}
-		o.mechanism = s
-		return nil
-	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usagef("run", "%v", err)
+	mechanismFlag(fs, &o.mechanism)
+	if err := parseFlags(fs, "run", args); err != nil {
+		return o, err
 	}
 	if o.noWait && waitSet {
 		return o, usagef("run", "-n and -w exclude each other")
@@ -162,6 +153,27 @@ func parseRunArgs(args []string) (runOptions, error) {
 // knownMechanism reports whether s is a --mechanism value.
 func knownMechanism(s string) bool {
 	return s == "auto" || s == "sqlite" || s == "file"
+}
+
+// mechanismFlag defines --mechanism on fs, stored in dst.
+func mechanismFlag(fs *flag.FlagSet, dst *string) {
+	fs.Func("mechanism", "", func(s string) error {
+		if !knownMechanism(s) {
+			return errors.New("want auto, sqlite or file")
+		}
+		*dst = s
+		return nil
+	})
+}
+
+// parseFlags parses args into fs; a bad flag is a usage error of sub, and
+// -h is flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, sub string, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usagef(sub, "%v", err)
 }
 
 // runMain is proclock run: it holds the lock while COMMAND runs.

@@ -83,18 +83,9 @@ func parseStatusArgs(args []string) (statusOptions, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.BoolVar(&o.json, "json", false, "")
-	fs.Func("mechanism", "", func(s string) error {
-		if !knownMechanism(s) {
-			return errors.New("want auto, sqlite or file")
-		}
-		o.mechanism = s
-		return nil
-	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return o, usagef("status", "%v", err)
+	mechanismFlag(fs, &o.mechanism)
+	if err := parseFlags(fs, "status", args); err != nil {
+		return o, err
 	}
 	switch rest := fs.Args(); {
 	case len(rest) == 0:
