@@ -33,7 +33,7 @@ func BenchmarkHold1000(b *testing.B) {
 	const n = 1000
 	for _, mech := range mechanisms {
 		b.Run(string(mech), func(b *testing.B) {
-			p := benchPlatform(mech)
+			p := nativePlatform(mech)
 			dir := b.TempDir()
 			ctx := context.Background()
 			paths := make([]string, n)

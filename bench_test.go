@@ -19,7 +19,8 @@ import (
 
 var mechanisms = []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile}
 
-func benchPlatform(mech proclock.Mechanism) *platform.Platform {
+// nativePlatform is the native platform, locking with mech.
+func nativePlatform(mech proclock.Mechanism) *platform.Platform {
 	p := platform.Native()
 	if mech == proclock.MechanismFile {
 		p.SQLite = nil
@@ -31,7 +32,7 @@ func benchPlatform(mech proclock.Mechanism) *platform.Platform {
 func BenchmarkAcquireRelease(b *testing.B) {
 	for _, mech := range mechanisms {
 		b.Run(string(mech), func(b *testing.B) {
-			p := benchPlatform(mech)
+			p := nativePlatform(mech)
 			path := filepath.Join(b.TempDir(), "bench.lock")
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -78,7 +79,7 @@ func BenchmarkIsHeld(b *testing.B) {
 				name = string(mech) + "/held"
 			}
 			b.Run(name, func(b *testing.B) {
-				p := benchPlatform(mech)
+				p := nativePlatform(mech)
 				path := filepath.Join(b.TempDir(), "bench.lock")
 				ctx := context.Background()
 				if mech == proclock.MechanismSQLite {

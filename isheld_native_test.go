@@ -18,7 +18,7 @@ import (
 func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
-			p := benchPlatform(mech)
+			p := nativePlatform(mech)
 			path := filepath.Join(t.TempDir(), "app.lock")
 			ctx := context.Background()
 			if l, err := proclock.Acquire(ctx, p, path, proclock.Options{}); err != nil {
@@ -28,7 +28,7 @@ func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 			}
 			// Probes from another platform value: a process of its own
 			// as far as turns go, sharing the OS's locks.
-			q := benchPlatform(mech)
+			q := nativePlatform(mech)
 			q.FS = &distinctFS{q.FS}
 			if q.SQLite != nil {
 				q.SQLite = &distinctSQLite{q.SQLite}

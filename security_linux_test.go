@@ -68,7 +68,7 @@ func secHelper(mode string, args []string) int {
 	ctx := context.Background()
 	switch mode {
 	case secHoldAndSpawn:
-		l, err := proclock.Acquire(ctx, secPlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{})
+		l, err := proclock.Acquire(ctx, nativePlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
@@ -90,7 +90,7 @@ func secHelper(mode string, args []string) int {
 	case secTry:
 		var r secTryReport
 		r.UID = os.Geteuid()
-		l, err := proclock.Acquire(ctx, secPlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{})
+		l, err := proclock.Acquire(ctx, nativePlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{})
 		if err == nil {
 			r.Acquired = true
 			l.Release()
@@ -103,7 +103,7 @@ func secHelper(mode string, args []string) int {
 				r.HolderPID = he.Holder.PID
 			}
 		}
-		st, err := proclock.Inspect(ctx, secPlatform(proclock.Mechanism(args[0])), args[1])
+		st, err := proclock.Inspect(ctx, nativePlatform(proclock.Mechanism(args[0])), args[1])
 		r.State = st.State
 		if st.Holder != nil {
 			r.InspectPID = st.Holder.PID
@@ -231,7 +231,7 @@ func secTryAs(t *testing.T, exe string, cred *syscall.Credential, mech proclock.
 func TestUnwritableLockDirectory(t *testing.T) {
 	cred, other := secOther(t)
 	exe := secExe(t)
-	for _, mech := range secMechanisms {
+	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
 			dir := secSharedDir(t)
 			if !other {
@@ -265,11 +265,11 @@ func TestOtherUserAgainstOurLock(t *testing.T) {
 	defer syscall.Umask(syscall.Umask(0o022))
 	exe := secExe(t)
 	ctx := context.Background()
-	for _, mech := range secMechanisms {
+	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
 			dir := secSharedDir(t)
 			path := filepath.Join(dir, "x.lock")
-			l, err := proclock.Acquire(ctx, secPlatform(mech), path, proclock.Options{})
+			l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,7 +322,7 @@ func TestReadAccessBlocksSQLite(t *testing.T) {
 	defer syscall.Umask(syscall.Umask(0o022))
 	exe := secExe(t)
 	ctx := context.Background()
-	p := secPlatform(proclock.MechanismSQLite)
+	p := nativePlatform(proclock.MechanismSQLite)
 	path := filepath.Join(secSharedDir(t), "x.lock")
 	l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
 	if err != nil {
@@ -381,7 +381,7 @@ func TestReadAccessBlocksSQLite(t *testing.T) {
 // still runs (SQLite: at once; file: its pid is gone).
 func TestLockNotInheritedByChildren(t *testing.T) {
 	ctx := context.Background()
-	for _, mech := range secMechanisms {
+	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
 			t.Parallel()
 			dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -419,7 +419,7 @@ func TestLockNotInheritedByChildren(t *testing.T) {
 			grandchild, _ := strconv.Atoi(f[1])
 			defer syscall.Kill(grandchild, syscall.SIGKILL) // in case the test fails before it goes
 
-			if held, err := proclock.IsHeld(ctx, secPlatform(mech), path); err != nil || !held {
+			if held, err := proclock.IsHeld(ctx, nativePlatform(mech), path); err != nil || !held {
 				t.Fatalf("IsHeld while the holder runs = %v, %v; want held", held, err)
 			}
 			// The check sees a lock file when one is open: the holder's.
@@ -435,7 +435,7 @@ func TestLockNotInheritedByChildren(t *testing.T) {
 			if ws, ok := holder.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 				t.Fatalf("holder ended with %v; want killed by SIGKILL", holder.ProcessState)
 			}
-			l, err := proclock.Acquire(ctx, secPlatform(mech), path, proclock.Options{})
+			l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{})
 			if err != nil {
 				t.Fatalf("Acquire after the holder's death, while its child runs: %v", err)
 			}
@@ -498,7 +498,7 @@ func TestPermissionDeniedIsNotDeath(t *testing.T) {
 	cred, _ := secOther(t) // without root, our own mode-000 file binds us
 	exe := secExe(t)
 	ctx := context.Background()
-	for _, mech := range secMechanisms {
+	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
 			dir := secSharedDir(t)
 			if err := os.Chmod(dir, 0o777); err != nil { // a wrong reclaim would succeed
@@ -509,7 +509,7 @@ func TestPermissionDeniedIsNotDeath(t *testing.T) {
 			case proclock.MechanismFile:
 				secDeadStamp(t, path)
 			case proclock.MechanismSQLite:
-				l, err := proclock.Acquire(ctx, secPlatform(mech), path, proclock.Options{})
+				l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

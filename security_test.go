@@ -31,16 +31,6 @@ import (
 // create are the documented ones (docs/security.md). These run where the
 // native platform has both mechanisms: linux, darwin, freebsd.
 
-var secMechanisms = []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile}
-
-// secPlatform is the native platform with mech.
-func secPlatform(mech proclock.Mechanism) *platform.Platform {
-	p := platform.Native()
-	if mech == proclock.MechanismFile {
-		p.SQLite = nil
-	}
-	return p
-}
 
 // secAge sets the times of path itself (not of what a symlink names) back
 // past the 30 s window of an unreadable lock file.
@@ -99,7 +89,7 @@ func secQuickExit(env []string) []string {
 // unlinking the link itself).
 func TestSymlinkAtPathNotFollowed(t *testing.T) {
 	ctx := context.Background()
-	for _, mech := range secMechanisms {
+	for _, mech := range mechanisms {
 		for _, missing := range []bool{false, true} {
 			name := string(mech) + "/to a victim"
 			if missing {
@@ -115,7 +105,7 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 					target = filepath.Join(dir, "would-be-created")
 				}
 				secSymlink(t, target, path)
-				p := secPlatform(mech)
+				p := nativePlatform(mech)
 
 				l, err := proclock.Acquire(ctx, p, path, proclock.Options{RemoveOnRelease: true})
 				switch mech {
@@ -166,7 +156,7 @@ func TestSymlinkAtHolderReplaced(t *testing.T) {
 	path := filepath.Join(dir, "x.lock")
 	v := locktest.NewVictim(t, dir)
 	secSymlink(t, v.Path, path+sqlitelock.HolderSuffix)
-	l, err := proclock.Acquire(context.Background(), secPlatform(proclock.MechanismSQLite), path, proclock.Options{RemoveOnRelease: true})
+	l, err := proclock.Acquire(context.Background(), nativePlatform(proclock.MechanismSQLite), path, proclock.Options{RemoveOnRelease: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +189,7 @@ func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	v := locktest.NewVictim(t, dir)
 	secDeadStamp(t, path)
 	secSymlink(t, v.Path, guard)
-	p := secPlatform(proclock.MechanismFile)
+	p := nativePlatform(proclock.MechanismFile)
 	if _, err := proclock.Acquire(ctx, p, path, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
 		t.Fatalf("Acquire beside a young guard = %v; want held (being reclaimed)", err)
 	}
@@ -288,7 +278,7 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 			path := filepath.Join(dir, "x.lock")
 			v := locktest.NewVictim(t, dir)
 			tc.stage(t, path)
-			p := secPlatform(tc.mech)
+			p := nativePlatform(tc.mech)
 			fsys := &secPlantingFS{FS: p.FS, prefix: path + tc.prefix, target: v.Path}
 			p.FS = fsys
 			l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
@@ -303,10 +293,10 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 				t.Fatalf("no name with prefix %s was used: the test proves nothing (Acquire: %v)", fsys.prefix, err)
 			}
 			v.Check(t)
-			if held, err := proclock.IsHeld(ctx, secPlatform(tc.mech), path); err != nil || held {
+			if held, err := proclock.IsHeld(ctx, nativePlatform(tc.mech), path); err != nil || held {
 				t.Fatalf("after the attempt IsHeld = %v, %v; want free", held, err)
 			}
-			l, err = proclock.Acquire(ctx, secPlatform(tc.mech), path, proclock.Options{})
+			l, err = proclock.Acquire(ctx, nativePlatform(tc.mech), path, proclock.Options{})
 			if err != nil {
 				t.Fatalf("a later Acquire: %v", err)
 			}
@@ -354,7 +344,7 @@ func TestFileModes(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, "x.lock")
 				secDeadStamp(t, path) // so that Acquire reclaims under a guard
-				p := secPlatform(proclock.MechanismFile)
+				p := nativePlatform(proclock.MechanismFile)
 				spy := &secSpyFS{FS: p.FS, modes: map[string]fs.FileMode{}}
 				p.FS = spy
 				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
@@ -369,7 +359,7 @@ func TestFileModes(t *testing.T) {
 			})
 			t.Run("sqlite holder", func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "x.lock")
-				l, err := proclock.Acquire(ctx, secPlatform(proclock.MechanismSQLite), path, proclock.Options{})
+				l, err := proclock.Acquire(ctx, nativePlatform(proclock.MechanismSQLite), path, proclock.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -378,7 +368,7 @@ func TestFileModes(t *testing.T) {
 			})
 			t.Run("sqlite database", func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "x.lock")
-				l, err := proclock.Acquire(ctx, secPlatform(proclock.MechanismSQLite), path, proclock.Options{})
+				l, err := proclock.Acquire(ctx, nativePlatform(proclock.MechanismSQLite), path, proclock.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
