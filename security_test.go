@@ -31,7 +31,6 @@ import (
 // create are the documented ones (docs/security.md). These run where the
 // native platform has both mechanisms: linux, darwin, freebsd.
 
-
 // secAge sets the times of path itself (not of what a symlink names) back
 // past the 30 s window of an unreadable lock file.
 func secAge(t *testing.T, path string) {
