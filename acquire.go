@@ -115,13 +115,14 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 // lockTarget is a lock's path resolved, and the mechanism that serves it.
 type lockTarget struct {
 	path string
-	dir  string // the path's directory, resolved through symlinks
+	dir  string // the path's directory, as given
 	key  turnKey
 	mech mechanism
 }
 
-// target checks p and path and resolves the lock's turn key: the file's
-// directory resolved through symlinks, then its base name.
+// target checks p and path and makes the lock's turn key: the identity of
+// the file's directory (its device and inode, which every name of it
+// shares, symlinked or not), then its base name.
 func target(p *platform.Platform, path string) (lockTarget, error) {
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
@@ -133,7 +134,8 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
-	dir, err := p.FS.ResolveDir(filepath.Dir(path))
+	dir := filepath.Dir(path)
+	dirID, err := p.FS.DirID(dir)
 	if err != nil {
 		return lockTarget{}, fmt.Errorf("proclock: lock directory: %w", err)
 	}
@@ -145,7 +147,7 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	if !reflect.TypeOf(world).Comparable() {
 		return lockTarget{}, fmt.Errorf("proclock: platform's FS or SQLite is a %T, which cannot key turns; use a pointer", world)
 	}
-	t.key = turnKey{world: world, name: filepath.Join(dir, base)}
+	t.key = turnKey{world: world, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
 	t.mech = mechanismFor(p, path)
 	return t, nil
 }

@@ -7,11 +7,14 @@ import (
 )
 
 // turnKey names one lock inside this process: the world it lives in (the
-// platform's SQLite value, or its FS value without SQLite) and the file's
-// resolved path.
+// platform's SQLite value, or its FS value without SQLite), the identity of
+// its directory, which every path to it resolves to, and its base name.
+// (The identity costs one stat; resolving the path through its symlinks,
+// an lstat per component.)
 type turnKey struct {
-	world any
-	name  string
+	world          any
+	dirDev, dirIno uint64
+	base           string
 }
 
 // turns is the process-wide table of locks held or being attempted here.

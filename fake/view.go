@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/proclock/proclock/lockfs"
@@ -279,6 +280,22 @@ func idOf(n *inode) lockfs.FileID {
 func (v *view) ResolveDir(dir string) (string, error) {
 	return run(v.doer, step{op: OpStat, verb: "resolvedir", path: dir}, func(a actor) (string, error) {
 		return v.m.resolveDir(a, dir)
+	})
+}
+
+// DirID identifies the directory dir names, following symlinks.
+func (v *view) DirID(dir string) (lockfs.FileID, error) {
+	return run(v.doer, step{op: OpStat, verb: "dirid", path: dir}, func(a actor) (lockfs.FileID, error) {
+		w, err := v.m.resolve(a, dir, true)
+		switch {
+		case err != nil:
+			return lockfs.FileID{}, err
+		case w.node == nil:
+			return lockfs.FileID{}, syscall.ENOENT
+		case !w.node.isDir():
+			return lockfs.FileID{}, syscall.ENOTDIR
+		}
+		return idOf(w.node), nil
 	})
 }
 

@@ -42,6 +42,12 @@ type FS interface {
 	// ResolveDir returns dir as an absolute path with every symlink in it
 	// resolved. It fails when dir does not exist or is not a directory.
 	ResolveDir(dir string) (string, error)
+
+	// DirID reports the identity of the directory dir names, following
+	// symlinks: two names of one directory have equal Dev and Ino. It
+	// fails, with a *fs.PathError, when dir does not exist or is not a
+	// directory. It is ResolveDir's answer for one system call.
+	DirID(dir string) (FileID, error)
 }
 
 // FileID identifies a file, not a path: two names for one inode have equal

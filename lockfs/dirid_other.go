@@ -1,0 +1,34 @@
+//go:build !unix
+
+package lockfs
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// DirID opens the directory (following symlinks) and identifies the open
+// file.
+func (osFS) DirID(dir string) (FileID, error) {
+	if err := CheckPath("stat", dir); err != nil {
+		return FileID{}, err
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return FileID{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return FileID{}, err
+	}
+	if !info.IsDir() {
+		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: syscall.ENOTDIR}
+	}
+	id, err := fileIDOfOS(f)
+	if err != nil {
+		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	return id, nil
+}

@@ -1,0 +1,78 @@
+package lockfs_test
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"testing"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/lockfs"
+)
+
+// DirID: every name of one directory, through symlinks or not, has one
+// identity; another directory has another; a file or a missing directory
+// is a *fs.PathError. On the real FS and on the fake.
+func TestDirID(t *testing.T) {
+	real := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		fsys lockfs.FS
+		root string
+	}{
+		{"os", lockfs.OS(), real},
+		{"fake", fake.New().FS(), "/tmp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys, root := tc.fsys, tc.root
+			a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+			for _, d := range []string{a, b} {
+				if err := fsys.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := filepath.Join(root, "link-to-a")
+			if err := fsys.SymlinkIfPossible(a, link); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(root, "file")
+			if f, err := fsys.Create(file); err != nil {
+				t.Fatal(err)
+			} else {
+				f.Close()
+			}
+			idA := mustDirID(t, fsys, a)
+			for _, other := range []string{link, a + "/", filepath.Join(a, "..", "a")} {
+				if id := mustDirID(t, fsys, other); id.Dev != idA.Dev || id.Ino != idA.Ino {
+					t.Errorf("DirID(%s) = %+v; want DirID(%s) = %+v", other, id, a, idA)
+				}
+			}
+			if id := mustDirID(t, fsys, b); id.Dev == idA.Dev && id.Ino == idA.Ino {
+				t.Errorf("two directories share an identity: %+v", id)
+			}
+			for _, bad := range []struct {
+				path string
+				want error
+			}{
+				{file, nil},
+				{filepath.Join(root, "missing"), fs.ErrNotExist},
+				{"", fs.ErrInvalid},
+			} {
+				_, err := fsys.DirID(bad.path)
+				var pe *fs.PathError
+				if !errors.As(err, &pe) || (bad.want != nil && !errors.Is(err, bad.want)) {
+					t.Errorf("DirID(%q) = %v; want a *fs.PathError matching %v", bad.path, err, bad.want)
+				}
+			}
+		})
+	}
+}
+
+func mustDirID(t *testing.T, fsys lockfs.FS, dir string) lockfs.FileID {
+	t.Helper()
+	id, err := fsys.DirID(dir)
+	if err != nil {
+		t.Fatalf("DirID(%s): %v", dir, err)
+	}
+	return id
+}
