@@ -68,12 +68,34 @@ func lookupPID(pid int) (PIDInfo, error) {
 	case err != nil:
 		// It exists; only its start time is unknown.
 		return PIDInfo{Exists: true}, nil
-	case st.state == 'Z' || st.state == 'X':
+	case (st.state == 'Z' || st.state == 'X') && !threadsLive(pid):
 		// A zombie has exited and closed all its files: it holds no lock
 		// and never will again; only its parent has not reaped it yet.
 		return PIDInfo{}, nil
 	}
 	return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+}
+
+// threadsLive reports whether a process whose main thread shows as a
+// zombie still has other threads running: a leader that called
+// pthread_exit looks like a zombie while the process goes on, files open.
+// Only a reading that says so for certain (no such file, or one thread)
+// answers no.
+func threadsLive(pid int) bool {
+	b, err := readProcFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	for line := range strings.Lines(string(b)) {
+		if n, ok := strings.CutPrefix(line, "Threads:"); ok {
+			threads, err := strconv.Atoi(strings.TrimSpace(n))
+			return err != nil || threads > 1
+		}
+	}
+	return true
 }
 
 // procStat is what proclock needs of a /proc/<pid>/stat line.

@@ -1,10 +1,12 @@
 package platform_test
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,5 +258,63 @@ func TestNativeLauncherPID(t *testing.T) {
 				t.Errorf("with %s=%q, Self().LauncherPID = %d, want %d", platform.LauncherEnv, tt.env, got, tt.want)
 			}
 		})
+	}
+}
+
+// leaderExitScript makes a process whose main thread exits (pthread_exit)
+// while another thread runs on: its /proc/<pid>/stat shows a zombie, yet
+// the process lives and keeps its files.
+const leaderExitScript = `
+import ctypes, os, sys, threading
+threading.Thread(target=sys.stdin.read).start()
+print(os.getpid(), flush=True)
+ctypes.CDLL(None).pthread_exit(None)
+`
+
+// A process whose main thread has exited but whose other threads run is
+// alive, though its stat line says Z: only a real zombie is dead.
+func TestLeaderExitedProcessIsAlive(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3 to make a process whose main thread exits first (Go's runtime keeps its main thread)")
+	}
+	cmd := exec.Command(python, "-c", leaderExitScript)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close() // ends the last thread
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The leader turns zombie right after printing: wait for that.
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), ") Z ") {
+			break
+		}
+		runtime.Gosched()
+	}
+	info, err := platform.Native().Process.Lookup(pid)
+	if err != nil || !info.Exists {
+		t.Fatalf("Lookup(%d) = %+v, %v for a live process whose main thread exited; want it to exist", pid, info, err)
 	}
 }
