@@ -48,8 +48,9 @@ type Lock struct {
 	release func() error
 	key     turnKey
 
-	once sync.Once
-	err  error
+	mu       sync.Mutex
+	left     bool // the turn is given up
+	released bool // the mechanism let go
 }
 
 // Path returns the lock's path, as given to Acquire.
@@ -62,14 +63,23 @@ func (l *Lock) Holder() *platform.Identity { return l.holder }
 // Mechanism returns how the lock is held.
 func (l *Lock) Mechanism() Mechanism { return l.mech }
 
-// Release lets go of the lock. Calling it again does nothing and returns
-// the first call's error.
+// Release lets go of the lock. Once it has succeeded, calling it again does
+// nothing. A Release that fails (a lock file that could not be removed, say)
+// may be called again to retry; the lock is no longer this process's to use
+// either way.
 func (l *Lock) Release() error {
-	l.once.Do(func() {
-		l.err = l.release()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return nil
+	}
+	err := l.release()
+	l.released = err == nil
+	if !l.left {
+		l.left = true
 		turns.leave(l.key)
-	})
-	return l.err
+	}
+	return err
 }
 
 // Acquire takes the lock at path for this process, through p. Without
@@ -97,10 +107,12 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		}
 	}
 	if err := turns.enter(ctx, t.key, opts.Wait); err != nil {
+		held := &HeldError{Path: path, Holder: selfIdentity(p)}
 		if errors.Is(err, errTurnTaken) {
-			return nil, &HeldError{Path: path, Holder: selfIdentity(p)}
+			return nil, held
 		}
-		return nil, fmt.Errorf("proclock: acquire %s: %w", path, err)
+		// Gave up waiting behind an acquisition of this process.
+		return nil, fmt.Errorf("%w while waiting: %w", err, held)
 	}
 	l, err := attemptUntil(ctx, p, t, opts)
 	if err != nil {
@@ -152,13 +164,14 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	return t, nil
 }
 
-// selfIdentity is this process's identity, or nil when unknown.
+// selfIdentity is this process's identity, or nil when unknown (or
+// without a pid, which no reader could judge).
 func selfIdentity(p *platform.Platform) *platform.Identity {
 	if p.Process == nil {
 		return nil
 	}
 	id, err := p.Process.Self()
-	if err != nil {
+	if err != nil || id.PID <= 0 {
 		return nil
 	}
 	return &id

@@ -44,6 +44,9 @@ type Status struct {
 	// lock.
 	HeldHere  bool      `json:"heldHere,omitempty"`
 	Mechanism Mechanism `json:"mechanism"`
+
+	// cause is the error that made the lock inaccessible.
+	cause error
 }
 
 // IsHeld reports whether another process, or an acquisition in this one,
@@ -51,7 +54,11 @@ type Status struct {
 // The answer may be out of date by the time it arrives: only Acquire
 // decides. ctx is looked at once, before anything starts.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
-	st, err := Inspect(ctx, p, path)
+	st, err := inspect(ctx, p, path, false)
+	if err == nil && st.State == StateInaccessible {
+		// Neither held nor free: Acquire would fail the same way.
+		err = st.cause
+	}
 	return st.State == StateHeld, err
 }
 
@@ -60,6 +67,12 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 // and it never takes a lock from a live holder, however long it has held:
 // a stuck holder is for a watchdog to kill, and HeldFor shows how long.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, error) {
+	return inspect(ctx, p, path, true)
+}
+
+// inspect is Inspect; with detail unset it reads no identity where the
+// mechanism needs none to answer (SQLite's .holder), as IsHeld wants.
+func inspect(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
 	if err := ctx.Err(); err != nil {
 		return Status{Path: path}, fmt.Errorf("proclock: inspect %s: %w", path, err)
 	}
@@ -77,7 +90,7 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, er
 		}
 		return st, nil
 	}
-	return t.mech.inspect()
+	return t.mech.inspect(detail)
 }
 
 // setAcquired records when the holder took the lock, if known.

@@ -19,8 +19,9 @@ type mechanism interface {
 	ready() error
 	// attempt makes one attempt; a held lock is a *HeldError.
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
-	// inspect reports the lock's state, writing nothing.
-	inspect() (Status, error)
+	// inspect reports the lock's state, writing nothing; with detail,
+	// also who holds it, where that needs more reading.
+	inspect(detail bool) (Status, error)
 	// recorded reports what the lock's files say of its holder, without
 	// probing the lock: for a lock held in this process.
 	recorded() Status
@@ -68,11 +69,11 @@ func (m *sqliteMechanism) recorded() Status {
 	return st
 }
 
-func (m *sqliteMechanism) inspect() (Status, error) {
+func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
 	state, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
 	if errors.Is(err, fs.ErrPermission) {
-		st.State, st.Reason = StateInaccessible, err.Error()
+		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
 		return st, nil
 	}
 	if err != nil {
@@ -84,7 +85,9 @@ func (m *sqliteMechanism) inspect() (Status, error) {
 	case sqlitelock.Free:
 		st.State = StateFree
 	case sqlitelock.Held:
-		st = m.recorded()
+		if detail {
+			st = m.recorded()
+		}
 		st.State = StateHeld
 	}
 	return st, nil
@@ -110,11 +113,19 @@ func (m *fileMechanism) self() (platform.Identity, error) {
 		return platform.Identity{}, fmt.Errorf("proclock: file lock %s: %w", m.path, errNoProcess)
 	}
 	id, err := m.p.Process.Self()
+	if err == nil && id.PID <= 0 {
+		// A stamp without a pid could not be judged: others would take
+		// it for junk and reclaim it after 30 s, from a live holder.
+		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
+	}
 	if err != nil {
 		return platform.Identity{}, fmt.Errorf("proclock: file lock %s needs this process's identity: %w", m.path, err)
 	}
 	return id, nil
 }
+
+// errNoPID says a platform's identity of this process has no usable pid.
+var errNoPID = errors.New("identity has no process id")
 
 // errNoProcess says the platform has no Process.
 var errNoProcess = errors.New("platform has no Process")
@@ -135,14 +146,14 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 }
 
 func (m *fileMechanism) recorded() Status {
-	st, err := m.inspect()
+	st, err := m.inspect(true)
 	if err != nil {
 		return Status{Path: m.path, Mechanism: MechanismFile}
 	}
 	return st
 }
 
-func (m *fileMechanism) inspect() (Status, error) {
+func (m *fileMechanism) inspect(bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismFile}
 	here, err := m.self()
 	if err != nil {
@@ -150,7 +161,7 @@ func (m *fileMechanism) inspect() (Status, error) {
 	}
 	pr, err := stamplock.Look(m.p, here, m.path)
 	if errors.Is(err, fs.ErrPermission) {
-		st.State, st.Reason = StateInaccessible, err.Error()
+		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
 		return st, nil
 	}
 	if err != nil {

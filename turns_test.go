@@ -194,3 +194,32 @@ func TestWaiterIsNotHolder(t *testing.T) {
 	}
 	l.Release()
 }
+
+// A wait that gives up behind a holder in this process says held, as one
+// behind another process does.
+func TestQueuedWaitGivingUpSaysHeld(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn().Platform()
+	const path = "/tmp/app.lock"
+	l, err := Acquire(context.Background(), p, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	tg, err := target(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(ctx, p, path, Options{Wait: true})
+		done <- err
+	}()
+	waitQueued(t, tg.key, 1)
+	cancel()
+	err = <-done
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("a queued wait given up = %v; want context.Canceled and ErrHeld", err)
+	}
+}

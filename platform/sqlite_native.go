@@ -1,4 +1,4 @@
-//go:build linux || darwin || windows || freebsd || netbsd || openbsd || dragonfly || illumos
+//go:build (linux || darwin || windows || freebsd || netbsd || openbsd || dragonfly || illumos) && !sqlite3_dotlk
 
 package platform
 

@@ -1,7 +1,8 @@
-//go:build !(linux || darwin || windows || freebsd || netbsd || openbsd || dragonfly || illumos)
+//go:build !(linux || darwin || windows || freebsd || netbsd || openbsd || dragonfly || illumos) || sqlite3_dotlk
 
 package platform
 
-// nativeSQLite is nil: SQLite's VFS cannot lock files here (wasip1, js), so
-// the file mechanism is used.
+// nativeSQLite is nil: SQLite's VFS cannot lock files here (wasip1, js), or
+// locks with dot-files that outlive a crashed holder (the sqlite3_dotlk
+// build tag), so the file mechanism is used.
 var nativeSQLite SQLite

@@ -36,10 +36,12 @@ const maxSwaps = 8
 // schema name.
 const schema = "lock"
 
-// lockSQL takes the lock: exclusive locking mode keeps it until the
-// database is detached, no journal is ever written, and the open exclusive
-// transaction is what holds it.
-const lockSQL = `PRAGMA lock.locking_mode=EXCLUSIVE; PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
+// lockSQL takes the lock: no journal is ever written, the open exclusive
+// transaction holds it, and exclusive locking mode keeps it until the
+// database is detached. The mode is set last: set first, an attempt that
+// fails at BEGIN would keep its shared lock through its busy wait and
+// retries, and stall the attempt that is winning.
+const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE; PRAGMA lock.locking_mode=EXCLUSIVE;`
 
 // Conns lends connections that have no database of their own (in-memory
 // ones, opened with sqlite3.OPEN_URI through the platform's SQLite), to
@@ -164,8 +166,9 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	return l, nil
 }
 
-// attachSQL attaches the database at path (created if missing, or only
-// read with readOnly) to a borrowed connection. Attaching reads the
+// attachSQL attaches the database at path to a borrowed connection, to
+// read and write it or only to read it, never to create it: proclock
+// creates the file (pinFile), with its own mode. Attaching reads the
 // schema, so it fails with BUSY against a holder.
 func attachSQL(path string, readOnly bool) string {
 	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(path, readOnly)) + " AS " + schema
@@ -193,6 +196,8 @@ func fileURI(path string, readOnly bool) string {
 	}
 	if readOnly {
 		b.WriteString("?mode=ro")
+	} else {
+		b.WriteString("?mode=rw")
 	}
 	return b.String()
 }

@@ -114,17 +114,24 @@ func create(p *platform.Platform, here platform.Identity, path string) (*Lock, e
 		l.id, l.pinned = id, true
 	}
 	if _, err := f.Write(l.content); err != nil {
-		if ours, _ := l.ours(); ours {
-			l.fsys.Remove(l.path)
-		}
-		f.Close()
+		l.abandon()
 		return nil, err
 	}
 	if err := l.confirm(p, here); err != nil {
-		f.Close()
+		l.abandon()
 		return nil, err
 	}
 	return l, nil
+}
+
+// abandon gives up a file this attempt created: removed if it is still
+// the one at the path (a stamp of a live process left behind would hold
+// the lock for as long as the process lives), and closed.
+func (l *Lock) abandon() {
+	if ours, _ := l.ours(); ours {
+		l.fsys.Remove(l.path)
+	}
+	l.file.Close()
 }
 
 // confirm checks, after stamping, that the file at path is still the one
@@ -147,19 +154,32 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 
 // ours reports whether the file at path is the one l created. While l
 // keeps its file open, no other file can take its inode, so equal
-// identities prove it; where the FS cannot identify files, the stamp's
-// bytes (with their random nonce) are compared instead.
+// identities prove it; where the FS cannot identify files (or fails to),
+// the stamp's bytes, with their random nonce, are compared instead.
 func (l *Lock) ours() (bool, error) {
 	if l.pinned {
 		id, err := l.fsys.FileID(l.path)
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case err == nil:
+			return id.Same(l.id), nil
+		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
 		}
-		return err == nil && id.Same(l.id), err
+		// The identity could not be read this time: the bytes tell.
 	}
 	seen, readable, err := read(l.fsys, l.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
+	case err != nil:
+		return false, err
+	case !readable:
+		// Perhaps not ours, perhaps a failed read: not known, so not
+		// to be removed, nor given up for lost.
+		return false, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
 	}
-	return err == nil && readable && bytes.Equal(seen.content, l.content), err
+	return bytes.Equal(seen.content, l.content), nil
 }
+
+// errUnreadable says a lock file could not be read as a stamp.
+var errUnreadable = errors.New("stamplock: lock file unreadable")

@@ -12,17 +12,24 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 
 // Release removes the lock file, only while it is still the one this holder
 // created and stamped. A file that is gone or replaced is left as it is,
-// and Release reports ErrLost.
+// and Release reports ErrLost. A Release that fails otherwise (the file
+// could not be read or removed) may be called again.
 func (l *Lock) Release() error {
 	ours, err := l.ours()
+	if err != nil {
+		return err
+	}
 	// Closed before removing: some systems (windows) refuse to remove an
 	// open file.
-	l.file.Close()
-	switch {
-	case err != nil:
-		return err
-	case !ours:
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+	if !ours {
 		return &fs.PathError{Op: "release", Path: l.path, Err: ErrLost}
 	}
-	return l.fsys.Remove(l.path)
+	if err := l.fsys.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
