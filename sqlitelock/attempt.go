@@ -268,8 +268,8 @@ func checkKind(fsys lockfs.FS, path string) error {
 	return nil
 }
 
-// ErrSymlink is matched by the error for a symlink at a lock's path, which
-// SQLite would follow.
+// ErrSymlink is matched by the error for a symlink at a lock's path: a
+// lock is the file at the path, never what a link there names.
 var ErrSymlink = errors.New("lock path is a symlink")
 
 // openError explains a failure to open the database at path.
