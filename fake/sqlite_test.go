@@ -439,8 +439,8 @@ func TestEachProcessHasItsOwnVFS(t *testing.T) {
 	if a.Platform().SQLite == nil {
 		t.Fatal("no SQLite in a fake platform")
 	}
-	if a.VFSName() != a.VFSName() {
-		t.Error("one process got two VFS names")
+	if first, again := a.VFSName(), a.VFSName(); first != again {
+		t.Errorf("one process got two VFS names: %q, %q", first, again)
 	}
 	if a.VFSName() == b.VFSName() {
 		t.Errorf("two processes share the VFS name %q", a.VFSName())
