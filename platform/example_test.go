@@ -1,0 +1,58 @@
+package platform_test
+
+import (
+	"fmt"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// Judging a recorded holder from here: a holder whose pid is gone is dead,
+// one on another host cannot be judged, and is left alone.
+func ExampleJudge() {
+	here := platform.Identity{Host: "build1", BootID: "b-7", PID: 100, StartTime: 5000}
+	lookup := func(pid int) (platform.PIDInfo, error) {
+		if pid == 4242 {
+			return platform.PIDInfo{Exists: true, StartTime: 9000}, nil
+		}
+		return platform.PIDInfo{Exists: false}, nil
+	}
+	for _, holder := range []platform.Identity{
+		{Host: "build1", BootID: "b-7", PID: 4242, StartTime: 9000}, // running
+		{Host: "build1", BootID: "b-7", PID: 4242, StartTime: 8000}, // its pid was reused
+		{Host: "build1", BootID: "b-7", PID: 777},                   // gone
+		{Host: "build1", BootID: "b-6", PID: 4242},                  // an earlier boot
+		{Host: "build2", PID: 777},                                  // another host
+	} {
+		j := platform.Judge(here, holder, lookup)
+		fmt.Printf("%s (%s)\n", j.Verdict, j.Reason)
+	}
+	// Output:
+	// alive (running)
+	// dead (pid reused)
+	// dead (pid gone)
+	// dead (other boot)
+	// unknown (other host)
+}
+
+// The platform of the running OS: its identity of this process, where the
+// OS can tell it.
+func ExampleNative() {
+	p := platform.Native()
+	if id, err := p.Process.Self(); err == nil {
+		fmt.Println("this process is", id)
+	}
+}
+
+// PROCLOCK_LAUNCHER_PID names the scheduler or wrapper that started a
+// holder; only a positive integer counts.
+func ExampleParseLauncherPID() {
+	for _, v := range []string{"4240", "0", "-5", "", "x"} {
+		fmt.Printf("%q -> %d\n", v, platform.ParseLauncherPID(v))
+	}
+	// Output:
+	// "4240" -> 4240
+	// "0" -> 0
+	// "-5" -> 0
+	// "" -> 0
+	// "x" -> 0
+}
