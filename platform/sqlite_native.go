@@ -2,15 +2,45 @@
 
 package platform
 
-import "github.com/ncruces/go-sqlite3"
+import (
+	"path/filepath"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/vfs"
+)
 
 // nativeSQLite opens databases through the VFS of this OS, which locks
 // files with OFD locks (linux, darwin), LockFileEx (windows) or flock (the
 // BSDs, illumos).
 var nativeSQLite SQLite = osSQLite{}
 
+// directVFS is the OS's VFS, but for FullPathname, which does not resolve
+// symlinks: go-sqlite3's takes an lstat per path component on every open,
+// a sixth of what attaching a lock's file costs. SQLite uses the full name
+// to name a database's journal, which a lock never writes, and go-sqlite3
+// opens the file itself with O_NOFOLLOW, so a symlink at a lock's path is
+// refused either way.
+type directVFS struct{ vfs.VFSFilename }
+
+func (directVFS) FullPathname(name string) (string, error) { return filepath.Abs(name) }
+
+// directVFSName is what directVFS is registered as.
+const directVFSName = "proclock-os"
+
+func init() {
+	if os, ok := vfs.Find("os").(vfs.VFSFilename); ok {
+		vfs.Register(directVFSName, directVFS{os})
+	}
+}
+
 type osSQLite struct{}
 
+// Open opens path through the OS's VFS. An in-memory database (":memory:",
+// to which proclock attaches lock files) opens through directVFS, which
+// the files attached to it then use.
 func (osSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
+	if path == ":memory:" && vfs.Find(directVFSName) != nil {
+		return sqlite3.OpenFlags("file::memory:?vfs="+directVFSName, flags|sqlite3.OPEN_URI)
+	}
 	return sqlite3.OpenFlags(path, flags)
 }
