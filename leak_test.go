@@ -51,6 +51,9 @@ func (w *leakWorld) setPlatform(p *platform.Platform) {
 		p.SQLite = w.conns
 	}
 	p.Clock = leakPauseClock{Clock: p.Time(), pauses: w.pauses}
+	if p.Wake != nil {
+		p.Wake = leakPauseWaker{Waker: p.Wake, pauses: w.pauses}
+	}
 	w.p = p
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -25,6 +26,9 @@ type mechanism interface {
 	// recorded reports what the lock's files say of its holder, without
 	// probing the lock: for a lock held in this process.
 	recorded() Status
+	// watched names the files, in the lock's directory, whose change may
+	// free the lock: what a waiter's wake-up source watches.
+	watched() []string
 }
 
 // mechanismFor chooses: SQLite where the platform has it, else the file.
@@ -58,6 +62,13 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
 	}
 	return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
+}
+
+// watched: .holder, which its holder removes just before it lets go, and
+// the database, which it removes too with RemoveOnRelease.
+func (m *sqliteMechanism) watched() []string {
+	base := filepath.Base(m.path)
+	return []string{base, base + sqlitelock.HolderSuffix}
 }
 
 func (m *sqliteMechanism) recorded() Status {
@@ -143,6 +154,13 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
 	}
 	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
+}
+
+// watched: the lock file, which its holder removes as it lets go, and the
+// guard of a reclaim, which a reclaimer removes when done.
+func (m *fileMechanism) watched() []string {
+	base := filepath.Base(m.path)
+	return []string{base, base + stamplock.GuardSuffix}
 }
 
 func (m *fileMechanism) recorded() Status {

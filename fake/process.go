@@ -51,11 +51,12 @@ func (p *Process) Identity() platform.Identity { return p.id }
 func (p *Process) Alive() bool { return !p.killed.Load() }
 
 // Platform returns the process's platform: its own FS view and SQLite (the
-// same values every call, and no other process's), its Process facts and
-// the world's clock. Every call returns a new Platform holding those
-// values, as platform.Native does.
+// same values every call, and no other process's), its Process facts, the
+// world's clock, and a Waker that a change of a watched name in the
+// world's filesystem, or the death of a watched pid, wakes. Every call
+// returns a new Platform holding those values, as platform.Native does.
 func (p *Process) Platform() *platform.Platform {
-	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: p.info, Clock: p.clock}
+	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: p.info, Clock: p.clock, Wake: procWaker{p}}
 }
 
 // FS returns the process's view of the world's filesystem, the one its

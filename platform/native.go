@@ -18,9 +18,9 @@ var (
 // returns a new Platform holding the same FS, SQLite and Process values, so
 // that all native platforms of a process share turns (SPEC §5). SQLite is
 // nil where the OS's VFS cannot lock files (wasip1, js): the file mechanism
-// is used there.
+// is used there. Wake is set on linux (inotify and pidfds), nil elsewhere.
 func Native() *Platform {
-	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: nativeProcess}
+	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: nativeProcess, Wake: nativeWake}
 }
 
 // selfCache reads this process's identity once; it never changes.

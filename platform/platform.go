@@ -22,6 +22,12 @@ type Platform struct {
 	Process Process
 	// Clock tells time and sleeps. Nil means real time.
 	Clock Clock
+	// Wake, when set, wakes a waiting Acquire as soon as the lock's files
+	// change or its holder exits, instead of after its back-off. Nil:
+	// waits sleep on Clock. It keeps Clock's time (Native's, real time;
+	// a fake process's, its world's): a platform given another Clock
+	// needs a Wake to match, or none.
+	Wake Waker
 }
 
 // Time returns p's clock, or real time when it has none.

@@ -1,0 +1,161 @@
+package fake
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/proclock/proclock/platform"
+)
+
+// procWaker is a process's platform.Waker. A watched name going away from
+// the world's filesystem (removed or renamed away, by any process or the
+// world itself) wakes it; so does the death of the watched pid, of the
+// process's host and pid namespace. A name that was not there when the
+// wait began is not watched.
+// Otherwise it is the clock's sleep: on a running clock, time moves on by
+// d at once; on a frozen one, it waits for Advance (and counts as a
+// sleeper meanwhile). A change staged by SwapInode or ReuseInode, which
+// no hook sees, does not wake it either.
+//
+// It sleeps on the world's clock, not on whatever Clock its Platform was
+// given since: a test that wraps Platform.Clock to watch sleeps wraps Wake
+// too, or clears it.
+type procWaker struct{ p *Process }
+
+var _ platform.Waker = procWaker{}
+
+func (pw procWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	p, u := pw.p, pw.p.u
+	if !p.Alive() {
+		return platform.WakeTimeout, p.clock.killed()
+	}
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return platform.WakeTimeout, err
+	}
+	var exited <-chan struct{}
+	if pid > 0 {
+		u.mu.Lock()
+		holder := p.ns.procs[pid]
+		u.mu.Unlock()
+		if holder == nil {
+			return platform.WakeExit, nil
+		}
+		exited = holder.died
+	}
+	// Watching starts before the wait counts as a sleeper, so that a test
+	// that has seen it sleep knows any change it makes is seen. A change
+	// ends the sleep in the changing goroutine: once the change is made,
+	// WaitSleepers no longer counts this wait.
+	c := u.clock
+	s := &sleeper{wake: make(chan struct{})}
+	w := u.watchNames(dir, names, func() { c.forget(s) })
+	defer w.stop()
+
+	c.mu.Lock()
+	if !c.frozen {
+		c.now = c.now.Add(d)
+		c.mu.Unlock()
+		runtime.Gosched() // as sleep: a waiter must not starve its holder
+		return platform.WakeTimeout, nil
+	}
+	s.deadline = c.now.Add(d)
+	if !closed(w.changed) {
+		c.sleepers[s] = struct{}{}
+		c.signal()
+	}
+	c.mu.Unlock()
+	select {
+	case <-s.wake:
+	case <-ctx.Done():
+	case <-p.died:
+	case <-w.changed:
+	case <-exited:
+	}
+	c.forget(s)
+	// When several came together, the most telling wins, whatever the
+	// select chose.
+	switch {
+	case ctx.Err() != nil:
+		return platform.WakeTimeout, ctx.Err()
+	case !p.Alive():
+		return platform.WakeTimeout, p.clock.killed()
+	case closed(exited):
+		return platform.WakeExit, nil
+	case closed(w.changed):
+		return platform.WakeChange, nil
+	}
+	return platform.WakeTimeout, nil
+}
+
+// closed reports whether c is closed; a nil c never is.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return c != nil
+	default:
+		return false
+	}
+}
+
+// nameWatch notices names, entries of one directory, going away: one that
+// was there when the watch began is not there any more. It looks after
+// every operation of the world, through a hook.
+type nameWatch struct {
+	m        *memfs
+	names    []string
+	changed  chan struct{}
+	onChange func() // called once, with changed closed
+	once     sync.Once
+	remove   func()
+
+	// Guarded by m.mu.
+	dir *inode   // nil when dir could not be resolved: nothing is watched
+	was []*inode // what names were when the watch began; nil: absent
+}
+
+// watchNames starts watching names in dir (its symlinks resolved, so any
+// path to it is seen); onChange runs in the goroutine that makes one go.
+func (u *universe) watchNames(dir string, names []string, onChange func()) *nameWatch {
+	w := &nameWatch{m: u.fs, names: slices.Clone(names), changed: make(chan struct{}), onChange: onChange}
+	w.remove = u.hooks.add(&hook{op: OpAny, when: After, fn: w.look})
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	if at, err := w.m.resolve(actor{root: true}, dir, true); err == nil && at.node != nil && at.node.isDir() {
+		w.dir = at.node
+		w.was = make([]*inode, len(w.names))
+		for i, name := range w.names {
+			w.was[i] = w.dir.entries[name]
+		}
+	}
+	return w
+}
+
+// gone reports whether a name that was there when the watch began is not
+// there now; m.mu is held.
+func (w *nameWatch) gone() bool {
+	for i, name := range w.names {
+		if w.dir != nil && w.was[i] != nil && w.dir.entries[name] == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// look runs after every operation: it closes changed once a name is gone.
+func (w *nameWatch) look(Event) error {
+	w.m.mu.Lock()
+	gone := w.gone()
+	w.m.mu.Unlock()
+	if gone {
+		w.once.Do(func() {
+			close(w.changed)
+			w.onChange()
+		})
+	}
+	return nil
+}
+
+func (w *nameWatch) stop() { w.remove() }

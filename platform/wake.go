@@ -1,0 +1,61 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Waker is an optional power of a platform: it wakes a waiting Acquire as
+// soon as the lock it waits for may have been let go, instead of after its
+// back-off. Platform.Wake holds one; nil means waits sleep on the clock.
+type Waker interface {
+	// Wait returns when one of names (base names of entries of the
+	// directory dir) is removed or renamed away; when process pid, of
+	// this host and pid namespace, exits (pid <= 0: no process is
+	// watched; a pid that is already gone returns at once); or when d has
+	// passed on the platform's clock. It says which with its Wakeup. It
+	// returns ctx.Err() when ctx ends first; any other error (a fake
+	// process that was killed) ends the wait as ctx's would.
+	//
+	// A name going away is a holder letting go (or a reclaim ending).
+	// Nothing else wakes it: a name created or renamed onto is someone
+	// taking the lock, of no use to a waiter, and would wake every waiter
+	// at once; and a waiter opens, reads and closes the lock's files on
+	// every attempt, so waiters that woke on that would wake each other
+	// for ever.
+	//
+	// Wait may wake for nothing (the caller just attempts again) and may
+	// miss an event, which then costs no more than d. No goroutine it
+	// starts outlives it, and nothing it opens but a small cache of its
+	// own (linux keeps up to 4 idle inotify instances, which take the
+	// kernel milliseconds to close). A Waker that cannot watch (out of
+	// descriptors, a directory it cannot read) waits out d.
+	Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error)
+}
+
+// Wakeup says why a Waker's Wait returned.
+type Wakeup int
+
+const (
+	// WakeTimeout: d passed, and nothing watched was seen to change.
+	WakeTimeout Wakeup = iota
+	// WakeChange: a watched name went away (or the directory itself did,
+	// or events were lost: worth a look either way).
+	WakeChange
+	// WakeExit: the watched process exited, or was gone already.
+	WakeExit
+)
+
+// String returns the wake-up as a word: "timeout", "change" or "exit".
+func (w Wakeup) String() string {
+	switch w {
+	case WakeTimeout:
+		return "timeout"
+	case WakeChange:
+		return "change"
+	case WakeExit:
+		return "exit"
+	}
+	return fmt.Sprintf("Wakeup(%d)", int(w))
+}

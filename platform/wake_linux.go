@@ -1,0 +1,239 @@
+package platform
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// nativeWake watches with inotify and pidfds.
+var nativeWake Waker = inotifyWaker{}
+
+// inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
+// directory, a pidfd of its holder and an eventfd that ctx's end writes
+// to. The pidfd and the eventfd are opened and closed by each Wait; the
+// inotify instance is borrowed from a few kept idle (see watchers).
+type inotifyWaker struct {
+	// armed, when set, is called once everything is watched, just
+	// before the wait: tests stage events after it.
+	armed func()
+}
+
+// watchEvents are the inotify events of a name going away from the
+// directory, and those that end the watch (the directory removed or moved
+// away). The rest are left out on purpose (see Waker).
+const watchEvents = unix.IN_DELETE | unix.IN_MOVED_FROM |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// watchEnded are the events that say the watch saw something it cannot
+// name: read as a change.
+const watchEnded = unix.IN_Q_OVERFLOW | unix.IN_IGNORED | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_UNMOUNT
+
+func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error) {
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return WakeTimeout, err
+	}
+	deadline := time.Now().Add(d)
+	ws := watches{cancel: -1, dir: -1, wd: -1, proc: -1}
+	defer ws.close()
+	if pid > 0 {
+		fd, err := unix.PidfdOpen(pid, 0) // close-on-exec, always
+		switch {
+		case err == unix.ESRCH:
+			return WakeExit, nil
+		case err == nil:
+			ws.proc = fd
+		}
+		// ENOSYS (before linux 5.3), EPERM (a seccomp filter), EMFILE:
+		// the holder is not watched; d bounds the wait.
+	}
+	if fd, err := watchers.get(); err == nil {
+		ws.dir = fd
+		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
+			ws.wd = wd
+		} else {
+			watchers.put(fd, -1)
+			ws.dir = -1
+		}
+	}
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil || (ws.dir < 0 && ws.proc < 0) {
+		// Nothing to watch, or no way to hear ctx end: sleep.
+		if err == nil {
+			unix.Close(fd)
+		}
+		return WakeTimeout, RealClock().Sleep(ctx, d)
+	}
+	ws.cancel = fd
+	// ctx's end writes to the eventfd, which ends the poll. The write
+	// must be over before the descriptor is closed, or it could land in
+	// a file that reused its number.
+	written := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(written)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(fd, one[:])
+	})
+	defer func() {
+		if !stop() {
+			<-written
+		}
+	}()
+	if w.armed != nil {
+		w.armed()
+	}
+	return ws.wait(ctx, names, deadline)
+}
+
+// watches are the descriptors of one Wait; -1 when not open.
+type watches struct {
+	cancel int // eventfd, written when ctx ends
+	dir    int // inotify instance, borrowed from watchers
+	wd     int // its watch of the directory
+	proc   int // pidfd
+}
+
+func (ws *watches) close() {
+	if ws.dir >= 0 {
+		watchers.put(ws.dir, ws.wd)
+	}
+	for _, fd := range []int{ws.cancel, ws.proc} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// watchers keeps a few inotify instances idle between Waits. Closing an
+// instance that has watched anything takes the kernel milliseconds (it
+// waits out an SRCU grace period), which a waiter woken by a release
+// would spend before its attempt; removing a watch takes microseconds.
+var watchers = watcherPool{max: 4}
+
+type watcherPool struct {
+	mu   sync.Mutex
+	idle []int
+	max  int
+}
+
+// get returns an idle instance, or a new one.
+func (p *watcherPool) get() (int, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		fd := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return fd, nil
+	}
+	p.mu.Unlock()
+	return unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+}
+
+// put takes back fd once its watch wd (-1: none) is done with: the watch
+// removed and the events left read, it waits for the next Wait, or is
+// closed when enough others do. An event that still comes for the old
+// watch names its wd, which the next Wait's watch does not have (the
+// kernel hands them out in turn).
+func (p *watcherPool) put(fd, wd int) {
+	if wd >= 0 {
+		// EINVAL: the watch ended already (its directory went away).
+		if _, err := unix.InotifyRmWatch(fd, uint32(wd)); err != nil && err != unix.EINVAL {
+			unix.Close(fd)
+			return
+		}
+	}
+	var buf [4096]byte
+	for {
+		if _, err := unix.Read(fd, buf[:]); err != nil && err != unix.EINTR {
+			break
+		}
+	}
+	p.mu.Lock()
+	if len(p.idle) < p.max {
+		p.idle = append(p.idle, fd)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	unix.Close(fd)
+}
+
+// wait polls until ctx ends, the process exits, a watched name changes,
+// or the deadline.
+func (ws *watches) wait(ctx context.Context, names []string, deadline time.Time) (Wakeup, error) {
+	fds := []unix.PollFd{{Fd: int32(ws.cancel), Events: unix.POLLIN}}
+	if ws.dir >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(ws.dir), Events: unix.POLLIN})
+	}
+	if ws.proc >= 0 {
+		fds = append(fds, unix.PollFd{Fd: int32(ws.proc), Events: unix.POLLIN})
+	}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return WakeTimeout, nil
+		}
+		ts := unix.NsecToTimespec(left.Nanoseconds())
+		_, err := unix.Ppoll(fds, &ts, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return WakeTimeout, err
+		}
+		if err != nil {
+			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
+		}
+		for _, f := range fds[1:] {
+			switch {
+			case f.Revents == 0:
+			case int(f.Fd) == ws.proc:
+				return WakeExit, nil
+			case f.Revents&unix.POLLIN == 0 || changed(ws.dir, ws.wd, names):
+				// POLLERR or the like on inotify: look, rather than spin.
+				return WakeChange, nil
+			}
+		}
+	}
+}
+
+// changed reads the inotify events queued on fd and reports whether one
+// of watch wd is about one of names or ended the watch, or events were
+// lost.
+func changed(fd, wd int, names []string) bool {
+	var buf [4096]byte // room for at least one event with the longest name
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			// EAGAIN: all read. Any other failure: look anyway.
+			return !errors.Is(err, unix.EAGAIN)
+		}
+		for ev := buf[:n]; len(ev) >= unix.SizeofInotifyEvent; {
+			evWD := int32(binary.NativeEndian.Uint32(ev[0:4]))
+			mask := binary.NativeEndian.Uint32(ev[4:8])
+			size := int(binary.NativeEndian.Uint32(ev[12:16]))
+			end := min(unix.SizeofInotifyEvent+size, len(ev))
+			name := ev[unix.SizeofInotifyEvent:end]
+			if i := slices.Index(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			switch {
+			case mask&unix.IN_Q_OVERFLOW != 0:
+				return true
+			case int(evWD) != wd: // an earlier Wait's watch
+			case mask&watchEnded != 0 || slices.Contains(names, string(name)):
+				return true
+			}
+			ev = ev[end:]
+		}
+	}
+}

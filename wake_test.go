@@ -1,0 +1,260 @@
+package proclock_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
+)
+
+// wakeRecorder is a platform's Waker that says when a waiting Acquire
+// pauses between attempts, and records why each pause ended.
+type wakeRecorder struct {
+	inner   platform.Waker
+	pausing chan struct{}
+	woke    chan struct{} // told when a pause ends
+
+	mu  sync.Mutex
+	got []platform.Wakeup
+}
+
+func recordWakes(p *platform.Platform) *wakeRecorder {
+	r := &wakeRecorder{inner: p.Wake, pausing: make(chan struct{}, 1), woke: make(chan struct{}, 1)}
+	p.Wake = r
+	return r
+}
+
+func (r *wakeRecorder) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	select {
+	case r.pausing <- struct{}{}:
+	default:
+	}
+	why, err := r.inner.Wait(ctx, dir, names, pid, d)
+	if err == nil {
+		r.mu.Lock()
+		r.got = append(r.got, why)
+		r.mu.Unlock()
+	}
+	select {
+	case r.woke <- struct{}{}:
+	default:
+	}
+	return why, err
+}
+
+// count returns how many pauses ended for why.
+func (r *wakeRecorder) count(why platform.Wakeup) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, g := range r.got {
+		if g == why {
+			n++
+		}
+	}
+	return n
+}
+
+// guardCtx bounds a wait of the test's on something that should happen at
+// once: a failing test ends, with a message, instead of hanging.
+func guardCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// driveToPause moves a frozen world's time on until each of the waiters
+// has made its first attempt (whose busy timeout and retries sleep on the
+// clock) and is blocked in a pause between attempts.
+func driveToPause(t *testing.T, w *fake.World, waiters ...*wakeRecorder) {
+	t.Helper()
+	ctx := guardCtx(t)
+	paused := make([]bool, len(waiters))
+	for {
+		if err := w.WaitSleepers(ctx, len(waiters)); err != nil {
+			t.Fatalf("the waiters never all slept: %v", err)
+		}
+		all := true
+		for i, r := range waiters {
+			select {
+			case <-r.pausing:
+				paused[i] = true
+			default:
+			}
+			all = all && paused[i]
+		}
+		if all {
+			return
+		}
+		w.Advance(30 * time.Millisecond)
+	}
+}
+
+// In a frozen fake world, a waiting Acquire deep in its back-off takes the
+// lock as soon as its holder lets go or dies: its pause is woken by the
+// change of the lock's files or by the holder's death, not ended by its
+// back-off (which would need Advance). At most one short pause is left: a
+// SQLite holder removes .holder a moment before it lets go, and a waiter
+// woken then may find it still holding; it looks again after 1 ms.
+func TestWaitWokenFake(t *testing.T) {
+	const woken = time.Millisecond // the pause after a wake-up, at most
+	events := []struct {
+		name string
+		opts proclock.Options
+		end  func(t *testing.T, holder *fake.Process, l *proclock.Lock)
+		want platform.Wakeup
+	}{
+		{"release", proclock.Options{}, func(t *testing.T, _ *fake.Process, l *proclock.Lock) {
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}, platform.WakeChange},
+		{"release and remove", proclock.Options{RemoveOnRelease: true}, func(t *testing.T, _ *fake.Process, l *proclock.Lock) {
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}, platform.WakeChange},
+		{"holder killed", proclock.Options{}, func(_ *testing.T, holder *fake.Process, _ *proclock.Lock) {
+			holder.Kill()
+		}, platform.WakeExit},
+	}
+	for _, mech := range mechanisms {
+		for _, ev := range events {
+			t.Run(string(mech)+"/"+ev.name, func(t *testing.T) {
+				w := fake.New()
+				holder, waiter := w.Spawn(), w.Spawn()
+				hp, wp := holder.Platform(), waiter.Platform()
+				if mech == proclock.MechanismFile {
+					hp.SQLite, wp.SQLite = nil, nil
+				}
+				const path = "/tmp/app.lock"
+				l, err := proclock.Acquire(context.Background(), hp, path, ev.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := recordWakes(wp)
+				w.Freeze()
+				res := make(chan error, 1)
+				go func() {
+					got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
+					if err == nil {
+						err = got.Release()
+					}
+					res <- err
+				}()
+				driveToPause(t, w, rec)
+				for range 5 { // deep into the back-off: pauses of 50–100 ms
+					w.Advance(100 * time.Millisecond)
+					driveToPause(t, w, rec)
+				}
+				start := w.Now()
+				drainWoke(rec)
+
+				ev.end(t, holder, l)
+				// The pause ends, with no time passing; a holder's death
+				// ends it in the waiter's goroutine, so wait for that.
+				select {
+				case err := <-res:
+					res <- err
+				case <-rec.woke:
+				case <-guardCtx(t).Done():
+					t.Fatal("the waiter was not woken: it still waits for its back-off")
+				}
+				for {
+					err, done := resultOrSleep(t, w, res)
+					if done {
+						if err != nil {
+							t.Fatalf("waiter: %v", err)
+						}
+						break
+					}
+					if w.Now().Sub(start) >= woken {
+						t.Fatalf("the waiter still waits %v after the holder let go: not woken", w.Now().Sub(start))
+					}
+					w.Advance(woken)
+				}
+				if n := rec.count(ev.want); n == 0 {
+					t.Errorf("no pause woken by %v", ev.want)
+				}
+			})
+		}
+	}
+}
+
+func drainWoke(r *wakeRecorder) {
+	select {
+	case <-r.woke:
+	default:
+	}
+}
+
+// resultOrSleep returns the waiter's result when it comes, or done false
+// when instead the waiter sleeps on the frozen clock.
+func resultOrSleep(t *testing.T, w *fake.World, res <-chan error) (err error, done bool) {
+	ctx, cancel := context.WithCancel(guardCtx(t))
+	defer cancel()
+	slept := make(chan error, 1)
+	go func() { slept <- w.WaitSleepers(ctx, 1) }()
+	select {
+	case err := <-res:
+		return err, true
+	case err := <-slept:
+		if err != nil {
+			t.Fatalf("the waiter neither took the lock nor slept: %v", err)
+		}
+		return nil, false
+	}
+}
+
+// Waiters do not wake each other: the files they open, read and close on
+// each attempt are not a change. Two waiters of a held lock, over ten
+// rounds of their longest back-off, are woken by their time alone.
+func TestWaitersDoNotWakeEachOtherFake(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			w := fake.New()
+			hp := w.Spawn().Platform()
+			ap, bp := w.Spawn().Platform(), w.Spawn().Platform()
+			if mech == proclock.MechanismFile {
+				hp.SQLite, ap.SQLite, bp.SQLite = nil, nil, nil
+			}
+			const path = "/tmp/app.lock"
+			l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			a, b := recordWakes(ap), recordWakes(bp)
+			w.Freeze()
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for _, p := range []*platform.Platform{ap, bp} {
+				wg.Go(func() {
+					if got, err := proclock.Acquire(ctx, p, path, proclock.Options{Wait: true}); err == nil {
+						got.Release()
+						t.Error("a waiter took a held lock")
+					}
+				})
+			}
+			driveToPause(t, w, a, b)
+			for range 10 {
+				w.Advance(100 * time.Millisecond)
+				driveToPause(t, w, a, b)
+			}
+			cancel()
+			wg.Wait()
+			for i, r := range []*wakeRecorder{a, b} {
+				if n := r.count(platform.WakeChange); n != 0 {
+					t.Errorf("waiter %d woken %d times by a change; want 0", i, n)
+				}
+				if n := r.count(platform.WakeTimeout); n < 10 {
+					t.Errorf("waiter %d woken %d times by its time; want 10 at least", i, n)
+				}
+			}
+		})
+	}
+}
