@@ -16,27 +16,39 @@ import (
 // Natively, 1000 acquire/release cycles and 100 cancelled waits leave this
 // process's goroutines, file descriptors and SQLite connections as they
 // were (the pool's idle connections, filled up before, are a fixed
-// allowance).
+// allowance); with the wake-up source in the waits (inotify, pidfd,
+// eventfd) and without it.
 func TestLeaksNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
-		t.Run(string(mech), func(t *testing.T) {
-			dir := t.TempDir()
-			p := platform.Native()
-			// A platform value of its own: its own turns and pool, so
-			// that only this test's connections are counted.
-			p = &platform.Platform{FS: p.FS, SQLite: p.SQLite, Process: p.Process, Clock: p.Clock}
-			if mech == proclock.MechanismFile {
-				p.SQLite = nil
+		for _, wake := range []bool{false, true} {
+			name := string(mech)
+			if wake {
+				name += "/wake"
 			}
-			w := &leakWorld{
-				free:  filepath.Join(dir, "free.lock"),
-				held:  filepath.Join(dir, "held.lock"),
-				files: openFDs,
-			}
-			w.setPlatform(p)
-			leakHoldElsewhere(t, mech, w.held)
-			checkNoLeaks(t, w)
-		})
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				n := platform.Native()
+				// A platform value of its own: its own turns and pool,
+				// so that only this test's connections are counted.
+				p := &platform.Platform{FS: n.FS, SQLite: n.SQLite, Process: n.Process, Clock: n.Clock}
+				if wake {
+					if p.Wake = n.Wake; p.Wake == nil {
+						t.Fatal("no native wake-up source on linux")
+					}
+				}
+				if mech == proclock.MechanismFile {
+					p.SQLite = nil
+				}
+				w := &leakWorld{
+					free:  filepath.Join(dir, "free.lock"),
+					held:  filepath.Join(dir, "held.lock"),
+					files: openFDs,
+				}
+				w.setPlatform(p)
+				leakHoldElsewhere(t, mech, w.held)
+				checkNoLeaks(t, w)
+			})
+		}
 	}
 }
 
