@@ -337,12 +337,9 @@ func sortedNames(dir *inode) []string {
 // rename moves oldname to newname in one step, replacing a file (or an
 // empty directory) at newname, as rename(2) does.
 func (m *memfs) rename(a actor, oldname, newname string) error {
-	from, err := m.resolve(a, oldname, false)
+	from, err := m.existingAt(a, oldname, false)
 	if err != nil {
 		return err
-	}
-	if from.node == nil {
-		return syscall.ENOENT
 	}
 	to, err := m.resolve(a, newname, false)
 	if err != nil {
@@ -401,12 +398,9 @@ func replaceable(from, to where) error {
 // link gives the file at oldname (a symlink itself, not its target, as
 // linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
 func (m *memfs) link(a actor, oldname, newname string) error {
-	from, err := m.resolve(a, oldname, false)
+	from, err := m.existingAt(a, oldname, false)
 	if err != nil {
 		return err
-	}
-	if from.node == nil {
-		return syscall.ENOENT
 	}
 	if from.node.isDir() {
 		return syscall.EPERM
@@ -456,14 +450,20 @@ func (m *memfs) readlink(a actor, name string) (string, error) {
 
 // existing returns the inode at name, or ENOENT.
 func (m *memfs) existing(a actor, name string, follow bool) (*inode, error) {
+	w, err := m.existingAt(a, name, follow)
+	return w.node, err
+}
+
+// existingAt resolves name, which must exist (ENOENT otherwise).
+func (m *memfs) existingAt(a actor, name string, follow bool) (where, error) {
 	w, err := m.resolve(a, name, follow)
+	if err == nil && w.node == nil {
+		err = syscall.ENOENT
+	}
 	if err != nil {
-		return nil, err
+		return where{}, err
 	}
-	if w.node == nil {
-		return nil, syscall.ENOENT
-	}
-	return w.node, nil
+	return w, nil
 }
 
 func (m *memfs) chmod(a actor, name string, mode fs.FileMode) error {
@@ -491,16 +491,23 @@ func (m *memfs) chtimes(a actor, name string, atime, mtime time.Time) error {
 }
 
 func (m *memfs) resolveDir(a actor, dir string) (string, error) {
-	w, err := m.resolve(a, dir, true)
-	switch {
-	case err != nil:
+	w, err := m.dirAt(a, dir)
+	if err != nil {
 		return "", err
-	case w.node == nil:
-		return "", syscall.ENOENT
-	case !w.node.isDir():
-		return "", syscall.ENOTDIR
 	}
 	return w.realPath(), nil
+}
+
+// dirAt resolves dir, following symlinks; it must be a directory.
+func (m *memfs) dirAt(a actor, dir string) (where, error) {
+	w, err := m.existingAt(a, dir, true)
+	if err == nil && !w.node.isDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return where{}, err
+	}
+	return w, nil
 }
 
 // mknod creates a node of a kind that holds no data: a FIFO, a socket or a

@@ -5,7 +5,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/proclock/proclock/lockfs"
@@ -286,14 +285,9 @@ func (v *view) ResolveDir(dir string) (string, error) {
 // DirID identifies the directory dir names, following symlinks.
 func (v *view) DirID(dir string) (lockfs.FileID, error) {
 	return run(v.doer, step{op: OpStat, verb: "dirid", path: dir}, func(a actor) (lockfs.FileID, error) {
-		w, err := v.m.resolve(a, dir, true)
-		switch {
-		case err != nil:
+		w, err := v.m.dirAt(a, dir)
+		if err != nil {
 			return lockfs.FileID{}, err
-		case w.node == nil:
-			return lockfs.FileID{}, syscall.ENOENT
-		case !w.node.isDir():
-			return lockfs.FileID{}, syscall.ENOTDIR
 		}
 		return idOf(w.node), nil
 	})
