@@ -120,7 +120,7 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		return nil, err
 	}
 	l.key = t.key
-	turns.hold(t.key)
+	turns.hold(t.key, l)
 	return l, nil
 }
 
@@ -132,9 +132,10 @@ type lockTarget struct {
 	mech mechanism
 }
 
-// target checks p and path and makes the lock's turn key: the identity of
-// the file's directory (its device and inode, which every name of it
-// shares, symlinked or not), then its base name.
+// target checks p and path and makes the lock's turn key: the platform's
+// FS (both mechanisms on one FS share the lock's files, so they share its
+// turns), the identity of the file's directory (its device and inode,
+// which every name of it shares, symlinked or not), then its base name.
 func target(p *platform.Platform, path string) (lockTarget, error) {
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
@@ -152,14 +153,10 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 		return lockTarget{}, fmt.Errorf("proclock: lock directory: %w", err)
 	}
 	t := lockTarget{path: path, dir: dir}
-	var world any = p.FS
-	if p.SQLite != nil {
-		world = p.SQLite
+	if !reflect.TypeOf(p.FS).Comparable() {
+		return lockTarget{}, fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
 	}
-	if !reflect.TypeOf(world).Comparable() {
-		return lockTarget{}, fmt.Errorf("proclock: platform's FS or SQLite is a %T, which cannot key turns; use a pointer", world)
-	}
-	t.key = turnKey{world: world, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
+	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
 	t.mech = mechanismFor(p, path)
 	return t, nil
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // Benchmarks run in os.TempDir(); set TMPDIR to compare filesystems (the
@@ -118,7 +118,7 @@ func holdElsewhere(b *testing.B, mech proclock.Mechanism, path string) {
 		}
 	case proclock.MechanismFile:
 		host, _ := os.Hostname()
-		stamp := stamplock.Stamp{Format: stamplock.Format, Identity: platform.Identity{Host: host, PID: 1}, Nonce: "init"}
+		stamp := lockrec.Record{Format: lockrec.Format, Identity: platform.Identity{Host: host, PID: 1}, Nonce: "init"}
 		f, err := lockfs.OS().OpenFile(path, lockfs.CreateExcl, 0o644)
 		if err != nil {
 			b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -33,3 +34,10 @@ func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 // filesystem (NFS, SMB/CIFS), where neither SQLite's locks nor lock files
 // can be trusted. Options.AllowNetworkFS opts in.
 var ErrNetworkFS = errors.New("proclock: lock directory is on a network filesystem")
+
+// ErrNotLockFile is matched by Acquire's (and IsHeld's) error when the file
+// at the lock's path is not recognisably a lock file: a script, text, a
+// database with tables, JSON without a pid, a FIFO, socket or device, a
+// file over 64 KiB. proclock never removes or changes such a file
+// (docs/protocol.md says what is a lock file).
+var ErrNotLockFile = lockrec.ErrNotLockFile

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(handoffHolderEnv); spec != "" {
 		serveHandoffHolder(spec)
 	}
+	if spec := os.Getenv(gcHolderEnv); spec != "" {
+		serveGCHolder(spec)
+	}
 	os.Exit(m.Run())
 }
 

@@ -24,6 +24,11 @@ const (
 	StateStale State = "stale"
 	// StateInaccessible: this process may not read the lock's file.
 	StateInaccessible State = "inaccessible"
+	// StateForeign: the file at the path is not a lock file (a script,
+	// text, a database with tables, a FIFO, ...): no lock can be taken
+	// there, and proclock never changes it. Acquire's error matches
+	// ErrNotLockFile.
+	StateForeign State = "foreign"
 )
 
 // Status is Inspect's report on a lock.
@@ -31,8 +36,8 @@ type Status struct {
 	Path  string `json:"path"`
 	State State  `json:"state"`
 	// Reason says why a lock is stale ("pid gone", "pid reused", "other
-	// boot", "unstamped past 30 s", "unreadable past 30 s") or
-	// inaccessible.
+	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible,
+	// or foreign ("not a lock file").
 	Reason string `json:"reason,omitempty"`
 	// Holder is the recorded holder, when known.
 	Holder *platform.Identity `json:"holder,omitempty"`
@@ -45,7 +50,7 @@ type Status struct {
 	HeldHere  bool      `json:"heldHere,omitempty"`
 	Mechanism Mechanism `json:"mechanism"`
 
-	// cause is the error that made the lock inaccessible.
+	// cause is the error that made the lock inaccessible or foreign.
 	cause error
 }
 
@@ -55,7 +60,7 @@ type Status struct {
 // decides. ctx is looked at once, before anything starts.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
 	st, err := inspect(ctx, p, path, false)
-	if err == nil && st.State == StateInaccessible {
+	if err == nil && (st.State == StateInaccessible || st.State == StateForeign) {
 		// Neither held nor free: Acquire would fail the same way.
 		err = st.cause
 	}

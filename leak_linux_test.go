@@ -9,8 +9,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // Natively, 1000 acquire/release cycles and 100 cancelled waits leave this
@@ -91,7 +91,7 @@ func leakHoldElsewhere(t *testing.T, mech proclock.Mechanism, path string) {
 			t.Fatalf("parent %d: %+v, %v", parent.PID, info, err)
 		}
 		parent.StartTime = info.StartTime
-		stamp := stamplock.Stamp{Format: stamplock.Format, Identity: parent, AcquiredAt: time.Now(), Nonce: "leak-check-holder"}
+		stamp := lockrec.Record{Format: lockrec.Format, Identity: parent, AcquiredAt: time.Now(), Nonce: "leak-check-holder"}
 		if err := os.WriteFile(path, stamp.Marshal(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
 	"github.com/proclock/proclock/stamplock"
 )
 
-// mechanism is one way of holding a lock at one path.
+// mechanism is one way of holding a lock at one path. Both ways share the
+// lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
 	kind() Mechanism
 	// ready fails when the mechanism cannot work at all (the file
@@ -26,9 +28,6 @@ type mechanism interface {
 	// recorded reports what the lock's files say of its holder, without
 	// probing the lock: for a lock held in this process.
 	recorded() Status
-	// watched names the files, in the lock's directory, whose change may
-	// free the lock: what a waiter's wake-up source watches.
-	watched() []string
 }
 
 // mechanismFor chooses: SQLite where the platform has it, else the file.
@@ -37,6 +36,16 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 		return &sqliteMechanism{p: p, path: path}
 	}
 	return &fileMechanism{p: p, path: path}
+}
+
+// watched names the files, in the lock's directory, whose going away may
+// free the lock, whichever mechanism holds it: what a waiter's wake-up
+// source watches. The lock file goes when a file holder releases (or a
+// SQLite holder with RemoveOnRelease), the mark when a SQLite holder
+// releases, and the guard when a reclaim ends.
+func watched(path string) []string {
+	base := filepath.Base(path)
+	return []string{base, base + lockrec.MarkSuffix, base + stamplock.GuardSuffix}
 }
 
 // sqliteMechanism holds a lock with an exclusive SQLite lock (package
@@ -52,23 +61,79 @@ func (m *sqliteMechanism) kind() Mechanism { return MechanismSQLite }
 // lock's holder is then unknown.
 func (m *sqliteMechanism) ready() error { return nil }
 
+// maxStampRounds bounds how often one attempt clears a dead holder's stamp
+// and tries again.
+const maxStampRounds = 3
+
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	sl, err := sqlitelock.Acquire(m.p, m.path, sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx})
-	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
-		return nil, &HeldError{Path: m.path, Holder: busy.Holder()}
+	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx}
+	if self != nil {
+		a.Guard = func(ctx context.Context, path string) (func(), error) {
+			g, err := stamplock.Guard(ctx, m.p, *self, path)
+			if err != nil {
+				return nil, err
+			}
+			return func() { g.Release() }, nil
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+	for range maxStampRounds {
+		sl, err := sqlitelock.Acquire(m.p, m.path, a)
+		if err == nil {
+			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
+		}
+		if !errors.Is(err, sqlitelock.ErrStamped) {
+			return nil, m.failed(err)
+		}
+		// A file-mechanism holder's stamp: held, or cleared if stale.
+		if err := m.clearStamp(ctx, self); err != nil {
+			return nil, err
+		}
+		a.First = false
 	}
-	return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
+	return nil, &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
 }
 
-// watched: .holder, which its holder removes just before it lets go, and
-// the database, which it removes too with RemoveOnRelease.
-func (m *sqliteMechanism) watched() []string {
-	base := filepath.Base(m.path)
-	return []string{base, base + sqlitelock.HolderSuffix}
+// failed words an attempt's error for the caller.
+func (m *sqliteMechanism) failed(err error) error {
+	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
+		return &HeldError{Path: m.path, Holder: busy.Holder()}
+	}
+	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
+		return &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
+	}
+	return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+}
+
+// clearStamp judges a stamp found at the path: a held error when its holder
+// lives or cannot be judged (as it cannot without this process's identity),
+// nil once a dead holder's stamp is cleared (or gone), for another try.
+func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
+	if self == nil {
+		return &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
+	}
+	pr, err := stamplock.Look(m.p, *self, m.path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+	case pr.State == stamplock.Held:
+		return &HeldError{Path: m.path, Holder: pr.Holder()}
+	case pr.State == stamplock.Stale:
+		if err := stamplock.Clear(ctx, m.p, *self, m.path, pr); err != nil {
+			return m.failed(err)
+		}
+	}
+	return nil
+}
+
+// readStampHolder is the holder a stamp at path names, unjudged.
+func readStampHolder(p *platform.Platform, path string) *platform.Identity {
+	seen, err := lockrec.Read(p.FS, path)
+	if err != nil || seen.Kind != lockrec.Stamp {
+		return nil
+	}
+	r, _ := lockrec.Parse(seen.Content)
+	return r.Holder()
 }
 
 func (m *sqliteMechanism) recorded() Status {
@@ -83,12 +148,8 @@ func (m *sqliteMechanism) recorded() Status {
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
 	state, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
-	if errors.Is(err, fs.ErrPermission) {
-		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
-		return st, nil
-	}
 	if err != nil {
-		return st, fmt.Errorf("proclock: inspect %s: %w", m.path, err)
+		return failedInspect(st, err)
 	}
 	switch state {
 	case sqlitelock.Absent:
@@ -100,8 +161,30 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 			st = m.recorded()
 		}
 		st.State = StateHeld
+	case sqlitelock.Stamped:
+		self := selfIdentity(m.p)
+		if self == nil {
+			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, readStampHolder(m.p, m.path)
+			return st, nil
+		}
+		return inspectFile(m.p, *self, m.path)
 	}
 	return st, nil
+}
+
+// failedInspect is the status, or the error, of an inspection that failed:
+// a file this process may not read is inaccessible, one that is not a lock
+// file is foreign.
+func failedInspect(st Status, err error) (Status, error) {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
+		return st, nil
+	case errors.Is(err, lockrec.ErrNotLockFile):
+		st.State, st.Reason, st.cause = StateForeign, lockrec.ErrNotLockFile.Error(), err
+		return st, nil
+	}
+	return st, fmt.Errorf("proclock: inspect %s: %w", st.Path, err)
 }
 
 // fileMechanism holds a lock with a stamped lock file (package stamplock).
@@ -126,7 +209,7 @@ func (m *fileMechanism) self() (platform.Identity, error) {
 	id, err := m.p.Process.Self()
 	if err == nil && id.PID <= 0 {
 		// A stamp without a pid could not be judged: others would take
-		// it for junk and reclaim it after 30 s, from a live holder.
+		// it for junk, not a lock.
 		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
 	}
 	if err != nil {
@@ -146,7 +229,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	sl, err := stamplock.Acquire(m.p, here, m.path)
+	sl, err := stamplock.Acquire(ctx, m.p, here, m.path)
 	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
 		return nil, &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
 	}
@@ -154,13 +237,6 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
 	}
 	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
-}
-
-// watched: the lock file, which its holder removes as it lets go, and the
-// guard of a reclaim, which a reclaimer removes when done.
-func (m *fileMechanism) watched() []string {
-	base := filepath.Base(m.path)
-	return []string{base, base + stamplock.GuardSuffix}
 }
 
 func (m *fileMechanism) recorded() Status {
@@ -172,22 +248,34 @@ func (m *fileMechanism) recorded() Status {
 }
 
 func (m *fileMechanism) inspect(bool) (Status, error) {
-	st := Status{Path: m.path, Mechanism: MechanismFile}
 	here, err := m.self()
 	if err != nil {
-		return st, err
+		return Status{Path: m.path, Mechanism: MechanismFile}, err
 	}
-	pr, err := stamplock.Look(m.p, here, m.path)
-	if errors.Is(err, fs.ErrPermission) {
-		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
-		return st, nil
-	}
+	return inspectFile(m.p, here, m.path)
+}
+
+// inspectFile reports on the lock at path as the file mechanism judges it:
+// by its mark when a SQLite holder's is live, else by the file.
+func inspectFile(p *platform.Platform, here platform.Identity, path string) (Status, error) {
+	st := Status{Path: path, Mechanism: MechanismFile}
+	pr, err := stamplock.Look(p, here, path)
 	if err != nil {
-		return st, fmt.Errorf("proclock: inspect %s: %w", m.path, err)
+		return failedInspect(st, err)
 	}
+	now := p.Time().Now()
 	st.Holder = pr.Holder()
-	if pr.Stamp != nil {
-		st.setAcquired(pr.Stamp.AcquiredAt, m.p.Time().Now())
+	switch {
+	case pr.State == stamplock.Absent:
+	case pr.Mark != nil:
+		st.Mechanism = MechanismSQLite
+		if pr.Mark.Record != nil {
+			st.setAcquired(pr.Mark.Record.AcquiredAt, now)
+		}
+	case pr.Stamp != nil:
+		st.setAcquired(pr.Stamp.AcquiredAt, now)
+	case pr.Kind == lockrec.SQLite:
+		st.Mechanism = MechanismSQLite // an empty file could be either's
 	}
 	switch pr.State {
 	case stamplock.Absent:
@@ -197,6 +285,9 @@ func (m *fileMechanism) inspect(bool) (Status, error) {
 	case stamplock.Stale:
 		st.State = StateStale
 		st.Reason = staleReason(pr.Reason)
+		if pr.Reason == stamplock.ReasonFree {
+			st.State, st.Reason = StateFree, ""
+		}
 	}
 	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
@@ -57,7 +58,7 @@ func secDeadStamp(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	id.PID, id.StartTime = secDeadPID(t), 0
-	data := stamplock.Stamp{Format: stamplock.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+	data := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -123,19 +124,20 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 						t.Fatalf("the symlink at the path is gone: %v, %v", info, err)
 					}
 				case proclock.MechanismFile:
-					if !errors.Is(err, proclock.ErrHeld) {
-						t.Fatalf("Acquire on a young symlink = %v, %v; want held", l, err)
+					// Not a lock file, however old: never taken, never
+					// removed.
+					for range 2 {
+						if err == nil {
+							l.Release()
+						}
+						if !errors.Is(err, proclock.ErrNotLockFile) {
+							t.Fatalf("Acquire on a symlink = %v; want an error matching ErrNotLockFile", err)
+						}
+						secAge(t, path)
+						l, err = proclock.Acquire(ctx, p, path, proclock.Options{})
 					}
-					secAge(t, path)
-					l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
-					if err != nil {
-						t.Fatalf("Acquire past the window: %v", err)
-					}
-					if info, err := os.Lstat(path); err != nil || !info.Mode().IsRegular() {
-						t.Fatalf("after reclaim the path is %v, %v; want the lock's own file", info, err)
-					}
-					if err := l.Release(); err != nil {
-						t.Fatal(err)
+					if info, err := os.Lstat(path); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+						t.Fatalf("the symlink at the path is gone: %v, %v", info, err)
 					}
 				}
 				v.Check(t)
@@ -147,8 +149,8 @@ func TestSymlinkAtPathNotFollowed(t *testing.T) {
 	}
 }
 
-// TestSymlinkAtHolderReplaced: a symlink at <path>.holder is replaced by
-// the holder's record (a temporary file renamed over it), never followed;
+// TestSymlinkAtHolderReplaced: a symlink at <path>.holder is removed (it
+// names no live holder) and replaced by the holder's record, never followed;
 // Release removes the record, and the victim is untouched throughout.
 func TestSymlinkAtHolderReplaced(t *testing.T) {
 	dir := t.TempDir()
@@ -177,9 +179,9 @@ func TestSymlinkAtHolderReplaced(t *testing.T) {
 }
 
 // TestSymlinkAtGuardNotFollowed: a symlink at the reclaim guard
-// (<path>.stale), planted beside a dead holder's file, is not followed:
-// while young it reads as a reclaim in progress (the guard keeps two
-// reclaimers from both winning), once aged it is reclaimed as a stale guard.
+// (<path>.stale), planted beside a dead holder's file, is not followed and
+// not removed, however old: it is not a lock file, so no reclaim runs (and
+// the dead holder's file stays) until someone removes it.
 func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -188,15 +190,26 @@ func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	v := locktest.NewVictim(t, dir)
 	secDeadStamp(t, path)
 	secSymlink(t, v.Path, guard)
-	p := nativePlatform(proclock.MechanismFile)
-	if _, err := proclock.Acquire(ctx, p, path, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
-		t.Fatalf("Acquire beside a young guard = %v; want held (being reclaimed)", err)
+	for _, mech := range []proclock.Mechanism{proclock.MechanismFile, proclock.MechanismSQLite} {
+		p := nativePlatform(mech)
+		for range 2 {
+			if l, err := proclock.Acquire(ctx, p, path, proclock.Options{}); !errors.Is(err, proclock.ErrNotLockFile) {
+				if err == nil {
+					l.Release()
+				}
+				t.Fatalf("%s: Acquire beside a symlinked guard = %v; want an error matching ErrNotLockFile", mech, err)
+			}
+			v.Check(t)
+			secAge(t, guard)
+		}
 	}
-	v.Check(t)
-	secAge(t, guard)
-	l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+	if info, err := os.Lstat(guard); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("the symlink at the guard is gone: %v, %v", info, err)
+	}
+	os.Remove(guard)
+	l, err := proclock.Acquire(ctx, nativePlatform(proclock.MechanismFile), path, proclock.Options{})
 	if err != nil {
-		t.Fatalf("Acquire beside an aged guard: %v", err)
+		t.Fatalf("Acquire once the symlink is gone: %v", err)
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
@@ -256,11 +269,10 @@ func (s *secPlantingFS) Rename(oldname, newname string) error {
 	return s.FS.Rename(oldname, newname)
 }
 
-// TestGuessedTemporaryNamesNotFollowed: the temporary .holder file and the
-// private name a stale lock file is renamed to are random; an attacker who
-// guesses one anyway and plants a symlink there still writes nothing
-// through it: the temporary file is created with O_EXCL, and a rename
-// replaces a symlink rather than following it. No lock is left held.
+// TestGuessedTemporaryNamesNotFollowed: the private name a stale guard is
+// renamed to is random; an attacker who guesses one anyway and plants a
+// symlink there still writes nothing through it: a rename replaces a
+// symlink rather than following it. No lock is left held.
 func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -269,8 +281,10 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 		prefix string // of the guessed name, after the lock's path
 		stage  func(t *testing.T, path string)
 	}{
-		{"sqlite .holder temporary", proclock.MechanismSQLite, sqlitelock.HolderSuffix + ".tmp-", func(*testing.T, string) {}},
-		{"file reclaim's private name", proclock.MechanismFile, stamplock.GuardSuffix + "-", secDeadStamp},
+		{"a stale guard's private name", proclock.MechanismFile, stamplock.GuardSuffix + stamplock.GuardSuffix + "-", func(t *testing.T, path string) {
+			secDeadStamp(t, path)
+			secDeadStamp(t, path+stamplock.GuardSuffix)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

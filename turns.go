@@ -7,8 +7,8 @@ import (
 )
 
 // turnKey names one lock inside this process: the world it lives in (the
-// platform's SQLite value, or its FS value without SQLite), the identity of
-// its directory, which every path to it resolves to, and its base name.
+// platform's FS value, whichever mechanism takes it), the identity of its
+// directory, which every path to it resolves to, and its base name.
 // (The identity costs one stat; resolving the path through its symlinks,
 // an lstat per component.)
 type turnKey struct {
@@ -31,9 +31,12 @@ type turnTable struct {
 // turnQueue is one lock's turn: taken by one acquisition, with others
 // queued behind it. A key with no queue is free.
 type turnQueue struct {
-	// held is set while the acquisition whose turn it is holds the lock
-	// (rather than still attempting it).
-	held    bool
+	// holder is the lock while the acquisition whose turn it is holds it
+	// (rather than still attempting it). Kept here, it stays reachable
+	// until released, whether or not the caller keeps it: the garbage
+	// collector would otherwise finalize its open files, and the kernel
+	// drop a SQLite lock that a daemon meant to hold for its whole life.
+	holder  *Lock
 	waiters []chan struct{}
 }
 
@@ -87,7 +90,7 @@ func (t *turnTable) leave(key turnKey) {
 
 func (t *turnTable) passLocked(key turnKey) {
 	q := t.m[key]
-	q.held = false
+	q.holder = nil
 	if len(q.waiters) == 0 {
 		delete(t.m, key)
 		return
@@ -106,11 +109,11 @@ func (t *turnTable) taken(key turnKey) bool {
 	return ok
 }
 
-// hold records that the acquisition whose turn it is now holds key.
-func (t *turnTable) hold(key turnKey) {
+// hold records that the acquisition whose turn it is now holds key, as l.
+func (t *turnTable) hold(key turnKey, l *Lock) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.m[key].held = true
+	t.m[key].holder = l
 }
 
 // held reports whether an acquisition in this process holds key.
@@ -118,5 +121,5 @@ func (t *turnTable) held(key turnKey) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	q, ok := t.m[key]
-	return ok && q.held
+	return ok && q.holder != nil
 }

@@ -61,7 +61,7 @@ func pause(ctx context.Context, p *platform.Platform, t lockTarget, held error, 
 	if p.Wake == nil {
 		return false, p.Time().Sleep(ctx, d)
 	}
-	why, err := p.Wake.Wait(ctx, t.dir, t.mech.watched(), livePID(p, held), d)
+	why, err := p.Wake.Wait(ctx, t.dir, watched(t.path), livePID(p, held), d)
 	return why != platform.WakeTimeout, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // A lock has one holder; another process is told who it is; after release
@@ -192,7 +193,7 @@ func testBadInput(t *testing.T, c *env) {
 
 // A process that cannot read its own identity: the file mechanism cannot
 // judge holders, so Acquire fails and creates nothing; SQLite takes the
-// lock, with its holder unknown and no .holder left behind.
+// lock, with its holder unknown, and a mark that names no holder.
 func testIdentityUnavailable(t *testing.T, c *env) {
 	a, b := c.Spawn(t), c.Spawn(t)
 	if !a.FailIdentity() {
@@ -217,8 +218,13 @@ func testIdentityUnavailable(t *testing.T, c *env) {
 		if err != nil {
 			t.Fatalf("sqlite: Acquire without identity: %v", err)
 		}
-		if c.exists(t, holderFile) {
-			t.Fatal("sqlite: a .holder exists while held by a process without identity")
+		// Its mark says "held, holder unknown", so that processes
+		// without SQLite keep out too.
+		if !c.exists(t, holderFile) {
+			t.Fatal("sqlite: no .holder while held by a process without identity: file-mechanism processes would not keep out")
+		}
+		if r := sqlitelock.ReadHolder(c.FS(), c.lock()); r != nil {
+			t.Fatalf("sqlite: .holder names %+v; want holder unknown", r.Identity)
 		}
 		if h := mustBeHeld(t, b, c.lock()); h != nil {
 			t.Fatalf("sqlite: held error names %+v; want holder unknown", *h)

@@ -1,23 +1,22 @@
 package conformance
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/sqlitelock"
 )
 
-// The SQLite lock file stays empty with no journal beside it, and .holder
+// The SQLite lock file stays an empty database (no tables: no page is ever
+// written) with no journal beside it, and .holder
 // names the holder while held and is gone after release.
 func testHolderFile(t *testing.T, c *env) {
 	a := c.Spawn(t)
 	mustAcquire(t, a, c.lock(), proclock.Options{})
-	info, err := c.FS().Stat(c.lock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Size() != 0 {
-		t.Errorf("lock file is %d bytes while held; want 0", info.Size())
+	if got := readAll(t, c.FS(), c.lock()); !bytes.Equal(got, lockrec.EmptyDatabase()) {
+		t.Errorf("lock file holds %d bytes while held; want the %d of an empty database, which SQLite never writes to", len(got), len(lockrec.EmptyDatabase()))
 	}
 	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
 		if c.exists(t, c.lock()+suffix) {

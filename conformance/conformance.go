@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // testCase is one behaviour, checked in a fresh world.
@@ -62,11 +62,15 @@ var cases = []testCase{
 	{name: "IdentityUnavailable", run: testIdentityUnavailable},
 	{name: "ConcurrentTakeover", run: testConcurrentTakeover},
 	{name: "RemoveOnRelease", run: testRemoveOnRelease},
-	{name: "StaleStamps", only: proclock.MechanismFile, run: testStaleStamps},
-	{name: "UnjudgeableStamps", only: proclock.MechanismFile, run: testUnjudgeableStamps},
+	{name: "StaleStamps", run: testStaleStamps},
+	{name: "UnjudgeableStamps", run: testUnjudgeableStamps},
 	{name: "UnstampedWindow", only: proclock.MechanismFile, run: testUnstampedWindow},
-	{name: "LegacyAndForeignStamps", only: proclock.MechanismFile, run: testLegacyAndForeignStamps},
+	{name: "LegacyAndForeignStamps", run: testLegacyAndForeignStamps},
 	{name: "HolderFile", only: proclock.MechanismSQLite, run: testHolderFile},
+	{name: "ForeignFilesKept", run: testForeignFilesKept},
+	{name: "MixedHolderNamed", run: testMixedHolderNamed},
+	{name: "MixedAgedHolder", run: testMixedAgedHolder},
+	{name: "MixedTakeTurns", run: testMixedTakeTurns},
 }
 
 // ctx gives a case's operations a bound, so that a broken lock fails the
@@ -141,7 +145,7 @@ func (c *env) plant(t *testing.T, name string, data []byte) {
 // plantStamp writes a proclock stamp of id at name.
 func (c *env) plantStamp(t *testing.T, name string, id platform.Identity) {
 	t.Helper()
-	c.plant(t, name, stamplock.Stamp{Format: stamplock.Format, Identity: id, AcquiredAt: c.Now(), Nonce: "planted"}.Marshal())
+	c.plant(t, name, lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: c.Now(), Nonce: "planted"}.Marshal())
 }
 
 // age makes the file at name look last written d ago.

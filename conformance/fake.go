@@ -45,13 +45,15 @@ func (fw *fakeWorld) Advance(d time.Duration) bool {
 	return true
 }
 
-func (fw *fakeWorld) Spawn(t *testing.T) Peer {
+func (fw *fakeWorld) Spawn(t *testing.T) Peer { return fw.SpawnMechanism(t, fw.mech) }
+
+func (fw *fakeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer {
 	proc := fw.w.Spawn()
 	p := proc.Platform()
-	if fw.mech == proclock.MechanismFile {
+	if mech == proclock.MechanismFile {
 		p.SQLite = nil
 	} else if p.SQLite == nil {
-		t.Skipf("the fake world has no SQLite for the %s mechanism", fw.mech)
+		t.Skipf("the fake world has no SQLite for the %s mechanism", mech)
 	}
 	return &fakePeer{proc: proc, p: p, locks: map[string]*proclock.Lock{}}
 }

@@ -68,6 +68,10 @@ func (w *nativeWorld) Now() time.Time             { return time.Now() }
 func (w *nativeWorld) Advance(time.Duration) bool { return false }
 func (w *nativeWorld) Spawn(t *testing.T) Peer    { return SpawnNative(t, w.mech) }
 
+func (w *nativeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer {
+	return SpawnNative(t, mech)
+}
+
 // request is one command to a native peer.
 type request struct {
 	ID      int              `json:"id"`
@@ -101,6 +105,7 @@ type wireError struct {
 	Holder  *platform.Identity `json:"holder,omitempty"`
 	Context string             `json:"context,omitempty"`
 	PathOp  string             `json:"pathOp,omitempty"`
+	NotLock bool               `json:"notLockFile,omitempty"`
 }
 
 func toWire(err error) *wireError {
@@ -120,6 +125,7 @@ func toWire(err error) *wireError {
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		w.PathOp, w.Path = pe.Op, pe.Path
 	}
+	w.NotLock = errors.Is(err, proclock.ErrNotLockFile)
 	return w
 }
 
@@ -139,6 +145,9 @@ func (w *wireError) toError() error {
 	}
 	if w.PathOp != "" {
 		errs = append(errs, &fs.PathError{Op: w.PathOp, Path: w.Path, Err: errors.New(w.Msg)})
+	}
+	if w.NotLock {
+		errs = append(errs, proclock.ErrNotLockFile)
 	}
 	return &peerError{msg: w.Msg, errs: errs}
 }

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -68,6 +70,10 @@ type Attempt struct {
 	// Ctx cuts the first attempt's waiting short when it ends; nil
 	// means never.
 	Ctx context.Context
+	// Guard takes the lock's guard (docs/protocol.md), under which a
+	// dead holder's mark is removed, and returns its release; nil (this
+	// process's identity unknown) removes such marks without it.
+	Guard func(ctx context.Context, path string) (release func(), err error)
 }
 
 // Lock is a held SQLite lock.
@@ -80,7 +86,11 @@ type Lock struct {
 	attached bool
 	id       lockfs.FileID
 	remove   bool
-	holder   bool
+	// nonce is this holder's mark's, once it is written.
+	nonce string
+	// held is set once the attempt has succeeded: nobody else removes
+	// the mark of a holder, so its release need not read it first.
+	held bool
 }
 
 // Busy is the error of an attempt that found the lock held.
@@ -91,13 +101,13 @@ type Busy struct {
 }
 
 // Holder is the holder's identity, or nil when unknown.
-func (b *Busy) Holder() *platform.Identity {
-	if b.Record == nil {
-		return nil
-	}
-	id := b.Record.Identity
-	return &id
-}
+func (b *Busy) Holder() *platform.Identity { return b.Record.Holder() }
+
+// ErrStamped is matched by the error of an attempt that found a stamp (or a
+// torn one) at the path, or saw one written into the file it locked: the
+// lock is the file mechanism's for now, and the caller judges the stamp
+// (docs/protocol.md).
+var ErrStamped = errors.New("sqlitelock: a stamp is at the lock's path")
 
 func (b *Busy) Error() string {
 	if h := b.Holder(); h != nil {
@@ -146,6 +156,10 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
 			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+		case errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT):
+			// Stamped since it was pinned, or being rewritten by a
+			// file-mechanism process: for the caller to judge.
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
 		case !l.attached:
 			err = openError(p.FS, path, err)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -159,10 +173,20 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		l.detach()
 		return nil, errSwapped
 	}
-	if err := l.recordHolder(p, a.Self); err != nil {
-		l.Release()
+	if err := l.mark(p, a); err != nil {
+		l.detach()
 		return nil, err
 	}
+	// The mark is written: a stamp written from now on is followed by its
+	// writer's look at the mark. One written before is in the file now.
+	if kind, _, err := lockrec.ReadOpen(pin); err != nil || (kind != lockrec.Empty && kind != lockrec.SQLite) {
+		err = errors.Join(err, l.unmark(), l.detach())
+		if err != nil {
+			return nil, err
+		}
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
+	}
+	l.held = true
 	return l, nil
 }
 
@@ -204,8 +228,8 @@ func fileURI(path string, readOnly bool) string {
 
 // DatabaseFileMode is the mode the lock's database file is created with
 // (before the umask), by proclock rather than SQLite, whose VFS would make
-// it 0666: anyone may read who holds the lock, only its owner may write.
-const DatabaseFileMode fs.FileMode = 0o644
+// it 0666.
+const DatabaseFileMode = lockrec.FileMode
 
 // pinFile opens the file at path, not following a symlink, creating it
 // (never through a symlink) when there is none, and returns it with its
@@ -215,7 +239,7 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 	for range maxSwaps {
 		f, err := fsys.OpenNoFollow(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			f, err = fsys.OpenFile(path, lockfs.CreateExcl, DatabaseFileMode)
+			f, err = createDatabase(fsys, path)
 			if errors.Is(err, fs.ErrExist) {
 				continue // created by another process meanwhile: open that one
 			}
@@ -227,6 +251,9 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 			return nil, lockfs.FileID{}, err
 		}
 		id, err := identify(fsys, f, path)
+		if err == nil {
+			err = checkContent(f, path)
+		}
 		if err != nil {
 			f.Close()
 			return nil, lockfs.FileID{}, err
@@ -234,6 +261,25 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 		return f, id, nil
 	}
 	return nil, lockfs.FileID{}, errSwapped
+}
+
+// createDatabase creates the lock's file, never through a symlink, as an
+// empty SQLite database (lockrec.EmptyDatabase): a file only SQLite
+// processes write, which file-mechanism processes can tell from a stamp on
+// its way (docs/protocol.md).
+func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
+	// Read-write: the attempt reads it again once marked (a stamp may
+	// have been written into it).
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, DatabaseFileMode)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(lockrec.EmptyDatabase()); err != nil {
+		f.Close()
+		fsys.Remove(path)
+		return nil, err
+	}
+	return f, nil
 }
 
 // identify checks that f is a regular file and returns its identity.
@@ -250,8 +296,25 @@ func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, error)
 	return fsys.FileIDOf(f)
 }
 
-// errNotRegular is the error for a FIFO, socket or device at a lock's path.
-var errNotRegular = errors.New("not a regular file")
+// errNotRegular is the error for a FIFO, socket or device at a lock's path:
+// not a lock file.
+var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
+
+// checkContent fails for a file whose bytes are not a SQLite lock: a stamp
+// (ErrStamped, for the caller to judge) or anything that is not a lock
+// file (lockrec.ErrNotLockFile).
+func checkContent(f lockfs.File, path string) error {
+	kind, _, err := lockrec.ReadOpen(f)
+	switch {
+	case err != nil:
+		return err
+	case kind == lockrec.Empty || kind == lockrec.SQLite:
+		return nil
+	case kind == lockrec.Stamp || kind == lockrec.Torn:
+		return &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
+	}
+	return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
+}
 
 // checkKind fails for a directory or a symlink at path, and for a path
 // that does not exist (fs.ErrNotExist).
@@ -269,8 +332,9 @@ func checkKind(fsys lockfs.FS, path string) error {
 }
 
 // ErrSymlink is matched by the error for a symlink at a lock's path: a
-// lock is the file at the path, never what a link there names.
-var ErrSymlink = errors.New("lock path is a symlink")
+// lock is the file at the path, never what a link there names. It matches
+// lockrec.ErrNotLockFile too.
+var ErrSymlink = fmt.Errorf("lock path is a symlink: %w", lockrec.ErrNotLockFile)
 
 // openError explains a failure to open the database at path.
 // A file that went missing is fs.ErrNotExist, for the caller to retry.

@@ -1,103 +1,121 @@
 package sqlitelock
 
 import (
+	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
-	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// HolderSuffix names the file beside the lock that tells who holds it.
-const HolderSuffix = ".holder"
-
-// holderFormat marks a .holder file written by proclock.
-const holderFormat = "proclock/1"
-
-// maxHolderSize bounds how much of a .holder file is read.
-const maxHolderSize = 64 << 10
+// HolderSuffix names the mark beside the lock: "<path>.holder", the
+// holder's record. It names the holder for diagnostics, and it keeps
+// processes without SQLite out (docs/protocol.md).
+const HolderSuffix = lockrec.MarkSuffix
 
 // HolderFileMode is the mode .holder files are created with.
-const HolderFileMode fs.FileMode = 0o644
+const HolderFileMode = lockrec.FileMode
 
 // Record is what a .holder file says: the holder's identity and when it
 // took the lock.
-type Record struct {
-	Format string `json:"format"`
-	platform.Identity
-	AcquiredAt time.Time `json:"acquiredAt"`
-}
+type Record = lockrec.Record
 
-// recordHolder writes .holder for self, or, when self is unknown, removes
-// one left by a holder that died: the lock is held, so any .holder there is
-// not a live holder's.
-func (l *Lock) recordHolder(p *platform.Platform, self *platform.Identity) error {
-	name := l.path + HolderSuffix
-	if self == nil {
-		if err := p.FS.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+// markTries bounds how often an attempt removes a dead mark and tries
+// again to create its own.
+const markTries = 3
+
+// mark creates this holder's mark with O_EXCL, never replacing another.
+// A live mark already there means the lock is held by its writer (a Busy
+// error): a process backing off that will remove it in a moment. A dead,
+// unknown or unreadable one (or any, to a process that cannot judge marks)
+// is not a holder's: this process holds the kernel's lock on the file at
+// the path, so no other process holds the lock. It is removed under the
+// guard, after checking again that it is the same mark and that the path
+// still names the pinned file, and the mark is created again.
+func (l *Lock) mark(p *platform.Platform, a Attempt) error {
+	rec := lockrec.Record{Format: lockrec.Format, AcquiredAt: p.Time().Now(), Nonce: rand.Text()}
+	if a.Self != nil {
+		rec.Identity = *a.Self
+	}
+	for range markTries {
+		err := lockrec.CreateMark(p.FS, l.path, rec)
+		if err == nil {
+			l.nonce = rec.Nonce
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
 			return err
 		}
-		return nil
+		m := lockrec.ReadMark(p.FS, l.path)
+		if m.Record.Known() && a.Self != nil && m.Live(p, a.Self) {
+			return &Busy{Path: l.path, Record: m.Record}
+		}
+		if err := l.clearMark(p, a, m); err != nil {
+			return err
+		}
 	}
-	data, _ := json.Marshal(Record{Format: holderFormat, Identity: *self, AcquiredAt: p.Time().Now()})
-	if err := writeWhole(p.FS, name, append(data, '\n')); err != nil {
-		return err
-	}
-	l.holder = true
-	return nil
+	return &Busy{Path: l.path, Record: ReadHolder(p.FS, l.path)}
 }
 
-// writeWhole writes data to name through a new temporary file and a
-// rename, so that readers see all of it or none, and a symlink at name is
-// replaced, never followed.
-func writeWhole(fsys lockfs.FS, name string, data []byte) error {
-	tmp := name + ".tmp-" + rand.Text()
-	f, err := fsys.OpenFile(tmp, lockfs.CreateExcl, HolderFileMode)
-	if err != nil {
-		return err
+// clearMark removes mark m, seen at the lock's mark, under the guard.
+func (l *Lock) clearMark(p *platform.Platform, a Attempt, m lockrec.Mark) error {
+	if a.Guard != nil {
+		release, err := a.Guard(a.context(), l.path)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if now, err := p.FS.FileID(l.path); err != nil || !now.Same(l.id) {
+		return errSwapped
 	}
-	if err == nil {
-		err = fsys.Rename(tmp, name)
+	return lockrec.RemoveMarkIf(p.FS, l.path, m.Raw)
+}
+
+// unmark removes this attempt's own mark, if it is still there. A holder's
+// is (docs/protocol.md); an attempt backing off reads it first, since a
+// process that took the lock since may have replaced it.
+func (l *Lock) unmark() error {
+	if l.nonce == "" {
+		return nil
 	}
-	if err != nil {
-		fsys.Remove(tmp)
+	if !l.held {
+		m := lockrec.ReadMark(l.fsys, l.path)
+		if m.Record == nil || m.Record.Nonce != l.nonce {
+			l.nonce = ""
+			return nil
+		}
 	}
-	return err
+	l.nonce = ""
+	return removeIfThere(l.fsys, l.path+HolderSuffix)
 }
 
 // ReadHolder returns what the .holder file of the lock at path says, or
-// nil when it is missing, unreadable or not proclock's: it is for
-// diagnostics, and never an error.
+// nil when it is missing, unreadable, or names no holder.
 func ReadHolder(fsys lockfs.FS, path string) *Record {
-	f, err := fsys.OpenNoFollow(path + HolderSuffix)
-	if err != nil {
+	m := lockrec.ReadMark(fsys, path)
+	if !m.Record.Known() {
 		return nil
 	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxHolderSize+1))
-	if err != nil || len(data) > maxHolderSize {
-		return nil
-	}
-	return ParseHolder(data)
+	return m.Record
 }
 
-// ParseHolder parses a .holder file's bytes; nil when they are not a
-// proclock record with a pid.
+// ParseHolder parses a .holder file's bytes, ours or another tool's; nil
+// when they name no holder.
 func ParseHolder(data []byte) *Record {
-	var r Record
-	if json.Unmarshal(data, &r) != nil || r.Format != holderFormat || r.PID <= 0 {
+	r, err := lockrec.Parse(data)
+	if err != nil || !r.Known() {
 		return nil
 	}
 	return &r
+}
+
+func (a Attempt) context() context.Context {
+	if a.Ctx == nil {
+		return context.Background()
+	}
+	return a.Ctx
 }

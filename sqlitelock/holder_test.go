@@ -10,8 +10,9 @@ import (
 	"github.com/proclock/proclock/sqlitelock"
 )
 
-// TestParseHolder: only a proclock record with a positive pid is a
-// holder; anything else, however close, is nil (the holder is unknown).
+// TestParseHolder: a record with a positive pid, ours or another tool's
+// (judged on host, boot id and pid only), names a holder; anything else,
+// however close, is nil (the holder is unknown).
 func TestParseHolder(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -21,8 +22,13 @@ func TestParseHolder(t *testing.T) {
 		{"ours", `{"format":"proclock/1","host":"h","bootId":"b","pid":42,"startTime":7,"pidNamespace":9,"launcherPid":3,"acquiredAt":"2026-01-02T03:04:05Z"}`,
 			&platform.Identity{Host: "h", BootID: "b", PID: 42, StartTime: 7, PIDNamespace: 9, LauncherPID: 3}},
 		{"ours, trailing newline", "{\"format\":\"proclock/1\",\"pid\":5}\n", &platform.Identity{PID: 5}},
-		{"no format", `{"pid":5}`, nil},
-		{"another format", `{"format":"proclock/2","pid":5}`, nil},
+		// Other tools' records are judged on what they say for certain.
+		{"no format", `{"pid":5}`, &platform.Identity{PID: 5}},
+		{"another format", `{"format":"proclock/2","pid":5,"startTime":99}`, &platform.Identity{PID: 5}},
+		{"the seed's record", `{"host":"h","pid":5,"acquiredAt":1767225600000,"nonce":"n"}`, &platform.Identity{Host: "h", PID: 5}},
+		{"the seed's older record", `{"host":"h","bootId":"b","pid":5,"startTime":"Mon 12:00","acquiredAt":"2026-01-01T00:00:00Z","nonce":"n"}`,
+			&platform.Identity{Host: "h", BootID: "b", PID: 5}},
+		{"a mark of an unknown holder", `{"format":"proclock/1","acquiredAt":"2026-01-02T03:04:05Z","nonce":"x"}`, nil},
 		{"pid as string", `{"format":"proclock/1","pid":"12"}`, nil},
 		{"pid zero", `{"format":"proclock/1","pid":0}`, nil},
 		{"pid negative", `{"format":"proclock/1","pid":-1}`, nil},
@@ -31,7 +37,7 @@ func TestParseHolder(t *testing.T) {
 		{"bad time", `{"format":"proclock/1","pid":5,"acquiredAt":12}`, nil},
 		{"byte order mark", "\ufeff" + `{"format":"proclock/1","pid":5}`, nil},
 		{"trailing garbage", `{"format":"proclock/1","pid":5}xyz`, nil},
-		{"legacy bare pid", "4242\n", nil},
+		{"legacy bare pid", "4242\n", &platform.Identity{PID: 4242}},
 		{"null", "null", nil},
 		{"array", `[{"format":"proclock/1","pid":5}]`, nil},
 		{"empty", "", nil},
@@ -74,14 +80,13 @@ func FuzzParseHolder(f *testing.F) {
 		if r == nil {
 			return
 		}
-		if r.PID <= 0 || r.Format != "proclock/1" {
-			t.Fatalf("ParseHolder(%q) = %+v: not a proclock record with a positive pid", data, r)
+		if r.PID <= 0 {
+			t.Fatalf("ParseHolder(%q) = %+v: a record without a positive pid", data, r)
 		}
-		again, err := json.Marshal(r)
-		if err != nil {
-			t.Fatalf("record %+v from %q does not encode: %v", r, data, err)
+		if r.Foreign && (r.StartTime != 0 || r.PIDNamespace != 0 || r.LauncherPID != 0) {
+			t.Fatalf("ParseHolder(%q) = %+v: trusted another tool's start time, namespace or launcher", data, r)
 		}
-		back := sqlitelock.ParseHolder(again)
+		back := sqlitelock.ParseHolder(r.Marshal())
 		if back == nil || back.Identity != r.Identity || !back.AcquiredAt.Equal(r.AcquiredAt) {
 			t.Fatalf("round trip of %+v (from %q) gave %+v", r, data, back)
 		}

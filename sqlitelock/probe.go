@@ -6,6 +6,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -19,6 +20,9 @@ const (
 	Free
 	// Held: a connection holds the lock.
 	Held
+	// Stamped: a stamp (or a torn one) is at the path: the file
+	// mechanism's lock, for the caller to judge.
+	Stamped
 )
 
 // Probe reports whether the lock at path is held, writing nothing: one
@@ -27,11 +31,19 @@ const (
 // Acquire running at the same moment absorbs the probe's brief shared lock
 // in its busy timeout. A missing file stays missing.
 func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
-	if err := checkKind(p.FS, path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Absent, nil
-		}
+	seen, err := lockrec.Read(p.FS, path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Absent, nil
+	case err != nil:
 		return Absent, err
+	case seen.Kind == lockrec.Stamp || seen.Kind == lockrec.Torn:
+		return Stamped, nil
+	case seen.Kind == lockrec.Foreign:
+		if err := checkKind(p.FS, path); err != nil {
+			return Absent, err // a symlink, or gone
+		}
+		return Absent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	conn, err := conns.Get()
 	if err != nil {

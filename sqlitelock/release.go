@@ -5,24 +5,23 @@ import (
 	"io/fs"
 )
 
-// Release lets go of the lock: it removes .holder (and, with
-// RemoveOnRelease, the database file, if it is still the one locked) while
-// the lock is still held, so that no later holder's files are touched, and
-// then closes the connection, which drops the lock. Calling it again does
-// nothing.
+// Release lets go of the lock, while still holding it: with
+// RemoveOnRelease it first removes the database file, if it is still the
+// one locked, then its mark (in that order: a file-mechanism process that
+// found the file without a mark could convert it just before the removal),
+// and then it closes the connection, which drops the lock. Calling it again
+// does nothing.
 func (l *Lock) Release() error {
 	if l.conn == nil {
 		return nil
 	}
 	var errs []error
-	if l.holder {
-		errs = append(errs, removeIfThere(l.fsys, l.path+HolderSuffix))
-	}
 	if l.remove {
 		if id, err := l.fsys.FileID(l.path); err == nil && id.Same(l.id) {
 			errs = append(errs, removeIfThere(l.fsys, l.path))
 		}
 	}
+	errs = append(errs, l.unmark())
 	errs = append(errs, l.detach())
 	return errors.Join(errs...)
 }

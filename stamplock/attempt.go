@@ -2,32 +2,43 @@ package stamplock
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
 // FileMode is the mode lock and guard files are created with (before the
-// umask): anyone may read who holds a lock; only its owner may write it.
-const FileMode fs.FileMode = 0o644
+// umask).
+const FileMode = lockrec.FileMode
 
 // maxTries bounds one attempt's create-probe-reclaim rounds, so an attempt
 // that keeps losing races returns (held) instead of spinning.
 const maxTries = 8
 
+// A stamp that finds a live mark after it was written waits for the mark to
+// go (its SQLite writer backing off) this many times, doubling from
+// markWaitFirst (about 31 ms in all), before it backs off itself.
+const (
+	markWaits     = 5
+	markWaitFirst = time.Millisecond
+)
+
 // ReasonReclaiming is the reason of a Busy error whose lock file is stale
 // but being reclaimed by another process at this moment.
 const ReasonReclaiming platform.Reason = "being reclaimed"
 
-// Lock is a lock file this process created and stamped.
+// Lock is a lock file this process stamped.
 type Lock struct {
 	fsys    lockfs.FS
 	path    string
-	stamp   Stamp
+	stamp   lockrec.Record
 	content []byte
 	// file stays open while the lock is held: it pins the inode, so that
 	// id names this file and no other for as long as the lock lives.
@@ -37,7 +48,7 @@ type Lock struct {
 }
 
 // Stamp returns the stamp the holder wrote.
-func (l *Lock) Stamp() Stamp { return l.stamp }
+func (l *Lock) Stamp() lockrec.Record { return l.stamp }
 
 // Busy is the error of an attempt that found the lock held.
 type Busy struct {
@@ -52,24 +63,27 @@ func (b *Busy) Error() string {
 	return fmt.Sprintf("stamplock: %s is held (holder unknown: %s)", b.Path, b.Probe.Reason)
 }
 
-// errLost says the file this attempt created was gone or replaced before
-// it could be confirmed: the attempt starts over.
+// errLost says the file this attempt stamped was gone or replaced before
+// it could be confirmed, or changed before it could be converted: the
+// attempt starts over.
 var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 
 // Acquire makes one attempt to take the lock at path for here, this
 // process's identity: it creates and stamps the file, or judges the file
-// that is there, reclaiming it when stale. It returns the lock, a *Busy
-// error when the lock is held, or another error (a directory at path, a
-// missing parent, permission denied).
-func Acquire(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(p, here, path, 0)
+// that is there, converting it when stale (docs/protocol.md). It returns
+// the lock, a *Busy error when the lock is held, or another error (a
+// directory at path, a missing parent, permission denied, a file that is
+// not a lock file). ctx ends its short waits for a SQLite process that is
+// backing off.
+func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	return acquire(ctx, p, here, path, 0)
 }
 
 // acquire is Acquire for a lock or, at depth > 0, for a reclaim guard.
-func acquire(p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
+func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
 	var last Probe
 	for range maxTries {
-		l, err := create(p, here, path)
+		l, err := create(ctx, p, here, path, depth)
 		switch {
 		case err == nil:
 			return l, nil
@@ -86,30 +100,44 @@ func acquire(p *platform.Platform, here platform.Identity, path string, depth in
 		case Held:
 			return nil, &Busy{Path: path, Probe: last}
 		case Stale:
-			if err := reclaim(p, here, path, last, depth); err != nil {
-				return nil, err
+			if depth > 0 {
+				// A guard: the file mechanism's own, never SQLite's.
+				if err := reclaim(ctx, p, here, path, last, depth); err != nil {
+					return nil, err
+				}
+				continue
 			}
+			l, err := convert(ctx, p, here, path, last)
+			if errors.Is(err, errLost) {
+				continue
+			}
+			return l, err
 		}
 	}
 	return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: last.Reason}}
 }
 
-// create makes the lock file with O_EXCL, stamps it, and reads it back: if
-// the file at path is not the one just written (a reclaimer judged it stale
-// between the two steps and another holder stamped it since), the lock is
-// not ours and the other stamp stays.
-func create(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, FileMode)
-	if err != nil {
-		return nil, err
-	}
-	l := &Lock{fsys: p.FS, path: path, file: f, stamp: Stamp{
-		Format:     Format,
+// newLock is the lock here is about to stamp at path.
+func newLock(p *platform.Platform, here platform.Identity, path string) *Lock {
+	l := &Lock{fsys: p.FS, path: path, stamp: lockrec.Record{
+		Format:     lockrec.Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
 		Nonce:      rand.Text(),
 	}}
 	l.content = l.stamp.Marshal()
+	return l
+}
+
+// create makes the lock file with O_EXCL and stamps it; for the lock
+// itself (depth 0) it then settles with any SQLite holder.
+func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
+	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, FileMode)
+	if err != nil {
+		return nil, err
+	}
+	l := newLock(p, here, path)
+	l.file = f
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
 	}
@@ -117,11 +145,53 @@ func create(p *platform.Platform, here platform.Identity, path string) (*Lock, e
 		l.abandon()
 		return nil, err
 	}
+	if depth > 0 {
+		if err := l.confirm(p, here); err != nil {
+			l.abandon()
+			return nil, err
+		}
+		return l, nil
+	}
+	return l.settle(ctx, p, here)
+}
+
+// settle runs once the stamp is written: it looks for a SQLite holder's
+// mark (the stamp was written first, so a SQLite process marking now will
+// see the stamp and back off), waits a little for a live one to go, and
+// then confirms that the file at the path is still ours. A mark that stays
+// means a SQLite process holds this very file: the stamp is emptied, never
+// removed, and the lock is held by the mark's holder.
+func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.Identity) (*Lock, error) {
+	wait := markWaitFirst
+	for i := 0; ; i++ {
+		m := lockrec.ReadMark(p.FS, l.path)
+		if !m.Live(p, &here) {
+			break
+		}
+		if i == markWaits || p.Time().Sleep(ctx, wait) != nil {
+			l.backOff()
+			return nil, &Busy{Path: l.path, Probe: Probe{State: Held, Reason: ReasonMarked, Mark: &m}}
+		}
+		wait *= 2
+	}
 	if err := l.confirm(p, here); err != nil {
 		l.abandon()
 		return nil, err
 	}
 	return l, nil
+}
+
+// backOff replaces the stamp this attempt wrote, if the file still holds
+// it, with an empty SQLite database, and closes the file. The file stays:
+// the SQLite process whose mark stayed holds this very file, and once it
+// lets go, the database says at once that nobody holds it.
+func (l *Lock) backOff() {
+	if ours, _ := l.ours(); ours {
+		if seen, err := lockrec.Read(l.fsys, l.path); err == nil && bytes.Equal(seen.Content, l.content) {
+			rewrite(l.file, lockrec.EmptyDatabase())
+		}
+	}
+	l.file.Close()
 }
 
 // abandon gives up a file this attempt created: removed if it is still
@@ -135,7 +205,7 @@ func (l *Lock) abandon() {
 }
 
 // confirm checks, after stamping, that the file at path is still the one
-// created: a reclaimer may have judged it stale between the two steps and
+// stamped: a reclaimer may have judged it stale between the two steps and
 // another holder stamped a new one since.
 func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 	ours, err := l.ours()
@@ -152,7 +222,7 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 	return &Busy{Path: l.path, Probe: pr}
 }
 
-// ours reports whether the file at path is the one l created. While l
+// ours reports whether the file at path is the one l stamped. While l
 // keeps its file open, no other file can take its inode, so equal
 // identities prove it; where the FS cannot identify files (or fails to),
 // the stamp's bytes, with their random nonce, are compared instead.
@@ -167,18 +237,18 @@ func (l *Lock) ours() (bool, error) {
 		}
 		// The identity could not be read this time: the bytes tell.
 	}
-	seen, readable, err := read(l.fsys, l.path)
+	seen, err := lockrec.Read(l.fsys, l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
 	case err != nil:
 		return false, err
-	case !readable:
+	case seen.Kind == lockrec.Foreign && seen.Content == nil:
 		// Perhaps not ours, perhaps a failed read: not known, so not
 		// to be removed, nor given up for lost.
 		return false, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
 	}
-	return bytes.Equal(seen.content, l.content), nil
+	return bytes.Equal(seen.Content, l.content), nil
 }
 
 // errUnreadable says a lock file could not be read as a stamp.

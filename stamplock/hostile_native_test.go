@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
@@ -93,7 +94,7 @@ func watchdog(t *testing.T, what string, unblock func(), fn func()) {
 
 // stampOf is a proclock stamp of id.
 func stampOf(id platform.Identity, at time.Time) []byte {
-	return stamplock.Stamp{Format: stamplock.Format, Identity: id, AcquiredAt: at, Nonce: "hostile-test"}.Marshal()
+	return lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: at, Nonce: "hostile-test"}.Marshal()
 }
 
 // padTo pads b with trailing spaces to n bytes: still the same stamp, since
@@ -116,6 +117,10 @@ const (
 	foreverHeld
 	// deadHolder: stale at once, and reclaimed.
 	deadHolder
+	// foreign: not a lock file, young or old: Acquire and IsHeld fail
+	// with ErrNotLockFile, Inspect says foreign, and nothing changes,
+	// on either mechanism.
+	foreign
 )
 
 // TestHostileLockFilesNative: every hostile or broken lock file is judged
@@ -139,29 +144,30 @@ func TestHostileLockFilesNative(t *testing.T) {
 		holder *platform.Identity // who a held error names; nil: unknown
 		reason string             // Inspect's reason once stale
 	}{
-		{name: "binary junk", stage: writeBytes([]byte("\x00\x01\x02\xfe\xff\x7fELF\x00\x00")), reason: "unreadable past 30 s"},
+		{name: "binary junk", stage: writeBytes([]byte("\x00\x01\x02\xfe\xff\x7fELF\x00\x00")), want: foreign},
 		{name: "empty (crash between create and stamp)", stage: writeBytes(nil), reason: "unstamped past 30 s"},
-		{name: "whitespace only", stage: writeBytes([]byte(" \n\t\n")), reason: "unstamped past 30 s"},
-		{name: "junk of exactly 64 KiB", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize)), reason: "unreadable past 30 s"},
-		{name: "junk of 64 KiB + 1", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize+1)), reason: "unreadable past 30 s"},
+		{name: "whitespace only", stage: writeBytes([]byte(" \n\t\n")), want: foreign},
+		{name: "a script", stage: writeBytes([]byte("#!/bin/sh\nexec flock -en \"$0\" true\n")), want: foreign},
+		{name: "junk of exactly 64 KiB", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize)), want: foreign},
+		{name: "junk of 64 KiB + 1", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize+1)), want: foreign},
 		// Exactly 64 KiB is read normally: a live holder's stamp padded
 		// to the limit is that holder's, and it is never reclaimed.
 		{name: "live stamp padded to exactly 64 KiB", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize)), want: liveHolder, holder: &here},
 		// One byte more and the same stamp is not read at all.
-		{name: "live stamp padded to 64 KiB + 1", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize+1)), reason: "unreadable past 30 s"},
-		{name: "fifo", stage: mkfifo, reason: "unreadable past 30 s"},
-		{name: "symlink to a victim", stage: symlinkTo(func(v locktest.Victim) string { return v.Path }), reason: "unreadable past 30 s"},
-		{name: "symlink to itself", stage: symlinkTo(func(locktest.Victim) string { return "x.lock" }), reason: "unreadable past 30 s"},
-		{name: `pid "12"`, stage: writeBytes([]byte(`{"pid":"12"}`)), reason: "unreadable past 30 s"},
-		{name: "pid 0", stage: writeBytes([]byte(`{"pid":0}`)), reason: "unreadable past 30 s"},
-		{name: "pid -1", stage: writeBytes([]byte(`{"pid":-1}`)), reason: "unreadable past 30 s"},
+		{name: "live stamp padded to 64 KiB + 1", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize+1)), want: foreign},
+		{name: "fifo", stage: mkfifo, want: foreign},
+		{name: "symlink to a victim", stage: symlinkTo(func(v locktest.Victim) string { return v.Path }), want: foreign},
+		{name: "symlink to itself", stage: symlinkTo(func(locktest.Victim) string { return "x.lock" }), want: foreign},
+		{name: `pid "12"`, stage: writeBytes([]byte(`{"pid":"12"}`)), want: foreign},
+		{name: "pid 0", stage: writeBytes([]byte(`{"pid":0}`)), want: foreign},
+		{name: "pid -1", stage: writeBytes([]byte(`{"pid":-1}`)), want: foreign},
 		// Read as pid 1 (init, always alive) it would wedge the lock.
-		{name: "pid 1.5", stage: writeBytes([]byte(`{"pid":1.5}`)), reason: "unreadable past 30 s"},
-		{name: "pid 2^63", stage: writeBytes([]byte(`{"pid":9223372036854775808}`)), reason: "unreadable past 30 s"},
-		{name: "legacy pid 2^63", stage: writeBytes([]byte("9223372036854775808\n")), reason: "unreadable past 30 s"},
-		{name: "1 MB host string", stage: writeBytes([]byte(`{"format":"proclock/1","host":"` + strings.Repeat("h", 1<<20) + `","pid":1}`)), reason: "unreadable past 30 s"},
-		{name: "byte order mark before a live stamp", stage: writeBytes(append([]byte("\ufeff"), stampOf(here, time.Now())...)), reason: "unreadable past 30 s"},
-		{name: "trailing garbage after a live stamp", stage: writeBytes(append(stampOf(here, time.Now()), "garbage"...)), reason: "unreadable past 30 s"},
+		{name: "pid 1.5", stage: writeBytes([]byte(`{"pid":1.5}`)), want: foreign},
+		{name: "pid 2^63", stage: writeBytes([]byte(`{"pid":9223372036854775808}`)), want: foreign},
+		{name: "legacy pid 2^63", stage: writeBytes([]byte("9223372036854775808\n")), want: foreign},
+		{name: "1 MB host string", stage: writeBytes([]byte(`{"format":"proclock/1","host":"` + strings.Repeat("h", 1<<20) + `","pid":1}`)), want: foreign},
+		{name: "byte order mark before a live stamp", stage: writeBytes(append([]byte("\ufeff"), stampOf(here, time.Now())...)), want: foreign},
+		{name: "trailing garbage after a live stamp", stage: writeBytes(append(stampOf(here, time.Now()), "garbage"...)), want: foreign},
 		{name: "truncated stamp", stage: writeBytes(stampOf(here, time.Now())[:40]), reason: "unreadable past 30 s"},
 		// Another host's holder cannot be judged from here: held forever,
 		// however old the stamp and the file.
@@ -184,6 +190,14 @@ func TestHostileLockFilesNative(t *testing.T) {
 			}
 			unblock := func() { unblockFIFO(path) }
 
+			if tc.want == foreign {
+				for _, age := range []time.Duration{0, 365 * 24 * time.Hour} {
+					ageBy(t, path, age)
+					watchdog(t, "judging "+tc.name, unblock, func() { expectForeign(t, path) })
+				}
+				v.Check(t)
+				return
+			}
 			young := tc.want
 			if young == unjudged {
 				young = liveHolder // held, with the holder tc.holder (unknown)
@@ -232,6 +246,34 @@ func symlinkTo(target func(locktest.Victim) string) func(t *testing.T, path stri
 func unblockFIFO(path string) {
 	if f, err := os.OpenFile(path, os.O_RDWR|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0); err == nil {
 		f.Close()
+	}
+}
+
+// expectForeign checks that neither mechanism takes, changes or removes
+// the file at path, and that both say it is not a lock file.
+func expectForeign(t *testing.T, path string) {
+	t.Helper()
+	ctx := context.Background()
+	before := snapshot(t, path)
+	for _, p := range []*platform.Platform{nativeFile(), platform.Native()} {
+		if st, err := proclock.Inspect(ctx, p, path); err != nil || st.State != proclock.StateForeign {
+			t.Fatalf("Inspect = %+v, %v; want foreign", st, err)
+		}
+		if _, err := proclock.IsHeld(ctx, p, path); !errors.Is(err, proclock.ErrNotLockFile) {
+			t.Fatalf("IsHeld = %v; want an error matching ErrNotLockFile", err)
+		}
+		for _, opts := range []proclock.Options{{}, {RemoveOnRelease: true}} {
+			l, err := proclock.Acquire(ctx, p, path, opts)
+			if err == nil {
+				l.Release()
+			}
+			if !errors.Is(err, proclock.ErrNotLockFile) {
+				t.Fatalf("Acquire(%+v) = %v; want an error matching ErrNotLockFile", opts, err)
+			}
+		}
+		if after := snapshot(t, path); after != before {
+			t.Fatalf("a file that is not a lock file changed: %s; was %s", after, before)
+		}
 	}
 }
 
@@ -328,7 +370,7 @@ func expectReclaimed(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := stamplock.ParseStamp(data); err != nil || s.PID != os.Getpid() || s.Format != stamplock.Format {
+	if s, err := lockrec.Parse(data); err != nil || s.PID != os.Getpid() || s.Format != lockrec.Format {
 		t.Fatalf("after reclaim the lock file holds %q (%v); want our stamp", data, err)
 	}
 	if err := l.Release(); err != nil {
@@ -389,9 +431,9 @@ func (c frozenClock) Now() time.Time { return c.now }
 
 func (c frozenClock) Sleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
-// TestUnstampedWindowBoundaryNative: on the real filesystem, an unreadable
-// file is held at exactly 30 s after its mtime and stale a nanosecond
-// later (strict), for an empty file and for each kind that is not read.
+// TestUnstampedWindowBoundaryNative: on the real filesystem, an empty file
+// or a torn stamp is held at exactly 30 s after its mtime and stale a
+// nanosecond later (strict).
 func TestUnstampedWindowBoundaryNative(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -399,10 +441,8 @@ func TestUnstampedWindowBoundaryNative(t *testing.T) {
 		reason string
 	}{
 		{"empty", writeBytes(nil), "unstamped past 30 s"},
-		{"junk of exactly 64 KiB", writeBytes(bytes.Repeat([]byte("z"), stamplock.MaxStampSize)), "unreadable past 30 s"},
-		{"64 KiB + 1", writeBytes(bytes.Repeat([]byte(" "), stamplock.MaxStampSize+1)), "unreadable past 30 s"},
-		{"fifo", mkfifo, "unreadable past 30 s"},
-		{"symlink to itself", symlinkTo(func(locktest.Victim) string { return "x.lock" }), "unreadable past 30 s"},
+		{"torn stamp", writeBytes([]byte(`{"format":"proclock/1","host":"h`)), "unreadable past 30 s"},
+		{"torn stamp of exactly 64 KiB", writeBytes(append([]byte(`{"format":"proclock/1","host":"`), bytes.Repeat([]byte("z"), stamplock.MaxStampSize-31)...)), "unreadable past 30 s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -443,9 +483,10 @@ func TestUnstampedWindowBoundaryNative(t *testing.T) {
 }
 
 // FuzzLookNative: any bytes in a real lock file are judged without a
-// panic or an error, as SPEC §3 says: a file of at most 64 KiB that parses
-// is judged by its stamp; any other is held, holder unknown, until 30 s
-// after its mtime, and stale after.
+// panic, as docs/protocol.md says: a stamp by its holder, whatever its
+// age; an empty file or a torn stamp held, holder unknown, until 30 s after
+// its mtime, and stale after; a SQLite database without a mark free at
+// once; anything else not a lock file, young or old.
 func FuzzLookNative(f *testing.F) {
 	for _, seed := range [][]byte{
 		nil, []byte(" \n"), []byte("4242\n"), []byte(`{"pid":1}`), []byte(`{"host":"far","pid":1}`),
@@ -472,21 +513,29 @@ func FuzzLookNative(f *testing.F) {
 		at := func(d time.Duration) *platform.Platform {
 			return &platform.Platform{FS: lockfs.OS(), Process: platform.Native().Process, Clock: frozenClock{info.ModTime().Add(d)}}
 		}
-		young, err := stamplock.Look(at(0), here, path)
-		if err != nil {
-			t.Fatalf("Look(%q): %v", data, err)
-		}
-		old, err := stamplock.Look(at(stamplock.UnstampedWindow+time.Nanosecond), here, path)
-		if err != nil {
-			t.Fatalf("Look(%q): %v", data, err)
-		}
-		s, perr := stamplock.ParseStamp(data)
-		if perr != nil || len(data) > stamplock.MaxStampSize {
+		young, yerr := stamplock.Look(at(0), here, path)
+		old, oerr := stamplock.Look(at(stamplock.UnstampedWindow+time.Nanosecond), here, path)
+		kind := lockrec.Classify(data)
+		switch {
+		case kind == lockrec.Foreign || len(data) > stamplock.MaxStampSize:
+			if !errors.Is(yerr, lockrec.ErrNotLockFile) || !errors.Is(oerr, lockrec.ErrNotLockFile) {
+				t.Fatalf("not a lock file %q: %v, %v; want ErrNotLockFile both times", data, yerr, oerr)
+			}
+			return
+		case yerr != nil || oerr != nil:
+			t.Fatalf("Look(%q): %v, %v", data, yerr, oerr)
+		case kind == lockrec.SQLite:
+			if young.State != stamplock.Stale || old.State != stamplock.Stale {
+				t.Fatalf("a SQLite database without a mark %q: young %+v, old %+v; want free (stale) at once", data, young, old)
+			}
+			return
+		case kind != lockrec.Stamp:
 			if young.Stamp != nil || young.State != stamplock.Held || old.State != stamplock.Stale {
 				t.Fatalf("unjudgeable %q: young %+v, old %+v; want held, then stale", data, young, old)
 			}
 			return
 		}
+		s, _ := lockrec.Parse(data)
 		if young.Stamp == nil || young.Stamp.Identity != s.Identity || young.State != old.State {
 			t.Fatalf("stamp %+v in %q: young %+v, old %+v; want it judged, whatever the file's age", s, data, young, old)
 		}

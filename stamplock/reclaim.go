@@ -1,16 +1,21 @@
 package stamplock
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// GuardSuffix names the guard file of a lock's reclaim: one reclaimer at a
-// time holds "<path>.stale", itself a stamped lock file.
+// GuardSuffix names the guard of a lock: one process at a time holds
+// "<path>.stale", itself a stamped lock file, while it changes the lock's
+// files without being their holder (docs/protocol.md).
 const GuardSuffix = ".stale"
 
 // maxGuardDepth bounds the nesting of guards (a stale guard is reclaimed
@@ -18,16 +23,112 @@ const GuardSuffix = ".stale"
 // string of crashed reclaimers never wedges a lock.
 const maxGuardDepth = 3
 
-// reclaim removes the stale file that pr saw at path, so that the caller
-// can create it again. Under the guard it checks that the file is still the
-// one probed, renames it to a private name, checks again, and removes it,
-// or links it back if it changed in between. A reclaim that finds the file
-// changed or gone returns nil: the caller looks again.
-func reclaim(p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
+// Guard takes the guard of the lock at path, for a change to the lock's
+// files under it; Release lets it go. A guard held by someone else is a
+// *Busy error.
+func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	guard, err := acquire(ctx, p, here, path+GuardSuffix, 1)
+	if _, ok := errors.AsType[*Busy](err); ok {
+		return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
+	}
+	return guard, err
+}
+
+// convert takes the stale lock file that pr saw at path for here: under
+// the guard, if the file is still the one judged and no live mark has
+// appeared, it writes its stamp into the file in place, keeping its inode,
+// and settles with any SQLite process. The file is never renamed or
+// removed: a SQLite process may have just locked it (docs/protocol.md).
+// errLost means the file changed meanwhile: look again.
+func convert(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) (*Lock, error) {
+	guard, err := Guard(ctx, p, here, path)
+	if err != nil {
+		return nil, err
+	}
+	defer guard.Release()
+	f, err := reopen(p, here, path, pr)
+	if err != nil {
+		return nil, err
+	}
+	l := newLock(p, here, path)
+	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
+	if err := rewrite(f, l.content); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l.settle(ctx, p, here)
+}
+
+// Clear makes the stale lock file that pr saw at path an empty SQLite
+// database (lockrec.EmptyDatabase) in place, under the guard,
+// if it is still the one judged and no live mark has appeared: what a
+// SQLite process does with a dead holder's stamp before it locks the file.
+// A file that changed meanwhile is left alone; the caller looks again.
+func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) error {
+	guard, err := Guard(ctx, p, here, path)
+	if err != nil {
+		return err
+	}
+	defer guard.Release()
+	f, err := reopen(p, here, path, pr)
+	if errors.Is(err, errLost) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = rewrite(f, lockrec.EmptyDatabase())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// reopen opens for writing the file at path, if it is still the one pr saw
+// there, unchanged, with no live mark beside it; else errLost.
+func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe) (lockfs.File, error) {
+	now, err := lockrec.Read(p.FS, path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errLost
+	case err != nil:
+		return nil, err
+	case !now.Same(pr.seen) || lockrec.ReadMark(p.FS, path).Live(p, &here):
+		return nil, errLost
+	}
+	f, err := p.FS.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, ignoreNotExist(err, errLost)
+	}
+	// The open follows a symlink: the identity tells whether it opened
+	// the file that was read.
+	if id, err := p.FS.FileIDOf(f); err != nil || !id.Same(now.ID) {
+		f.Close()
+		return nil, errLost
+	}
+	return f, nil
+}
+
+// rewrite replaces an open file's bytes with data: emptied first, so that
+// a reader sees an empty file (held, for 30 s) or the whole stamp, never
+// the old stamp's tail.
+func rewrite(f lockfs.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(data, 0)
+	return err
+}
+
+// reclaim removes the stale guard file that pr saw at path, so that the
+// caller can create it again. Under the next guard it checks that the file
+// is still the one probed, renames it to a private name, checks again, and
+// removes it, or links it back if it changed in between. A reclaim that
+// finds the file changed or gone returns nil: the caller looks again.
+func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
-		guard, err := acquire(p, here, path+GuardSuffix, depth+1)
-		var busy *Busy
-		if errors.As(err, &busy) {
+		guard, err := acquire(ctx, p, here, path+GuardSuffix, depth+1)
+		if _, ok := errors.AsType[*Busy](err); ok {
 			return &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
 		}
 		if err != nil {
@@ -39,20 +140,20 @@ func reclaim(p *platform.Platform, here platform.Identity, path string, pr Probe
 }
 
 // setAside removes the file at path if it is still the one seen.
-func setAside(p *platform.Platform, here platform.Identity, path string, seen sighting) error {
-	now, _, err := read(p.FS, path)
+func setAside(p *platform.Platform, here platform.Identity, path string, seen lockrec.Sighting) error {
+	now, err := lockrec.Read(p.FS, path)
 	if err != nil {
-		return ignoreNotExist(err)
+		return ignoreNotExist(err, nil)
 	}
-	if !now.same(seen) {
+	if !now.Same(seen) {
 		return nil
 	}
 	private := fmt.Sprintf("%s.stale-%d-%s", path, here.PID, rand.Text())
 	if err := p.FS.Rename(path, private); err != nil {
-		return ignoreNotExist(err)
+		return ignoreNotExist(err, nil)
 	}
-	moved, _, err := read(p.FS, private)
-	if err == nil && moved.same(seen) {
+	moved, err := lockrec.Read(p.FS, private)
+	if err == nil && moved.Same(seen) {
 		return p.FS.Remove(private)
 	}
 	// Not the file judged stale: it goes back where it was. If a new
@@ -66,9 +167,10 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen si
 	return rerr
 }
 
-func ignoreNotExist(err error) error {
+// ignoreNotExist is err, or instead when err is fs.ErrNotExist.
+func ignoreNotExist(err, instead error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return instead
 	}
 	return err
 }

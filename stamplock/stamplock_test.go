@@ -2,6 +2,7 @@ package stamplock_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/stamplock"
 )
@@ -19,7 +21,7 @@ const lockPath = "/tmp/app.lock"
 
 // take makes one attempt for p, the way the root package does.
 func take(p *fake.Process) (*stamplock.Lock, error) {
-	return stamplock.Acquire(p.Platform(), p.Identity(), lockPath)
+	return stamplock.Acquire(context.Background(), p.Platform(), p.Identity(), lockPath)
 }
 
 func mustTake(t *testing.T, p *fake.Process) *stamplock.Lock {
@@ -118,7 +120,7 @@ func TestStalledReclaimerSparesNewHolder(t *testing.T) {
 func TestStampReplacedBeforeReread(t *testing.T) {
 	w := fake.New()
 	slow, late := w.Spawn(), w.Spawn()
-	lateStamp := stamplock.Stamp{Format: stamplock.Format, Identity: late.Identity(), AcquiredAt: w.Now(), Nonce: "late"}.Marshal()
+	lateStamp := lockrec.Record{Format: lockrec.Format, Identity: late.Identity(), AcquiredAt: w.Now(), Nonce: "late"}.Marshal()
 	w.Hook(fake.OpWrite, lockPath, fake.After, func(ev fake.Event) error {
 		if ev.PID == slow.PID() {
 			// What a reclaimer that judged slow's file stale does.
@@ -172,7 +174,7 @@ func TestReleaseSparesReplacement(t *testing.T) {
 	if err := w.FS().Remove(lockPath); err != nil {
 		t.Fatal(err)
 	}
-	other := stamplock.Stamp{Format: stamplock.Format, Identity: b.Identity(), AcquiredAt: w.Now(), Nonce: "b"}.Marshal()
+	other := lockrec.Record{Format: lockrec.Format, Identity: b.Identity(), AcquiredAt: w.Now(), Nonce: "b"}.Marshal()
 	writeFile(t, w.FS(), lockPath, other)
 	if err := l.Release(); !errors.Is(err, stamplock.ErrLost) {
 		t.Fatalf("Release of a replaced file = %v; want ErrLost", err)
@@ -187,7 +189,7 @@ func TestReleaseSparesReplacement(t *testing.T) {
 func TestStaleGuardsDoNotWedge(t *testing.T) {
 	w := fake.New()
 	dead := w.Spawn()
-	stale := stamplock.Stamp{Format: stamplock.Format, Identity: dead.Identity(), AcquiredAt: w.Now(), Nonce: "dead"}.Marshal()
+	stale := lockrec.Record{Format: lockrec.Format, Identity: dead.Identity(), AcquiredAt: w.Now(), Nonce: "dead"}.Marshal()
 	dead.Kill()
 	name := lockPath
 	for range 4 {
@@ -234,16 +236,18 @@ func TestOddFilesAtPath(t *testing.T) {
 			w := fake.New()
 			tc.stage(t, w)
 			p := w.Spawn()
-			_, err := take(p)
-			if _, ok := errors.AsType[*stamplock.Busy](err); !ok {
-				t.Fatalf("Acquire on a fresh %s = %v; want held", tc.name, err)
+			for _, age := range []time.Duration{0, 24 * time.Hour} {
+				w.Advance(age)
+				if l, err := take(p); !errors.Is(err, lockrec.ErrNotLockFile) {
+					if err == nil {
+						l.Release()
+					}
+					t.Fatalf("Acquire on a %s %v old = %v; want not a lock file", tc.name, age, err)
+				}
 			}
-			w.Advance(stamplock.UnstampedWindow + time.Second)
-			l, err := take(p)
-			if err != nil {
-				t.Fatalf("Acquire past the window: %v", err)
+			if _, _, err := w.FS().LstatIfPossible(lockPath); err != nil {
+				t.Fatalf("the %s at the path is gone: %v", tc.name, err)
 			}
-			l.Release()
 			if info, _, err := w.FS().LstatIfPossible("/tmp/victim"); err == nil {
 				if got := contents(t, w, "/tmp/victim"); string(got) != "precious" || info.Size() != 8 {
 					t.Fatalf("victim changed to %q", got)

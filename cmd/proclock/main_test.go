@@ -609,15 +609,60 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestRunRefusesMixedMechanisms: --mechanism file on a lock that an SQLite
-// holder holds is an error, not a wait that would end in a reclaim.
-func TestRunRefusesMixedMechanisms(t *testing.T) {
+// TestRunMixedMechanisms: runs of either mechanism on one lock keep each
+// other out and name each other's holder, and status reads either.
+func TestRunMixedMechanisms(t *testing.T) {
 	t.Parallel()
-	lock := filepath.Join(t.TempDir(), "x.lock")
-	holdLock(t, "run", "--mechanism", "sqlite", lock)
-	res := runProclock(t, line("run", "-n", "--mechanism", "file", lock, helper("exit", "0"))...)
-	if res.code != 2 {
-		t.Errorf("file over a held sqlite lock: exit %d, want 2; stderr: %s", res.code, res.stderr)
+	for _, pair := range [][2]string{{"sqlite", "file"}, {"file", "sqlite"}} {
+		lock := filepath.Join(t.TempDir(), "x.lock")
+		holder := holdLock(t, "run", "--mechanism", pair[0], lock)
+		res := runProclock(t, line("run", "-n", "--mechanism", pair[1], lock, helper("exit", "0"))...)
+		if res.code != 1 || !strings.Contains(res.stderr, fmt.Sprintf("pid %d", holder.cmd.Process.Pid)) {
+			t.Errorf("%s over a held %s lock: exit %d, want 1 naming pid %d; stderr: %s", pair[1], pair[0], res.code, holder.cmd.Process.Pid, res.stderr)
+		}
+		oneLine(t, "stderr", res.stderr)
+		for _, mech := range []string{"sqlite", "file"} {
+			res := runProclock(t, "status", "--mechanism", mech, lock)
+			if res.code != 1 || !strings.Contains(res.stdout, fmt.Sprintf("pid %d", holder.cmd.Process.Pid)) || !strings.Contains(res.stdout, "mechanism "+pair[0]) {
+				t.Errorf("status --mechanism %s of a %s holder: exit %d, want 1 naming pid %d and mechanism %s; stdout: %s", mech, pair[0], res.code, holder.cmd.Process.Pid, pair[0], res.stdout)
+			}
+		}
+		holder.release()
+		if res := runProclock(t, line("run", "-n", "--mechanism", pair[1], lock, helper("exit", "0"))...); res.code != 0 {
+			t.Errorf("%s after the %s holder released: exit %d, want 0; stderr: %s", pair[1], pair[0], res.code, res.stderr)
+		}
 	}
-	oneLine(t, "stderr", res.stderr)
+}
+
+// TestRunKeepsItsOwnScript: flock(1)'s habit of locking the script itself
+// ("flock -en $0 $0") fails plainly with proclock, on either mechanism,
+// and the script keeps every byte, however old it is.
+func TestRunKeepsItsOwnScript(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "job.sh")
+	body := []byte("#!/bin/sh\necho the job ran\n")
+	if err := os.WriteFile(script, body, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(script, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(script)
+	for _, mech := range []string{"auto", "sqlite", "file"} {
+		res := runProclock(t, "run", "-n", "--mechanism", mech, script, "--", script)
+		if res.code != 2 || !strings.Contains(res.stderr, "not a lock file") || strings.Contains(res.stdout, "the job ran") {
+			t.Errorf("--mechanism %s on the script itself: exit %d, want 2 saying not a lock file, without running it; stdout %q stderr %q", mech, res.code, res.stdout, res.stderr)
+		}
+		oneLine(t, "stderr", res.stderr)
+		st := runProclock(t, "status", "--mechanism", mech, script)
+		if st.code != 2 || !strings.Contains(st.stdout, "not a lock file") {
+			t.Errorf("status --mechanism %s of the script: exit %d, want 2 saying not a lock file; stdout %q", mech, st.code, st.stdout)
+		}
+	}
+	after, err := os.Stat(script)
+	got, _ := os.ReadFile(script)
+	if err != nil || !os.SameFile(before, after) || !bytes.Equal(got, body) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the script changed: %v, same file %v, bytes %q", err, os.SameFile(before, after), got)
+	}
 }

@@ -35,8 +35,8 @@ Options:
                  leaves an empty database file otherwise; the file
                  mechanism always removes its lock file)
   --mechanism M  auto (the default: sqlite where this system has it, else
-                 file), sqlite, or file. Every user of one PATH must use
-                 the same mechanism.
+                 file), sqlite, or file. Users of one PATH may use either:
+                 they keep each other out.
   -v             when the lock is held, say so on stderr (as below, ending
                  in "; waiting") before waiting for it
 
@@ -197,9 +197,6 @@ func runMain(args []string, std streams) int {
 		return cannotStart(std.err, o.command[0], err)
 	}
 	p, err := platformFor(o.mechanism)
-	if err == nil && o.mechanism == "file" {
-		err = refuseFileOverSQLite(o.path)
-	}
 	if err != nil {
 		complain(std.err, err)
 		return exitUsage
@@ -221,7 +218,7 @@ func runMain(args []string, std streams) int {
 		explainHeld(std.err, p, o, err, "")
 		return o.heldCode
 	case err != nil:
-		complain(std.err, withHint(err, o))
+		complain(std.err, err)
 		return exitUsage
 	}
 	code := supervise(cmd, sigs, std.err)
@@ -256,24 +253,6 @@ func platformFor(mechanism string) (*platform.Platform, error) {
 		}
 	}
 	return p, nil
-}
-
-// refuseFileOverSQLite keeps --mechanism file away from a lock that an
-// SQLite holder holds: the file mechanism would take the empty database
-// file for a lock file whose holder crashed before stamping it, and
-// reclaim it from under that holder after 30 s.
-func refuseFileOverSQLite(path string) error {
-	native := platform.Native()
-	if native.SQLite == nil || lockKindAt(path) != kindSQLite {
-		return nil
-	}
-	// An empty file may also be a lock file being stamped: only a lock
-	// that SQLite sees held is refused.
-	st, err := proclock.Inspect(context.Background(), native, path)
-	if err != nil || st.State != proclock.StateHeld {
-		return nil
-	}
-	return fmt.Errorf("proclock: %s is held through the sqlite mechanism; --mechanism file would not keep its holder out: every user of a lock must use the same mechanism", path)
 }
 
 // acquire takes the lock as o says. A signal that arrives first ends the
@@ -345,16 +324,6 @@ func mechanismOf(p *platform.Platform) proclock.Mechanism {
 		return proclock.MechanismSQLite
 	}
 	return proclock.MechanismFile
-}
-
-// withHint adds what to do to an error whose cause is a mix-up of
-// mechanisms: a lock file of the file mechanism where SQLite expects a
-// database.
-func withHint(err error, o runOptions) error {
-	if o.mechanism != "file" && lockKindAt(o.path) == kindStamp {
-		return fmt.Errorf("%w (%s is a lock file of the file mechanism: use --mechanism file)", err, o.path)
-	}
-	return err
 }
 
 // supervise starts COMMAND, passes signals on to it until it exits, and

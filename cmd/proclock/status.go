@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -23,9 +22,9 @@ is printed: only taking the lock decides.
 
 Options:
   --json         print the status as one JSON object (below)
-  --mechanism M  auto (the default: a lock file stamped by the file
-                 mechanism is read as one; anything else as this system's
-                 default), sqlite, or file
+  --mechanism M  auto (the default: sqlite where this system has it, else
+                 file), sqlite, or file; either reads a lock held by the
+                 other
 
 States:
   absent        nothing at PATH: free
@@ -36,13 +35,17 @@ States:
   held          someone holds it: pid, host, process start, when it took
                 the lock, for how long, mechanism
   inaccessible  this user may not read the lock's file
+  foreign       the file at PATH is not a lock file (a script, text, a
+                database with tables, a FIFO, ...): no lock can be taken
+                there, and proclock never changes it
 
-Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible or an
-error.
+Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
+foreign or an error.
 
 JSON fields (stable: fields may be added, never renamed or removed):
   path        PATH as given
-  state       "absent", "free", "held", "stale" or "inaccessible"
+  state       "absent", "free", "held", "stale", "inaccessible" or
+              "foreign"
   reason      why stale ("pid gone", "pid reused", "other boot",
               "unstamped past 30 s", "unreadable past 30 s") or
               inaccessible; omitted otherwise
@@ -107,9 +110,6 @@ func statusMain(args []string, std streams) int {
 		fmt.Fprint(std.out, statusUsage)
 		return exitOK
 	}
-	if err == nil && o.mechanism == "auto" && lockKindAt(o.path) == kindStamp {
-		o.mechanism = "file"
-	}
 	var p *platform.Platform
 	if err == nil {
 		p, err = platformFor(o.mechanism)
@@ -164,6 +164,8 @@ func describeStatus(st proclock.Status) string {
 	case proclock.StateHeld:
 		facts := holderFacts(st)
 		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:]))
+	case proclock.StateForeign:
+		return fmt.Sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
 	}
 	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
 }
@@ -202,41 +204,6 @@ func roughly(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
-}
-
-// lockKind is what a look at a lock's file suggests about its mechanism.
-type lockKind int
-
-const (
-	kindUnknown lockKind = iota // missing, not a regular file, unreadable
-	kindSQLite                  // empty or an SQLite database: the sqlite mechanism
-	kindStamp                   // anything else: a stamped lock file
-)
-
-// sqliteHeader starts every SQLite database file.
-const sqliteHeader = "SQLite format 3\x00"
-
-// lockKindAt looks at the file at path, without following a symlink or
-// opening anything but a regular file, to tell which mechanism made it.
-func lockKindAt(path string) lockKind {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return kindUnknown
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return kindUnknown
-	}
-	defer f.Close()
-	head := make([]byte, len(sqliteHeader))
-	n, err := io.ReadFull(f, head)
-	switch {
-	case n == 0 && err == io.EOF, string(head[:n]) == sqliteHeader:
-		return kindSQLite
-	case n > 0:
-		return kindStamp
-	}
-	return kindUnknown
 }
 
 // startedAt is when the holder's process started, by this machine's clock,

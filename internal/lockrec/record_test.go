@@ -1,17 +1,18 @@
-package stamplock_test
+package lockrec_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
-func TestParseStamp(t *testing.T) {
-	ours := stamplock.Stamp{
-		Format:     stamplock.Format,
+func TestParse(t *testing.T) {
+	ours := lockrec.Record{
+		Format:     lockrec.Format,
 		Identity:   platform.Identity{Host: "h", BootID: "b", PID: 42, StartTime: 7, PIDNamespace: 9, LauncherPID: 3},
 		AcquiredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
 		Nonce:      "n",
@@ -48,26 +49,26 @@ func TestParseStamp(t *testing.T) {
 		{"ours with a bad time", `{"format":"proclock/1","pid":5,"acquiredAt":12}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := stamplock.ParseStamp([]byte(tc.in))
+			got, err := parseStamp([]byte(tc.in))
 			if tc.want == nil {
 				if err == nil {
-					t.Fatalf("ParseStamp(%q) = %+v; want an error", tc.in, got)
+					t.Fatalf("Parse(%q) = %+v; want an error", tc.in, got)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseStamp(%q): %v", tc.in, err)
+				t.Fatalf("Parse(%q): %v", tc.in, err)
 			}
 			if got.Identity != *tc.want {
-				t.Fatalf("ParseStamp(%q) = %+v; want %+v", tc.in, got.Identity, *tc.want)
+				t.Fatalf("Parse(%q) = %+v; want %+v", tc.in, got.Identity, *tc.want)
 			}
 		})
 	}
 }
 
-func TestParseStampKeepsOurFields(t *testing.T) {
-	s := stamplock.Stamp{Format: stamplock.Format, Identity: platform.Identity{Host: "h", PID: 1}, AcquiredAt: time.Unix(100, 5).UTC(), Nonce: "abc"}
-	got, err := stamplock.ParseStamp(s.Marshal())
+func TestParseKeepsOurFields(t *testing.T) {
+	s := lockrec.Record{Format: lockrec.Format, Identity: platform.Identity{Host: "h", PID: 1}, AcquiredAt: time.Unix(100, 5).UTC(), Nonce: "abc"}
+	got, err := parseStamp(s.Marshal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +77,9 @@ func TestParseStampKeepsOurFields(t *testing.T) {
 	}
 }
 
-// FuzzParseStamp: any bytes parse or fail without panicking, and what
+// FuzzParse: any bytes parse or fail without panicking, and what
 // parses names a positive pid and survives a round trip through Marshal.
-func FuzzParseStamp(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"4242", " 12\n", `{"pid":5}`, `{"format":"proclock/1","host":"h","pid":5,"acquiredAt":"2026-01-01T00:00:00Z","nonce":"n"}`,
 		`{"pid":"12"}`, `{"pid":1.5}`, "\ufeff{}", `{"pid":5}xx`, strings.Repeat("9", 30), "\x00\xff",
@@ -86,17 +87,27 @@ func FuzzParseStamp(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := stamplock.ParseStamp(data)
+		s, err := parseStamp(data)
 		if err != nil {
 			return
 		}
 		if s.PID <= 0 {
 			t.Fatalf("parsed pid %d from %q", s.PID, data)
 		}
-		s.Format = stamplock.Format
-		again, err := stamplock.ParseStamp(s.Marshal())
+		s.Format = lockrec.Format
+		again, err := parseStamp(s.Marshal())
 		if err != nil || again.Identity != s.Identity {
 			t.Fatalf("round trip of %+v: %+v, %v", s, again, err)
 		}
 	})
+}
+
+// parseStamp is Parse as the file mechanism takes it: a record naming a
+// holder.
+func parseStamp(data []byte) (lockrec.Record, error) {
+	r, err := lockrec.Parse(data)
+	if err == nil && !r.Known() {
+		err = errors.New("names no holder")
+	}
+	return r, err
 }

@@ -1,0 +1,94 @@
+package proclock_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/proclock/proclock"
+)
+
+// gcHolderEnv makes the test binary a daemon that takes the lock named by
+// the variable ("<mechanism>:<path>") without keeping the *Lock, runs the
+// garbage collector over and over, and then waits on stdin.
+const gcHolderEnv = "PROCLOCK_TEST_GC_HOLDER"
+
+func serveGCHolder(spec string) {
+	mech, path, _ := strings.Cut(spec, ":")
+	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(mech)), path, proclock.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	collectGarbage()
+	fmt.Println("collected")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	os.Exit(0)
+}
+
+// collectGarbage runs the collector several times, with allocation in
+// between, so that anything unreachable is finalized.
+func collectGarbage() {
+	var keep [][]byte
+	for i := range 10 {
+		for range 1000 {
+			keep = append(keep, make([]byte, 1024))
+		}
+		keep = keep[:i]
+		runtime.GC()
+	}
+	runtime.KeepAlive(keep)
+}
+
+// TestDroppedLockStaysHeldNative: a daemon that takes the lock for its
+// whole life and keeps no reference to it still holds it after many
+// garbage collections, as seen from another process, with either
+// mechanism, and by a process of either mechanism.
+func TestDroppedLockStaysHeldNative(t *testing.T) {
+	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+		t.Run(string(mech), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "daemon.lock")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), gcHolderEnv+"="+string(mech)+":"+path)
+			cmd.Stderr = os.Stderr
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				stdin.Close()
+				cmd.Wait()
+			}()
+			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "collected\n" {
+				t.Fatalf("daemon said %q, %v", line, err)
+			}
+			for _, other := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+				p := nativePlatform(other)
+				if held, err := proclock.IsHeld(context.Background(), p, path); err != nil || !held {
+					t.Fatalf("%s: IsHeld after the daemon's collections = %v, %v; want held", other, held, err)
+				}
+				l, err := proclock.Acquire(context.Background(), p, path, proclock.Options{})
+				if err == nil {
+					l.Release()
+					t.Fatalf("%s: took the lock of a daemon that dropped its *Lock", other)
+				}
+				if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != cmd.Process.Pid {
+					t.Fatalf("%s: Acquire = %v; want held by pid %d", other, err, cmd.Process.Pid)
+				}
+			}
+		})
+	}
+}
