@@ -48,10 +48,15 @@ func TestNativeChaos(t *testing.T) {
 	if testing.Short() {
 		sections = 200
 	}
-	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
-		t.Run(string(mech), func(t *testing.T) {
+	for _, mechs := range [][]proclock.Mechanism{
+		{proclock.MechanismSQLite},
+		{proclock.MechanismFile},
+		{proclock.MechanismSQLite, proclock.MechanismFile}, // a native process beside a wasm-hosted one
+	} {
+		mech := mechsName(mechs)
+		t.Run(mech, func(t *testing.T) {
 			began := time.Now()
-			r := runChaos(t, mech, sections)
+			r := runChaos(t, mechs, sections)
 			took := time.Since(began)
 
 			lines := readChaosLog(t, r.plan.Log)
@@ -95,6 +100,16 @@ func TestNativeChaos(t *testing.T) {
 	}
 }
 
+// mechsName names a set of mechanisms, for subtests: "sqlite", "file", or
+// "sqlite+file" for peers of both on one lock.
+func mechsName(mechs []proclock.Mechanism) string {
+	names := make([]string, len(mechs))
+	for i, m := range mechs {
+		names[i] = string(m)
+	}
+	return strings.Join(names, "+")
+}
+
 // chaosRun is what a chaos run leaves: its plan, the peers that stopped on
 // their own, and the kills.
 type chaosRun struct {
@@ -117,7 +132,7 @@ type chaosKill struct {
 // runChaos runs chaosPeers peers on one lock and kills one inside its
 // critical section every 20–80 ms, replacing it, until the peers stop
 // because the log has its sections.
-func runChaos(t *testing.T, mech proclock.Mechanism, sections int) chaosRun {
+func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int) chaosRun {
 	dir := t.TempDir()
 	r := chaosRun{plan: conformance.ChaosPlan{
 		Lock:      filepath.Join(dir, "chaos.lock"),
@@ -134,7 +149,7 @@ func runChaos(t *testing.T, mech proclock.Mechanism, sections int) chaosRun {
 	live := map[int]*conformance.NativePeer{}
 	started := 0
 	spawn := func() {
-		p := conformance.SpawnNative(t, mech)
+		p := conformance.SpawnNative(t, mechs[started%len(mechs)])
 		pid := p.Process().Pid
 		live[pid] = p
 		started++

@@ -25,22 +25,29 @@ func TestNative(t *testing.T) {
 	}
 }
 
-// Eight processes take one lock 500 times each: no two ever hold it at
-// once (the occupancy marker) and no update is lost (the counter).
+// Eight processes take one lock 500 times each, all of one mechanism or
+// half of each: no two ever hold it at once (the occupancy marker) and no
+// update is lost (the counter).
 func TestNativeStress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress runs 4000 acquisitions across 8 processes; skipped in -short")
 	}
 	const procs, rounds = 8, 500
+	sqlite, file := proclock.MechanismSQLite, proclock.MechanismFile
 	for _, tc := range []struct {
-		mech   proclock.Mechanism
+		mechs  []proclock.Mechanism // peer i uses mechs[i % len(mechs)]
 		remove bool
 	}{
-		{proclock.MechanismSQLite, false},
-		{proclock.MechanismSQLite, true},
-		{proclock.MechanismFile, false},
+		{[]proclock.Mechanism{sqlite}, false},
+		{[]proclock.Mechanism{sqlite}, true},
+		{[]proclock.Mechanism{file}, false},
+		{[]proclock.Mechanism{sqlite, file}, false},
+		{[]proclock.Mechanism{sqlite, file}, true},
 	} {
-		name := string(tc.mech)
+		name := string(tc.mechs[0])
+		if len(tc.mechs) > 1 {
+			name = "sqlite+file"
+		}
 		if tc.remove {
 			name += "/RemoveOnRelease"
 		}
@@ -55,7 +62,7 @@ func TestNativeStress(t *testing.T) {
 			}
 			peers := make([]*conformance.NativePeer, procs)
 			for i := range peers {
-				peers[i] = conformance.SpawnNative(t, tc.mech)
+				peers[i] = conformance.SpawnNative(t, tc.mechs[i%len(tc.mechs)])
 			}
 			results := make([]conformance.StressResult, procs)
 			errs := make([]error, procs)
