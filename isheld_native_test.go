@@ -14,7 +14,7 @@ import (
 
 // Probes running at the same moment do not keep an Acquire from a free
 // lock: its busy timeout and retries absorb their brief shared locks
-// (SPEC §6). Probes at once all see a free lock as free.
+// (docs/design.md). Probes at once all see a free lock as free.
 func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {

@@ -228,7 +228,7 @@ func insider(marker string) (int, bool) {
 // stopInside stops p and reports whether, stopped, it is inside its
 // critical section (the marker names it), so that only holders are killed:
 // a kill between creating a lock file and stamping it is a documented
-// limit (SPEC §3.9), not what this test is after. A peer that is not
+// limit (docs/design.md, known limits), not what this test is after. A peer that is not
 // inside is let go on.
 func stopInside(t *testing.T, p *conformance.NativePeer, marker string) bool {
 	t.Helper()

@@ -1,8 +1,9 @@
-// Package conformance is one suite of proclock's behaviour (SPEC §2–7) that
-// any platform can be put through, as testing/fstest.TestFS serves any
-// fs.FS: Run takes a Harness that makes processes taking locks, in this
-// process (Fake, over a fake world) or in others (Native, the test binary
-// re-executed), and runs every case against the harness's mechanism.
+// Package conformance is one suite of proclock's behaviour (docs/design.md,
+// docs/protocol.md) that any platform can be put through, as
+// testing/fstest.TestFS serves any fs.FS: Run takes a Harness that makes
+// processes taking locks, in this process (Fake, over a fake world) or in
+// others (Native, the test binary re-executed), and runs every case against
+// the harness's mechanism.
 //
 // A project puts its platform through the suite from a test of its own,
 // with a Harness that spawns its processes (see Fake and Native):

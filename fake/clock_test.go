@@ -146,7 +146,7 @@ func TestThawReleasesSleepers(t *testing.T) {
 	}
 }
 
-// The building blocks of SPEC's 30 s window of an empty lock file: Advance
+// The building blocks of the 30 s window of an empty lock file: Advance
 // moves Now, and the mtime of a later write comes from the world's clock.
 func TestFileTimesComeFromTheWorldsClock(t *testing.T) {
 	w := fake.New()

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzJudge: Judge never panics, and whatever the two identities and the
-// lookup say, its verdict keeps the rules of SPEC §1 that protect a lock:
+// lookup say, its verdict keeps the rules that protect a lock (docs/design.md, judge order):
 // another host is never judged; a failing lookup is never death (EPERM
 // read as dead would let anyone reclaim a live lock); the lookup is asked
 // at most once, about the holder's pid, only when that pid can mean

@@ -44,7 +44,7 @@ func TestJudge(t *testing.T) {
 		reason  platform.Reason
 		calls   int // lookups expected (0 or 1)
 	}{
-		// The table of SPEC §1, row by row.
+		// The judge's table, row by row (docs/design.md).
 		{
 			name:    "other host",
 			holder:  holder(func(id *platform.Identity) { id.Host = "elsewhere" }),

@@ -16,7 +16,7 @@ var (
 
 // Native returns the platform of the OS this program runs on. Every call
 // returns a new Platform holding the same FS, SQLite and Process values, so
-// that all native platforms of a process share turns (SPEC §5). SQLite is
+// that all native platforms of a process share turns (docs/design.md). SQLite is
 // nil where the OS's VFS cannot lock files (wasip1, js): the file mechanism
 // is used there. Wake is set on linux (inotify and pidfds), nil elsewhere.
 func Native() *Platform {

@@ -178,8 +178,9 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		return nil, err
 	}
 	// The mark is written: a stamp written from now on is followed by its
-	// writer's look at the mark. One written before is in the file now.
-	if kind, _, err := lockrec.ReadOpen(pin); err != nil || (kind != lockrec.Empty && kind != lockrec.SQLite) {
+	// writer's look at the mark. One written before is in the file now,
+	// and has changed its size (lockrec.MaybeDatabase).
+	if kind, err := stampedSince(pin); err != nil || (kind != lockrec.Empty && kind != lockrec.SQLite) {
 		err = errors.Join(err, l.unmark(), l.detach())
 		if err != nil {
 			return nil, err
@@ -250,8 +251,11 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 			}
 			return nil, lockfs.FileID{}, err
 		}
-		id, err := identify(fsys, f, path)
-		if err == nil {
+		id, size, err := identify(fsys, f, path)
+		if err == nil && !lockrec.MaybeDatabase(size) {
+			// A stamp, or not a lock file: no SQLite lock. (A file
+			// of the database's size that is not one fails to
+			// attach, and is read then.)
 			err = checkContent(f, path)
 		}
 		if err != nil {
@@ -282,23 +286,42 @@ func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 	return f, nil
 }
 
-// identify checks that f is a regular file and returns its identity.
-func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, error) {
+// identify checks that f is a regular file and returns its identity and
+// size.
+func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64, error) {
 	info, err := f.Stat()
 	switch {
 	case err != nil:
-		return lockfs.FileID{}, err
+		return lockfs.FileID{}, 0, err
 	case info.IsDir():
-		return lockfs.FileID{}, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
+		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case !info.Mode().IsRegular():
-		return lockfs.FileID{}, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
+		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
 	}
-	return fsys.FileIDOf(f)
+	id, err := fsys.FileIDOf(f)
+	return id, info.Size(), err
 }
 
 // errNotRegular is the error for a FIFO, socket or device at a lock's path:
 // not a lock file.
 var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
+
+// stampedSince tells what the pinned file holds now: a stat, and a read
+// only when its size is not a SQLite lock's.
+func stampedSince(f lockfs.File) (lockrec.Kind, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return lockrec.Foreign, err
+	}
+	if info.Size() == 0 {
+		return lockrec.Empty, nil
+	}
+	if info.Size() == lockrec.DatabaseSize {
+		return lockrec.SQLite, nil
+	}
+	kind, _, err := lockrec.ReadOpen(f)
+	return kind, err
+}
 
 // checkContent fails for a file whose bytes are not a SQLite lock: a stamp
 // (ErrStamped, for the caller to judge) or anything that is not a lock

@@ -31,19 +31,14 @@ const (
 // Acquire running at the same moment absorbs the probe's brief shared lock
 // in its busy timeout. A missing file stays missing.
 func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
-	seen, err := lockrec.Read(p.FS, path)
+	info, _, err := p.FS.LstatIfPossible(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Absent, nil
 	case err != nil:
 		return Absent, err
-	case seen.Kind == lockrec.Stamp || seen.Kind == lockrec.Torn:
-		return Stamped, nil
-	case seen.Kind == lockrec.Foreign:
-		if err := checkKind(p.FS, path); err != nil {
-			return Absent, err // a symlink, or gone
-		}
-		return Absent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
+	case !info.Mode().IsRegular() || !lockrec.MaybeDatabase(info.Size()):
+		return classify(p, path)
 	}
 	conn, err := conns.Get()
 	if err != nil {
@@ -57,6 +52,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 	}
 	if err == nil {
 		return state, nil
+	}
+	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
+		return classify(p, path) // not a database, or being rewritten
 	}
 	if err = openError(p.FS, path, err); errors.Is(err, fs.ErrNotExist) {
 		return Absent, nil // removed since checkKind
@@ -74,4 +72,24 @@ func probeConn(conn *sqlite3.Conn, path string) (State, error) {
 		return Absent, err
 	}
 	return Free, nil
+}
+
+// classify tells, by its bytes, what is at path when SQLite cannot: a
+// stamp (Stamped), or an error for what is not a lock file.
+func classify(p *platform.Platform, path string) (State, error) {
+	seen, err := lockrec.Read(p.FS, path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Absent, nil
+	case err != nil:
+		return Absent, err
+	case seen.Kind == lockrec.Stamp || seen.Kind == lockrec.Torn:
+		return Stamped, nil
+	case seen.Kind == lockrec.Foreign:
+		if err := checkKind(p.FS, path); err != nil {
+			return Absent, err // a symlink, or gone
+		}
+		return Absent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
+	}
+	return Free, nil // an empty file or a database: free as far as looking tells
 }

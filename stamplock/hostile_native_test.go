@@ -124,7 +124,7 @@ const (
 )
 
 // TestHostileLockFilesNative: every hostile or broken lock file is judged
-// as SPEC §3 says, never panics, never blocks, and never wedges the lock
+// as docs/protocol.md says, never panics, never blocks, and never wedges the lock
 // past the 30 s window of an unjudgeable file.
 func TestHostileLockFilesNative(t *testing.T) {
 	here := nativeSelf(t)

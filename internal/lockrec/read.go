@@ -60,7 +60,7 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 		s.Kind = Empty
 		return s, nil
 	}
-	s.Content, err = io.ReadAll(io.LimitReader(f, MaxSize+1))
+	s.Content, err = readOnce(f, info.Size())
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		return Sighting{}, err
@@ -70,6 +70,19 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	}
 	s.Kind = Classify(s.Content)
 	return s, nil
+}
+
+// readOnce reads a file of about size bytes in one read, so that a writer
+// that replaces its bytes (truncating, then writing the new ones, as
+// proclock's writers do) is seen before or after, never half way: two
+// reads could join the start of one stamp to the end of another.
+func readOnce(f lockfs.File, size int64) ([]byte, error) {
+	data := make([]byte, min(size, MaxSize)+1)
+	n, err := f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return data[:n], nil
 }
 
 // lstatSighting describes a path that could not be opened and read.
@@ -98,13 +111,11 @@ func ReadOpen(f lockfs.File) (Kind, []byte, error) {
 	case info.Size() == 0:
 		return Empty, nil, nil
 	}
-	data := make([]byte, min(info.Size(), MaxSize)+1)
-	n, err := f.ReadAt(data, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	data, err := readOnce(f, info.Size())
+	switch {
+	case err != nil:
 		return Foreign, nil, err
-	}
-	data = data[:n]
-	if n > MaxSize {
+	case len(data) > MaxSize:
 		return Foreign, nil, nil
 	}
 	return Classify(data), data, nil

@@ -43,7 +43,9 @@ type Record struct {
 }
 
 // Marshal encodes r as one JSON object and a newline, its format marker
-// first (which is what tells a torn record of ours, see Classify).
+// first (which is what tells a torn record of ours, see Classify). It is
+// never DatabaseSize bytes long (a space is added if it would be), so that
+// a lock file's size alone tells a stamp from the empty database.
 func (r Record) Marshal() []byte {
 	r.Format = Format
 	b, err := json.Marshal(r)
@@ -51,8 +53,20 @@ func (r Record) Marshal() []byte {
 		// A Record holds strings, integers and a time: it always encodes.
 		panic("lockrec: encoding a record: " + err.Error())
 	}
+	if len(b)+1 == DatabaseSize {
+		b = append(b, ' ')
+	}
 	return append(b, '\n')
 }
+
+// DatabaseSize is the size of EmptyDatabase.
+const DatabaseSize = 512
+
+// MaybeDatabase reports whether a lock file of this size may be a SQLite
+// lock's file, empty or EmptyDatabase; a file of any other size holds a
+// stamp or something else, to be read to tell. (Its bytes still decide:
+// someone else's file may have the same size.)
+func MaybeDatabase(size int64) bool { return size == 0 || size == DatabaseSize }
 
 // Known reports whether the record names a holder (it has a pid); a nil
 // record names none.
@@ -225,23 +239,25 @@ func isTorn(data []byte) bool {
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	depth := 0
 	for {
-		_, err := dec.Token()
+		tok, err := dec.Token()
 		switch {
-		case err == nil:
-			continue
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			// Cut short; a whole object would have ended before EOF
-			// with the object's closing brace consumed and no error.
-			return dec.InputOffset() > 0 && !complete(data)
+			return depth > 0 // cut inside the object
+		case err != nil:
+			return false
 		}
-		return false
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			if depth == 0 {
+				return false // a whole object: not cut
+			}
+		}
 	}
-}
-
-// complete reports whether data is one whole JSON value and whitespace.
-func complete(data []byte) bool {
-	return json.Valid(bytes.TrimSpace(data))
 }
 
 // EmptyDatabase returns the bytes of a SQLite database of one 512-byte page
@@ -250,7 +266,7 @@ func complete(data []byte) bool {
 // that holds it is a SQLite lock's, never a stamp being written, and is
 // free as soon as no live mark stands beside it (docs/protocol.md).
 func EmptyDatabase() []byte {
-	const pageSize = 512
+	const pageSize = DatabaseSize
 	b := make([]byte, pageSize)
 	copy(b, sqliteMagic)
 	be16 := func(off, v int) { b[off], b[off+1] = byte(v>>8), byte(v) }
