@@ -93,7 +93,7 @@ func kinds(nativeMech string) []kind { return []kind{nativeKind(nativeMech), was
 
 // agent is a running guest.
 type agent struct {
-	t     *testing.T
+	t     testing.TB
 	kind  kind
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -104,7 +104,7 @@ type agent struct {
 }
 
 // start runs k's guest with args in the lock directory dir.
-func start(t *testing.T, k kind, dir string, args ...string) *agent {
+func start(t testing.TB, k kind, dir string, args ...string) *agent {
 	t.Helper()
 	if bin.err != nil {
 		t.Fatal(bin.err)
@@ -199,7 +199,7 @@ func (a *agent) exitCode() int {
 }
 
 type testWriter struct {
-	t      *testing.T
+	t      testing.TB
 	prefix string
 }
 
@@ -208,7 +208,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx

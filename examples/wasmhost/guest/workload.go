@@ -93,8 +93,8 @@ func (w *workload) criticalSections(p *platform.Platform, path string) error {
 // handoffs hands the lock back and forth with another agent: in round k the
 // agent of role k%2 holds it, waits until the other says it is about to
 // wait (file ready-k), keeps it -handoff-hold longer, notes the time
-// (released-k) and releases; the other, waiting in Acquire, takes it and
-// measures from that time. It prints "handoff n=N median=D p90=D" of the
+// (released-k) and releases; the other, waiting in Acquire, takes it,
+// measures from that time and says so (took-k). It prints "handoff n=N median=D p90=D" of the
 // handoffs it received.
 func (w *workload) handoffs(p *platform.Platform, path string) error {
 	ctx := context.Background()
@@ -121,6 +121,11 @@ func (w *workload) handoffs(p *platform.Platform, path string) error {
 			if err := lock.Release(); err != nil {
 				return err
 			}
+			// Not back in Acquire before the other holds the lock: a
+			// releaser that comes straight back can win it again.
+			if err := awaitFile(note("took", k)); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := os.WriteFile(note("ready", k), nil, 0o644); err != nil {
@@ -135,6 +140,9 @@ func (w *workload) handoffs(p *platform.Platform, path string) error {
 			return err
 		}
 		got = append(got, took.Sub(time.Unix(0, int64(released))))
+		if err := os.WriteFile(note("took", k), nil, 0o644); err != nil {
+			return err
+		}
 	}
 	if lock != nil {
 		if err := lock.Release(); err != nil {
