@@ -74,6 +74,9 @@ func TestNativeGuest(t *testing.T) {
 	if self.PID != hostPID || self.BootID == "" || self.StartTime == 0 || self.Host == "wasip1" || self.Host == "js" {
 		t.Errorf("Self = %+v; want the host process's identity (pid %d)", self, hostPID)
 	}
+	if _, err := os.Readlink("/proc/self/ns/pid"); err == nil && self.PIDNamespace == 0 {
+		t.Errorf("Self = %+v; want the pid namespace that /proc/self/ns/pid names", self)
+	}
 	if info, err := p.Process.Lookup(self.PID); err != nil || !info.Exists || info.StartTime != self.StartTime {
 		t.Errorf("Lookup(host pid %d) = %+v, %v; want it alive, start time %d", self.PID, info, err, self.StartTime)
 	}
