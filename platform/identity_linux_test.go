@@ -66,3 +66,22 @@ func TestProcIsOurs(t *testing.T) {
 		t.Fatal("procIsOurs() = false for this test's /proc")
 	}
 }
+
+// A wasm guest hosted by this process reads its identity from /proc alone
+// (the host name from sys/kernel/hostname, the pid from self/stat); it must
+// be the identity this process records natively, or a native process and
+// a guest of the same host process could not judge each other's stamps.
+func TestProcIdentityIsNative(t *testing.T) {
+	native, err := readSelf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := nativeProc.hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest, err := nativeProc.identity(host, 0)
+	if err != nil || guest != native {
+		t.Fatalf("identity read from /proc alone = %+v, %v; want the native identity %+v", guest, err, native)
+	}
+}

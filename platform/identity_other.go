@@ -1,4 +1,4 @@
-//go:build !linux && !darwin && !windows && !freebsd
+//go:build !linux && !darwin && !windows && !freebsd && !wasip1 && !js
 
 package platform
 
@@ -8,7 +8,7 @@ import (
 	"runtime"
 )
 
-// Elsewhere (wasip1, js, plan9, the other BSDs, illumos, ...) this package
+// Elsewhere (plan9, the other BSDs, illumos, ...) this package
 // does not know how to read a process's identity: Self fails, so the file
 // mechanism refuses to run (it could not judge holders), while SQLite, where
 // the OS has it, still locks. A host can inject its own Process instead.

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The figures of docs/wasm.md: run with a fixed count, since every
+// iteration of the benchmark's own loop starts processes:
+//
+//	go test -run '^$' -bench . -benchtime 200x
+//
+// ns/acquire is what one uncontended Acquire+Release costs inside the
+// agent; ns/handoff-to-X is how long after a holder's Release the waiting
+// agent X holds the lock (median of the handoffs X received).
+
+func BenchmarkAcquire(b *testing.B) {
+	for _, k := range []kind{nativeKind("auto"), nativeKind("file"), wasip1Kind, jsKind} {
+		b.Run(k.name, func(b *testing.B) {
+			ctx, dir := testContext(b), b.TempDir()
+			a := start(b, k, dir, "-acquire", strconv.Itoa(b.N), filepath.Join(dir, "x.lock"))
+			b.ReportMetric(duration(b, a.expect(ctx, "acquire")["per_op"]), "ns/acquire")
+		})
+	}
+}
+
+// BenchmarkHandoff hands the lock between a native agent (file mechanism)
+// and another agent, b.N times in all, each holder keeping it 5 ms after
+// the other started waiting.
+func BenchmarkHandoff(b *testing.B) {
+	native := nativeKind("file")
+	for _, other := range []kind{native, wasip1Kind, jsKind} {
+		b.Run(native.name+"/"+other.name, func(b *testing.B) {
+			ctx, dir := testContext(b), b.TempDir()
+			path, rounds := filepath.Join(dir, "x.lock"), strconv.Itoa(max(b.N, 2))
+			n := start(b, native, dir, "-handoff", rounds, "-role", "0", "-dir", dir, path)
+			n.expect(ctx, "holding")
+			o := start(b, other, dir, "-handoff", rounds, "-role", "1", "-dir", dir, path)
+			b.ReportMetric(duration(b, n.expect(ctx, "handoff")["median"]), "ns/handoff-to-native")
+			b.ReportMetric(duration(b, o.expect(ctx, "handoff")["median"]), "ns/handoff-to-"+other.name)
+		})
+	}
+}
+
+func duration(b *testing.B, s string) float64 {
+	b.Helper()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		b.Fatalf("agent reported %q: %v", s, err)
+	}
+	return float64(d.Nanoseconds())
+}

@@ -1,0 +1,187 @@
+//go:build linux || wasip1 || js
+
+package platform
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Linux tells a process's start time in /proc/<pid>/stat (clock ticks since
+// boot), a boot by /proc/sys/kernel/random/boot_id, and a pid namespace by
+// the inode behind /proc/self/ns/pid. A linux process reads them itself
+// (identity_linux.go); a wasm guest reads its host process's, through the
+// /proc its host mounts for it (identity_wasm.go, docs/wasm.md). This file
+// is what both read the same way.
+
+// procfs is the directory a procfs is mounted at: "/proc", or another
+// directory in tests.
+type procfs string
+
+// nativeProc is the /proc this process reads.
+const nativeProc procfs = "/proc"
+
+func (p procfs) path(elem ...string) string {
+	return string(p) + "/" + strings.Join(elem, "/")
+}
+
+// identity reads the boot id, the start time and the pid namespace of the
+// process that reads p ("self"), given its host name. pid 0 takes the pid
+// /proc/self/stat shows: a wasm guest has no other way to learn its host
+// process's pid.
+func (p procfs) identity(host string, pid int) (Identity, error) {
+	// Without the boot id a start time in ticks since boot could match a
+	// process of an earlier boot, so an unreadable one fails Self.
+	boot, err := readProcFile(p.path("sys/kernel/random/boot_id"))
+	if err != nil {
+		return Identity{}, fmt.Errorf("platform: boot id: %w", err)
+	}
+	bootID := string(bytes.TrimSpace(boot))
+	if bootID == "" {
+		return Identity{}, fmt.Errorf("platform: boot id: %w", errEmptyProcFile)
+	}
+	st, err := p.stat("self")
+	if err != nil {
+		return Identity{}, err
+	}
+	if pid == 0 {
+		pid = st.pid
+	}
+	return Identity{
+		Host:         host,
+		BootID:       bootID,
+		PID:          pid,
+		StartTime:    st.startTime,
+		PIDNamespace: p.pidNamespace(),
+	}, nil
+}
+
+// hostname reads the host name of the UTS namespace of the process that
+// reads p: what uname(2) says there, and what os.Hostname says on linux.
+func (p procfs) hostname() (string, error) {
+	b, err := readProcFile(p.path("sys/kernel/hostname"))
+	if err != nil {
+		return "", fmt.Errorf("platform: host name: %w", err)
+	}
+	host := string(bytes.TrimSpace(b))
+	if host == "" {
+		return "", fmt.Errorf("platform: host name: %w", errEmptyProcFile)
+	}
+	return host, nil
+}
+
+// errEmptyProcFile says a /proc file that always has content read empty:
+// not procfs.
+var errEmptyProcFile = errors.New("empty: not a procfs file")
+
+// stat reads /proc/<pid>/stat; pid is a number or "self".
+func (p procfs) stat(pid string) (procStat, error) {
+	name := p.path(pid, "stat")
+	b, err := readProcFile(name)
+	if err != nil {
+		return procStat{}, fmt.Errorf("platform: process start time: %w", err)
+	}
+	st, err := parseStat(string(b))
+	if err != nil {
+		return procStat{}, fmt.Errorf("platform: %s: %w", name, err)
+	}
+	return st, nil
+}
+
+// gone reports whether a reading of /proc/<pid>/... failed because the
+// process is not there: no such file, or ESRCH (it died between the open
+// and the read).
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}
+
+// exited reports whether st, read of pid, is a process that has exited: a
+// zombie has closed all its files, holds no lock and never will again;
+// only its parent has not reaped it yet. A zombie main thread whose other
+// threads run is not one (see threadsLive).
+func (p procfs) exited(pid int, st procStat) bool {
+	return (st.state == 'Z' || st.state == 'X') && !p.threadsLive(pid)
+}
+
+// threadsLive reports whether a process whose main thread shows as a
+// zombie still has other threads running: a leader that called
+// pthread_exit looks like a zombie while the process goes on, files open.
+// Only a reading that says so for certain (no such file, or one thread)
+// answers no.
+func (p procfs) threadsLive(pid int) bool {
+	b, err := readProcFile(p.path(strconv.Itoa(pid), "status"))
+	if gone(err) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	for line := range strings.Lines(string(b)) {
+		if n, ok := strings.CutPrefix(line, "Threads:"); ok {
+			threads, err := strconv.Atoi(strings.TrimSpace(n))
+			return err != nil || threads > 1
+		}
+	}
+	return true
+}
+
+// procStat is what proclock needs of a /proc/<pid>/stat line.
+type procStat struct {
+	pid       int
+	state     byte
+	startTime uint64
+}
+
+var errBadStat = errors.New("malformed stat line")
+
+// parseStat reads the pid (field 1), state (field 3) and starttime (field
+// 22) of a stat line, as proc(5) numbers them. The command name (field 2)
+// is in parentheses and may itself hold spaces and parentheses, so the
+// fields after it are counted from the last ')'.
+func parseStat(line string) (procStat, error) {
+	open := strings.IndexByte(line, '(')
+	end := strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return procStat{}, errBadStat
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line[:open]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("%w: pid: %w", errBadStat, err)
+	}
+	rest := strings.Fields(line[end+1:]) // rest[0] is field 3
+	const state, startTime = 3, 22
+	if len(rest) <= startTime-state || len(rest[0]) != 1 {
+		return procStat{}, errBadStat
+	}
+	start, err := strconv.ParseUint(rest[startTime-state], 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("%w: starttime: %w", errBadStat, err)
+	}
+	return procStat{pid: pid, state: rest[0][0], startTime: start}, nil
+}
+
+// pidNamespace returns the inode named by the ns/pid link of the process
+// that reads p ("pid:[4026531836]"), or 0 when the kernel, a sandbox or a
+// wasm host does not say.
+func (p procfs) pidNamespace() uint64 {
+	link, err := os.Readlink(p.path("self/ns/pid"))
+	if err != nil {
+		return 0
+	}
+	inner, ok := strings.CutPrefix(link, "pid:[")
+	inner, ok2 := strings.CutSuffix(inner, "]")
+	if !ok || !ok2 {
+		return 0
+	}
+	ino, err := strconv.ParseUint(inner, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return ino
+}

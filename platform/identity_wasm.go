@@ -1,0 +1,66 @@
+//go:build wasip1 || js
+
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+)
+
+// A wasm guest lives and dies with its host process (wazero, wasmtime,
+// Node.js), so its identity is the host process's, read through the /proc
+// the host mounts for it (docs/wasm.md): the pid from /proc/self/stat, since
+// os.Getpid names no host process under wasip1; the host name from
+// /proc/sys/kernel/hostname, since os.Hostname answers "wasip1" or "js".
+// Other pids are looked up in /proc/<pid>/stat alone: a guest cannot send
+// signals, so a pid exists when its stat file does.
+//
+// Several guests of one host process share its identity: each is "self" to
+// the others, alive for as long as the host runs. Their lock files still
+// keep them apart (each guest's stamp holds a nonce of its own, and a stamp
+// of a live process is never reclaimed), but a guest that ends without
+// releasing leaves a lock that its host's other guests cannot take until the
+// host process exits.
+
+func readSelf() (Identity, error) { return readSelfFrom(nativeProc) }
+
+// readSelfFrom reads the identity of the host process that mounted p.
+func readSelfFrom(p procfs) (Identity, error) {
+	host, err := p.hostname()
+	if err == nil {
+		var id Identity
+		if id, err = p.identity(host, 0); err == nil {
+			return id, nil
+		}
+	}
+	return Identity{}, fmt.Errorf("platform: identity of the %s host process from %s: %w (%w): %s", runtime.GOOS, p, err, errors.ErrUnsupported, errNoProcHint)
+}
+
+// errNoProcHint says what makes a wasm guest's identity readable.
+const errNoProcHint = "mount /proc read-only into the guest, or set Platform.Process"
+
+func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, pid) }
+
+// lookupFrom tells of pid as p shows it.
+func lookupFrom(p procfs, pid int) (PIDInfo, error) {
+	if pid <= 0 {
+		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
+	}
+	st, err := p.stat(strconv.Itoa(pid))
+	switch {
+	case gone(err):
+		return PIDInfo{}, nil
+	case err != nil:
+		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: %w", pid, err)
+	case p.exited(pid, st):
+		return PIDInfo{}, nil
+	}
+	return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+}
+
+// readProcFile reads a small /proc file. A guest has no cheaper way than
+// package os.
+func readProcFile(name string) ([]byte, error) { return os.ReadFile(name) }
