@@ -229,7 +229,6 @@ func TestFileNatives(t *testing.T) { mixed(t, "file") }
 // SQLite: a guest (file mechanism) and a SQLite holder must exclude each
 // other on one path.
 func TestSQLiteNatives(t *testing.T) {
-	t.Skip("needs the mixed-mechanism protocol of issue 9")
 	mixed(t, "auto")
 }
 
