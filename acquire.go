@@ -156,6 +156,9 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	if !reflect.TypeOf(p.FS).Comparable() {
 		return lockTarget{}, fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
 	}
+	if p.SQLite != nil && !reflect.TypeOf(p.SQLite).Comparable() {
+		return lockTarget{}, fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
+	}
 	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
 	t.mech = mechanismFor(p, path)
 	return t, nil

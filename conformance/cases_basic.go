@@ -201,8 +201,11 @@ func testIdentityUnavailable(t *testing.T, c *env) {
 	}
 	holderFile := c.lock() + ".holder"
 	if c.mech == proclock.MechanismSQLite {
-		// A .holder left by a holder that died must not name the new one.
-		c.plantStamp(t, holderFile, b.Identity())
+		// A .holder left by a holder that died must not name the new
+		// one, nor keep it out: it names the file the new one locks.
+		dead := c.Spawn(t)
+		mustAcquire(t, dead, c.lock(), proclock.Options{})
+		dead.Kill()
 	}
 	before := c.snapshot(t)
 	err := a.Acquire(testContext(t), c.lock(), proclock.Options{})

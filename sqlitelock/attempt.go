@@ -179,7 +179,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	}
 	// The mark is written: a stamp written from now on is followed by its
 	// writer's look at the mark. One written before is in the file now,
-	// and has changed its size (lockrec.MaybeDatabase).
+	// and has changed its size (a stamp is never lockrec.DatabaseSize long).
 	if kind, err := stampedSince(pin); err != nil || (kind != lockrec.Empty && kind != lockrec.SQLite) {
 		err = errors.Join(err, l.unmark(), l.detach())
 		if err != nil {
@@ -252,10 +252,10 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 			return nil, lockfs.FileID{}, err
 		}
 		id, size, err := identify(fsys, f, path)
-		if err == nil && !lockrec.MaybeDatabase(size) {
-			// A stamp, or not a lock file: no SQLite lock. (A file
-			// of the database's size that is not one fails to
-			// attach, and is read then.)
+		if err == nil && size != 0 {
+			// Read, unless empty: a stamp, or a file that is not a
+			// lock file (someone's database, as much as anything
+			// else), is never attached.
 			err = checkContent(f, path)
 		}
 		if err != nil {

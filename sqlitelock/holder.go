@@ -27,16 +27,17 @@ type Record = lockrec.Record
 // again to create its own.
 const markTries = 3
 
-// mark creates this holder's mark with O_EXCL, never replacing another.
-// A live mark already there means the lock is held by its writer (a Busy
-// error): a process backing off that will remove it in a moment. A dead,
-// unknown or unreadable one (or any, to a process that cannot judge marks)
-// is not a holder's: this process holds the kernel's lock on the file at
-// the path, so no other process holds the lock. It is removed under the
+// mark creates this holder's mark with O_EXCL, never replacing another;
+// it names the pinned file. A mark already there is removed, under the
 // guard, after checking again that it is the same mark and that the path
-// still names the pinned file, and the mark is created again.
+// still names the pinned file, and only when it is not a holder's
+// (docs/protocol.md): it names the pinned file, whose kernel lock this
+// process now holds, so its writer has let go of it (a holder removes its
+// mark before it lets go); or its writer is gone for certain. Any other
+// mark may be a holder's that is releasing, or a process's that is backing
+// off: the lock is held by its writer (a Busy error), for now.
 func (l *Lock) mark(p *platform.Platform, a Attempt) error {
-	rec := lockrec.Record{Format: lockrec.Format, AcquiredAt: p.Time().Now(), Nonce: rand.Text()}
+	rec := lockrec.Record{Format: lockrec.Format, AcquiredAt: p.Time().Now(), Nonce: rand.Text(), LockDev: l.id.Dev, LockIno: l.id.Ino}
 	if a.Self != nil {
 		rec.Identity = *a.Self
 	}
@@ -50,7 +51,8 @@ func (l *Lock) mark(p *platform.Platform, a Attempt) error {
 			return err
 		}
 		m := lockrec.ReadMark(p.FS, l.path)
-		if m.Record.Known() && a.Self != nil && m.Live(p, a.Self) {
+		leftover := m.Names(l.id)
+		if !leftover && (a.Self == nil || !m.Dead(p, a.Self)) {
 			return &Busy{Path: l.path, Record: m.Record}
 		}
 		if err := l.clearMark(p, a, m); err != nil {
@@ -60,7 +62,10 @@ func (l *Lock) mark(p *platform.Platform, a Attempt) error {
 	return &Busy{Path: l.path, Record: ReadHolder(p.FS, l.path)}
 }
 
-// clearMark removes mark m, seen at the lock's mark, under the guard.
+// clearMark removes mark m, seen at the lock's mark, under the guard. A
+// process without an identity takes no guard (a guard is a stamp): it
+// clears only marks that name its pinned file, which no other process can
+// clear while it holds that file's kernel lock.
 func (l *Lock) clearMark(p *platform.Platform, a Attempt, m lockrec.Mark) error {
 	if a.Guard != nil {
 		release, err := a.Guard(a.context(), l.path)

@@ -37,8 +37,11 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 		return Absent, nil
 	case err != nil:
 		return Absent, err
-	case !info.Mode().IsRegular() || !lockrec.MaybeDatabase(info.Size()):
-		return classify(p, path)
+	case !info.Mode().IsRegular() || info.Size() != 0:
+		// Only the empty database is a SQLite lock: read it first.
+		if state, err := classify(p, path); state != Free || err != nil {
+			return state, err
+		}
 	}
 	conn, err := conns.Get()
 	if err != nil {

@@ -22,8 +22,11 @@ func TestClassify(t *testing.T) {
 	}{
 		{"empty", "", lockrec.Empty},
 		{"the empty database", string(db), lockrec.SQLite},
-		{"a database header cut short", string(db[:40]), lockrec.SQLite},
+		{"the empty database cut short", string(db[:40]), lockrec.Torn},
 		{"a database with tables", string(withTables), lockrec.Foreign},
+		{"a one-page database of someone's (a WAL database's tables can all be in -wal)", string(db[:100]) + strings.Repeat("\x01", 412), lockrec.Foreign},
+		{"text that starts as the magic does", "SQLite", lockrec.Foreign},
+		{"one letter", "S", lockrec.Foreign},
 		{"our stamp", string(stamp), lockrec.Stamp},
 		{"another tool's stamp", `{"pid":12,"lockId":"x"}`, lockrec.Stamp},
 		{"the seed's mark", `{"host":"h","pid":5,"acquiredAt":1767225600000,"nonce":"n"}`, lockrec.Stamp},

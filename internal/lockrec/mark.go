@@ -3,8 +3,8 @@ package lockrec
 import (
 	"bytes"
 	"errors"
-	"io"
 	"io/fs"
+	"time"
 
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -23,7 +23,22 @@ type Mark struct {
 	Record *Record
 	// Raw is the mark's bytes, to tell later whether it is still the same.
 	Raw []byte
+	// Mtime is when the mark was last written; zero when unknown.
+	Mtime time.Time
+	// junk is set for something that is not a regular file (a symlink,
+	// a FIFO, a directory): proclock writes none, so it is no mark.
+	junk bool
 }
+
+// Names reports whether the mark's writer locked the file id names.
+func (m Mark) Names(id lockfs.FileID) bool {
+	return m.Record != nil && m.Record.LockIno != 0 && m.Record.LockDev == id.Dev && m.Record.LockIno == id.Ino
+}
+
+// MarkWindow is how long a mark that does not parse (empty or cut: its
+// writer crashed or stalls between creating it and writing it) keeps
+// others out: as long as a stamp not yet written does.
+const MarkWindow = 30 * time.Second
 
 // Holder is the identity the mark names, or nil when unknown.
 func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
@@ -36,17 +51,24 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		return Mark{}
 	}
 	if err != nil {
+		if info, _, lerr := fsys.LstatIfPossible(path + MarkSuffix); lerr == nil && !info.Mode().IsRegular() {
+			return Mark{Present: true, junk: true} // a symlink, a socket: not a mark
+		}
 		return Mark{Present: true}
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := f.Stat()
+	if err != nil {
 		return Mark{Present: true}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if !info.Mode().IsRegular() {
+		return Mark{Present: true, junk: true}
+	}
+	data, err := readOnce(f, info.Size())
 	if err != nil || len(data) > MaxSize {
 		return Mark{Present: true}
 	}
-	m := Mark{Present: true, Raw: data}
+	m := Mark{Present: true, Raw: data, Mtime: info.ModTime()}
 	if r, err := Parse(data); err == nil {
 		m.Record = &r
 	}
@@ -55,16 +77,28 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 
 // Live reports whether the mark keeps others out: it names a holder that
 // is alive, or one that cannot be judged from here (another host or pid
-// namespace, an unknown holder, an unreadable mark, or here unknown).
-// Only a mark of a holder dead for certain, or no mark, lets others in.
+// namespace, an unknown holder, an unreadable mark, or here unknown), or it
+// is being written. Only a mark of a writer gone for certain, or no mark,
+// lets others in.
 func (m Mark) Live(p *platform.Platform, here *platform.Identity) bool {
+	return m.Present && !m.Dead(p, here)
+}
+
+// Dead reports whether the mark's writer is gone for certain: its record
+// names a holder judged dead from here, or the mark never got a record and
+// is older than MarkWindow.
+func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	switch {
 	case !m.Present:
 		return false
-	case !m.Record.Known() || here == nil || p.Process == nil:
+	case m.junk:
 		return true
+	case m.Record == nil:
+		return !m.Mtime.IsZero() && p.Time().Now().Sub(m.Mtime) > MarkWindow
+	case !m.Record.Known() || here == nil || p.Process == nil:
+		return false
 	}
-	return platform.Judge(*here, m.Record.Identity, p.Process.Lookup).Verdict != platform.Dead
+	return platform.Judge(*here, m.Record.Identity, p.Process.Lookup).Verdict == platform.Dead
 }
 
 // CreateMark creates the mark of the lock at path with rec, exclusively:

@@ -37,6 +37,12 @@ type Record struct {
 	platform.Identity
 	AcquiredAt time.Time `json:"acquiredAt"`
 	Nonce      string    `json:"nonce"`
+	// LockDev and LockIno name the file a mark's writer locked (its
+	// device and inode), for the process that holds the kernel's lock on
+	// that file next: the mark is then its writer's leftover
+	// (docs/protocol.md). Zero in stamps.
+	LockDev uint64 `json:"lockDev,omitempty"`
+	LockIno uint64 `json:"lockIno,omitempty"`
 	// Foreign is set for another tool's record: only Host, BootID and
 	// PID (and AcquiredAt, when it reads as a time) are taken from it.
 	Foreign bool `json:"-"`
@@ -61,12 +67,6 @@ func (r Record) Marshal() []byte {
 
 // DatabaseSize is the size of EmptyDatabase.
 const DatabaseSize = 512
-
-// MaybeDatabase reports whether a lock file of this size may be a SQLite
-// lock's file, empty or EmptyDatabase; a file of any other size holds a
-// stamp or something else, to be read to tell. (Its bytes still decide:
-// someone else's file may have the same size.)
-func MaybeDatabase(size int64) bool { return size == 0 || size == DatabaseSize }
 
 // Known reports whether the record names a holder (it has a pid); a nil
 // record names none.
@@ -165,12 +165,13 @@ type Kind int
 const (
 	// Empty: no bytes; a SQLite lock, or a stamp not written yet.
 	Empty Kind = iota
-	// SQLite: a SQLite database of one page at most (no tables): a
-	// SQLite lock.
+	// SQLite: the empty database a SQLite lock's file holds
+	// (EmptyDatabase), byte for byte.
 	SQLite
 	// Stamp: a record with a pid (ours, another tool's, a legacy pid).
 	Stamp
-	// Torn: the start of a stamp of ours that its writer did not finish.
+	// Torn: the start of a stamp of ours, or of the empty database,
+	// that its writer did not finish.
 	Torn
 	// Foreign: anything else; not a lock file, never to be changed.
 	Foreign
@@ -198,11 +199,14 @@ func Classify(data []byte) Kind {
 	switch {
 	case len(data) == 0:
 		return Empty
-	case bytes.HasPrefix(data, []byte(sqliteMagic)) || bytes.HasPrefix([]byte(sqliteMagic), data):
-		if len(data) <= sqlitePageSize(data) {
-			return SQLite
-		}
-		return Foreign // a database with tables: someone's data
+	case bytes.Equal(data, emptyDatabase):
+		return SQLite
+	case len(data) >= len(sqliteMagic) && bytes.HasPrefix(emptyDatabase, data):
+		return Torn // the empty database, cut short by a crash
+	case bytes.HasPrefix(data, []byte(sqliteMagic)):
+		// Someone's database, though it may look empty: a WAL
+		// database's tables can all be in its -wal file.
+		return Foreign
 	}
 	if r, err := Parse(data); err == nil && r.Known() {
 		return Stamp
@@ -211,19 +215,6 @@ func Classify(data []byte) Kind {
 		return Torn
 	}
 	return Foreign
-}
-
-// sqlitePageSize reads a database header's page size (bytes 16-17, big
-// endian, 1 meaning 65536); a header too short to say gives the smallest.
-func sqlitePageSize(data []byte) int {
-	if len(data) < 18 {
-		return 512
-	}
-	n := int(data[16])<<8 | int(data[17])
-	if n == 1 {
-		return 65536
-	}
-	return max(n, 512)
 }
 
 // tornPrefix opens every record of ours (Marshal writes the marker first).
@@ -264,8 +255,13 @@ func isTorn(data []byte) bool {
 // and no tables: what the SQLite mechanism writes into a lock file it
 // creates or clears. A file-mechanism process never writes it, so a file
 // that holds it is a SQLite lock's, never a stamp being written, and is
-// free as soon as no live mark stands beside it (docs/protocol.md).
-func EmptyDatabase() []byte {
+// free as soon as no live mark stands beside it (docs/protocol.md). Only
+// these bytes are a SQLite lock: any other database is someone's data.
+func EmptyDatabase() []byte { return bytes.Clone(emptyDatabase) }
+
+var emptyDatabase = newEmptyDatabase()
+
+func newEmptyDatabase() []byte {
 	const pageSize = DatabaseSize
 	b := make([]byte, pageSize)
 	copy(b, sqliteMagic)

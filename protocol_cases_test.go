@@ -1,0 +1,180 @@
+package proclock_test
+
+// Hard cases of the protocol for both mechanisms on one path
+// (docs/protocol.md), found in review: each failed on the first version of
+// the protocol, and asserts what the protocol promises.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/fake"
+)
+
+// stallOnce blocks the first op on path by p (When w) until release is
+// closed, and closes reached when it gets there.
+func stallOnce(w *fake.World, p *fake.Process, op fake.Op, path string, when fake.When) (reached chan struct{}, release chan struct{}) {
+	reached, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	w.Hook(op, path, when, func(ev fake.Event) error {
+		if ev.PID != p.PID() {
+			return nil
+		}
+		hit := false
+		once.Do(func() { hit = true })
+		if hit {
+			close(reached)
+			<-release
+		}
+		return nil
+	})
+	return reached, release
+}
+
+// A SQLite holder with RemoveOnRelease removes the lock file, then its
+// mark. Between the two, a second SQLite process creates a new lock file,
+// locks it and finds the old mark (unknown: the first holder has no
+// identity). Were it to remove that mark and write its own, the first
+// holder's release would remove the second's mark, and a file process
+// would find the database without a mark and take the lock too. The mark
+// names the file its writer locked, not the second's: the second leaves it.
+func TestRemoveOnReleaseUnmarkRemovesNextHoldersMark(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	s1, s2, f := w.Spawn(), w.Spawn(), w.Spawn()
+	s1.FailIdentity(errors.New("no /proc"))
+
+	l1, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{RemoveOnRelease: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
+	done := make(chan error)
+	go func() { done <- l1.Release() }()
+	<-reached // s1 removed the lock file and is about to remove its mark
+
+	// The mark names the file s1 locked, which is gone: it may be a
+	// releasing holder's, so s2 leaves it and reads the lock as held.
+	if l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
+		if err == nil {
+			l2.Release()
+		}
+		t.Fatalf("s2 while s1 releases: %v; want held", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("s2 once s1 has released: %v", err)
+	}
+	defer l2.Release()
+
+	l3, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
+	if err == nil {
+		l3.Release()
+		t.Fatalf("a file process took the lock while SQLite process %d holds it: two holders", s2.PID())
+	}
+	if !errors.Is(err, proclock.ErrHeld) {
+		t.Fatalf("file process: %v; want held", err)
+	}
+}
+
+// The same with the roles swapped: the releasing holder has an identity,
+// the next SQLite process has none, and must not clear a mark it cannot
+// judge that names another file.
+func TestRemoveOnReleaseUnknownNextClearsLiveMark(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	s1, s2, f := w.Spawn(), w.Spawn(), w.Spawn()
+	s2.FailIdentity(errors.New("no /proc"))
+
+	l1, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{RemoveOnRelease: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
+	done := make(chan error)
+	go func() { done <- l1.Release() }()
+	<-reached
+
+	// The mark names the file s1 locked, which is gone: it may be a
+	// releasing holder's, so s2 leaves it and reads the lock as held.
+	if l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
+		if err == nil {
+			l2.Release()
+		}
+		t.Fatalf("s2 while s1 releases: %v; want held", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("s2 once s1 has released: %v", err)
+	}
+	defer l2.Release()
+
+	l3, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
+	if err == nil {
+		l3.Release()
+		t.Fatalf("a file process took the lock while SQLite process %d holds it: two holders", s2.PID())
+	}
+	if !errors.Is(err, proclock.ErrHeld) {
+		t.Fatalf("file process: %v; want held", err)
+	}
+}
+
+// A SQLite holder in another pid namespace (a container since restarted)
+// is killed: its mark stays, and cannot be judged from here. A SQLite
+// process here takes the kernel's lock on the very file the mark names, so
+// the mark's writer holds nothing: it clears the mark and takes the lock,
+// instead of reading it as held for ever.
+func TestDeadMarkFromOtherPIDNamespace(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	other := w.NewPIDNamespace()
+	s1 := other.Spawn()
+	if _, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	s1.Kill()
+	w.Advance(24 * time.Hour)
+	s2 := w.Spawn()
+	l, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("SQLite process after the holder (other pid namespace) was killed a day ago: %v; want the lock", err)
+	}
+	l.Release()
+}
+
+// A SQLite holder killed between creating its mark (O_EXCL) and writing
+// it leaves an empty mark. Like a stamp not yet written, it keeps others
+// out for 30 s (lockrec.MarkWindow), not for ever.
+func TestEmptyMarkOfKilledWriter(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	s1, f := w.Spawn(), w.Spawn()
+	var once sync.Once
+	w.Hook(fake.OpOpen, appLock+".holder", fake.After, func(ev fake.Event) error {
+		if ev.PID == s1.PID() && ev.Err == nil {
+			once.Do(s1.Kill)
+		}
+		return nil
+	})
+	if _, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{}); err == nil {
+		t.Fatal("s1 was killed while marking, yet holds")
+	}
+	w.Advance(24 * time.Hour)
+	l, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("file process a day after the only SQLite process died mid-mark: %v; want the lock", err)
+	}
+	l.Release()
+}
