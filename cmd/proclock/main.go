@@ -90,9 +90,8 @@ func cli(args []string, std streams) int {
 		return statusMain(args[1:], std)
 	case "-h", "-help", "--help", "help":
 		return helpMain(args[1:], std)
-	case "-version", "--version", "version":
-		fmt.Fprintf(std.out, "proclock %s\n", buildVersion())
-		return exitOK
+	case "-V", "-version", "--version", "version":
+		return printVersion(std.out)
 	}
 	fmt.Fprintf(std.err, "proclock: unknown subcommand %q; see proclock -h\n", args[0])
 	return exitUsage
@@ -111,6 +110,12 @@ func helpMain(args []string, std streams) int {
 		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
 		return exitUsage
 	}
+	return exitOK
+}
+
+// printVersion prints the version line.
+func printVersion(w io.Writer) int {
+	fmt.Fprintf(w, "proclock %s\n", buildVersion())
 	return exitOK
 }
 

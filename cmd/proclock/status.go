@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -75,37 +74,41 @@ type statusOptions struct {
 	path      string
 }
 
-// parseStatusArgs reads proclock status's flags and operand. It returns
-// flag.ErrHelp when help was asked for.
+// parseStatusArgs reads proclock status's options and operand. It returns
+// errHelp or errVersion when -h or -V asked for that instead.
 func parseStatusArgs(args []string) (statusOptions, error) {
 	o := statusOptions{mechanism: "auto"}
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.BoolVar(&o.json, "json", false, "")
-	mechanismFlag(fs, &o.mechanism)
-	if err := parseFlags(fs, "status", args); err != nil {
+	opts := append([]option{
+		{names: []string{"--json"}, set: func(string) error {
+			o.json = true
+			return nil
+		}},
+		mechanismOption(&o.mechanism),
+	}, helpOptions...)
+	rest, err := parseOptions("status", opts, args)
+	switch {
+	case err != nil:
 		return o, err
-	}
-	switch rest := fs.Args(); {
 	case len(rest) == 0:
 		return o, usagef("status", "missing PATH")
 	case len(rest) > 1:
 		return o, usagef("status", "one PATH only, got %d arguments", len(rest))
 	case rest[0] == "":
 		return o, usagef("status", "empty PATH")
-	default:
-		o.path = rest[0]
 	}
+	o.path = rest[0]
 	return o, nil
 }
 
 // statusMain is proclock status: it reports on the lock, writing nothing.
 func statusMain(args []string, std streams) int {
 	o, err := parseStatusArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, errHelp):
 		fmt.Fprint(std.out, statusUsage)
 		return exitOK
+	case errors.Is(err, errVersion):
+		return printVersion(std.out)
 	}
 	if err == nil && o.mechanism == "auto" && lockKindAt(o.path) == kindStamp {
 		o.mechanism = "file"
