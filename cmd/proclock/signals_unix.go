@@ -18,19 +18,26 @@ import (
 //
 //   - COMMAND runs in a process group of its own, so that a signal sent to
 //     proclock's group (kill -- -PGID, timeout(1)) reaches proclock only;
-//     proclock passes SIGINT, SIGTERM and SIGHUP on to COMMAND's group.
-//   - When proclock is the foreground job of its terminal, COMMAND's group
-//     becomes the foreground instead, as a shell does for a job: Ctrl-C
-//     and Ctrl-\ reach COMMAND from the terminal, and proclock gets none
-//     to pass on. proclock takes the terminal back when COMMAND ends.
-//   - Job control: when the terminal stops COMMAND (Ctrl-Z, or a read or
-//     write from the background), proclock takes the terminal back and
-//     stops its own group, so that the shell sees its job stop. A SIGCONT
-//     (fg, bg) continues proclock, which gives the terminal to COMMAND
-//     again if it is in the foreground, and continues COMMAND.
+//     proclock passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to COMMAND's
+//     group.
+//   - When proclock is a job of its own in the foreground of its terminal
+//     (an interactive shell made it so), COMMAND's group becomes the
+//     foreground instead, as a shell does for a job: Ctrl-C, Ctrl-\ and
+//     Ctrl-Z reach COMMAND from the terminal, and proclock gets none of
+//     them. proclock takes the terminal back when COMMAND ends.
+//   - When proclock shares its group with its parent (a script), the
+//     terminal's signals reach the script and proclock, which passes them
+//     on; COMMAND gets the terminal only when it stops for it (a read, or
+//     a change of terminal settings, from the background).
+//   - Job control: when COMMAND stops for Ctrl-Z, proclock takes the
+//     terminal back and stops too, so that the shell sees its job stop. A
+//     Ctrl-Z that reaches proclock (in a script's group) is passed on,
+//     and proclock stops at once. A SIGCONT (fg, bg) continues proclock,
+//     which gives the terminal back to COMMAND if it had it and proclock
+//     is in the foreground, and continues COMMAND.
 
 // relayed are the signals proclock run passes on to COMMAND.
-var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // shell runs -c's COMMAND.
 const shell = "/bin/sh"
@@ -72,6 +79,15 @@ type job struct {
 	tty  *os.File // proclock's controlling terminal; nil without one
 	pgid int      // COMMAND's process group
 	own  int      // proclock's process group
+	// lead: COMMAND's group is to have the terminal whenever proclock's
+	// would.
+	lead bool
+	// passedStop: proclock has passed a SIGTSTP on to COMMAND and stopped
+	// itself at once; COMMAND's stop that follows is not news.
+	passedStop bool
+	// stopSig stops proclock: SIGTSTP, unless proclock catches it (see
+	// supervise); then SIGSTOP.
+	stopSig syscall.Signal
 }
 
 // foreground is the terminal's foreground process group; -1 when unknown.
@@ -96,9 +112,10 @@ func (j *job) takeBack() {
 	}
 }
 
-// resume continues COMMAND, with the terminal when proclock has it.
+// resume continues COMMAND, giving it the terminal if it leads and
+// proclock has the terminal.
 func (j *job) resume() {
-	if j.tty != nil && j.foreground() == j.own {
+	if j.tty != nil && j.lead && j.foreground() == j.own {
 		_ = j.give(j.pgid)
 	}
 	_ = syscall.Kill(-j.pgid, syscall.SIGCONT)
@@ -106,6 +123,10 @@ func (j *job) resume() {
 
 // stopped handles a stop of COMMAND by sig.
 func (j *job) stopped(sig syscall.Signal) {
+	if sig == syscall.SIGTSTP && j.passedStop {
+		j.passedStop = false
+		return
+	}
 	if j.tty == nil || (sig != syscall.SIGTSTP && sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) {
 		// No job control without a terminal, and a SIGSTOP is someone's
 		// deliberate act: COMMAND waits for a SIGCONT, and proclock
@@ -114,18 +135,34 @@ func (j *job) stopped(sig syscall.Signal) {
 	}
 	if sig != syscall.SIGTSTP && j.foreground() == j.own && j.give(j.pgid) == nil {
 		// COMMAND, in the background of a proclock that has the
-		// terminal, wanted it: it has it now.
+		// terminal, wanted it: it has it now, and keeps it.
+		j.lead = true
 		_ = syscall.Kill(-j.pgid, syscall.SIGCONT)
 		return
 	}
-	j.takeBack()
-	stop := syscall.SIGTSTP // proclock ignores SIGTTOU (see supervise)
+	stop := j.stopSig // proclock ignores SIGTTOU
 	if sig == syscall.SIGTTIN {
 		stop = sig
 	}
-	// The whole group, as the terminal would have stopped it had COMMAND
-	// been in it; the SIGCONT that continues it comes to supervise.
-	_ = syscall.Kill(0, stop)
+	j.stop(stop)
+}
+
+// stop gives the terminal back to proclock's group if COMMAND has it, and
+// stops proclock with sig: its parent sees its job stop. The SIGCONT that
+// continues proclock comes to supervise.
+func (j *job) stop(sig syscall.Signal) {
+	j.takeBack()
+	_ = syscall.Kill(os.Getpid(), sig)
+}
+
+// passStop passes a SIGTSTP that proclock got (the terminal's, when
+// proclock shares its group with a script) on to COMMAND, and stops
+// proclock at once: the script stops at once too, and its shell may
+// continue the job before COMMAND's stop is seen.
+func (j *job) passStop() {
+	_ = syscall.Kill(-j.pgid, syscall.SIGTSTP)
+	j.passedStop = true
+	j.stop(j.stopSig)
 }
 
 // terminal opens proclock's controlling terminal and reports whether
@@ -141,16 +178,17 @@ func terminal() (tty *os.File, foreground bool) {
 }
 
 // supervise starts COMMAND in a process group of its own, in the
-// terminal's foreground when proclock has it, passes signals on to it and
-// follows its stops until it ends. It returns the exit code for its end,
-// and the signal that killed it, if one did.
+// terminal's foreground when proclock is a foreground job of its own,
+// passes signals on to it and follows its stops until it ends. It returns
+// the exit code for its end, and the signal that killed it, if one did.
 func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.Signal) {
 	tty, foreground := terminal()
 	if tty != nil {
 		defer tty.Close()
 	}
+	lead := foreground && syscall.Getpgrp() == os.Getpid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if foreground {
+	if lead {
 		// The child makes its group the foreground itself, before it
 		// runs COMMAND: no Ctrl-C falls between the two.
 		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, int(tty.Fd())
@@ -158,6 +196,16 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.
 	conts := make(chan os.Signal, 1)
 	signal.Notify(conts, syscall.SIGCONT)
 	defer signal.Stop(conts)
+	// Only proclock in a script's group gets the terminal's SIGTSTP, to
+	// pass on; elsewhere SIGTSTP keeps its default, which stops
+	// proclock (Go cannot give a caught signal its default back).
+	stops := make(chan os.Signal, 1)
+	stopSig := syscall.SIGTSTP
+	if !lead && !signal.Ignored(syscall.SIGTSTP) {
+		signal.Notify(stops, syscall.SIGTSTP)
+		defer signal.Stop(stops)
+		stopSig = syscall.SIGSTOP
+	}
 	events, err := startTied(cmd)
 	if err != nil {
 		return cannotStart(stderr, cmd.Args[0], err), nil
@@ -166,12 +214,14 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.
 	// background, which SIGTTOU would stop. COMMAND has started: it does
 	// not inherit the ignoring.
 	signal.Ignore(syscall.SIGTTOU)
-	j := &job{tty: tty, pgid: cmd.Process.Pid, own: syscall.Getpgrp()}
+	j := &job{tty: tty, pgid: cmd.Process.Pid, own: syscall.Getpgrp(), lead: lead, stopSig: stopSig}
 	for {
 		select {
 		case sig := <-sigs:
 			// An error means COMMAND has just exited: its status follows.
 			_ = syscall.Kill(-j.pgid, sig.(syscall.Signal))
+		case <-stops:
+			j.passStop()
 		case <-conts:
 			j.resume()
 		case ev := <-events:
