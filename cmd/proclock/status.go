@@ -128,7 +128,7 @@ func statusMain(args []string, std streams) int {
 	}
 	if o.json {
 		// One object on one line: easy for jq and for line-based tools.
-		if err := json.NewEncoder(std.out).Encode(st); err != nil {
+		if err := json.NewEncoder(std.out).Encode(statusRecord(st, startedAt)); err != nil {
 			complain(std.err, err)
 			return exitUsage
 		}
@@ -137,6 +137,66 @@ func statusMain(args []string, std streams) int {
 	}
 	return codeForState(st.State)
 }
+
+// statusFormat is the version of status --json's format: it changes only
+// if a field is renamed, removed or changes its meaning, never when one is
+// added.
+const statusFormat = 1
+
+// jsonStatus is what status --json prints (docs/command.md, "status
+// --json").
+type jsonStatus struct {
+	FormatVersion  int         `json:"formatVersion"`
+	Path           string      `json:"path"`
+	State          string      `json:"state"`
+	Reason         string      `json:"reason,omitempty"`
+	Holder         *jsonHolder `json:"holder,omitempty"`
+	AcquiredAt     string      `json:"acquiredAt,omitempty"`
+	HeldForSeconds *float64    `json:"heldForSeconds,omitempty"`
+	Mechanism      string      `json:"mechanism"`
+}
+
+// jsonHolder is the holder's identity in status --json: the recorded
+// identity as it is, and when its process started as a time.
+type jsonHolder struct {
+	Host         string `json:"host"`
+	BootID       string `json:"bootId,omitempty"`
+	PID          int    `json:"pid"`
+	ProcessStart string `json:"processStart,omitempty"`
+	StartTime    uint64 `json:"startTime,omitempty"`
+	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
+	LauncherPID  int    `json:"launcherPid,omitempty"`
+}
+
+// statusRecord is st as status --json prints it; started tells when a
+// holder's process started, when it can.
+func statusRecord(st proclock.Status, started func(platform.Identity) (time.Time, bool)) jsonStatus {
+	r := jsonStatus{
+		FormatVersion: statusFormat,
+		Path:          st.Path,
+		State:         string(st.State),
+		Reason:        st.Reason,
+		Mechanism:     string(st.Mechanism),
+	}
+	if id := st.Holder; id != nil {
+		r.Holder = &jsonHolder{Host: id.Host, BootID: id.BootID, PID: id.PID, StartTime: id.StartTime,
+			PIDNamespace: id.PIDNamespace, LauncherPID: id.LauncherPID}
+		if at, ok := started(*id); ok {
+			r.Holder.ProcessStart = rfc3339(at)
+		}
+	}
+	if !st.AcquiredAt.IsZero() {
+		r.AcquiredAt = rfc3339(st.AcquiredAt)
+		if st.State == proclock.StateHeld {
+			secs := st.HeldFor.Seconds()
+			r.HeldForSeconds = &secs
+		}
+	}
+	return r
+}
+
+// rfc3339 formats a time for tools: UTC, to the nanosecond it has.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // codeForState is status's exit code for a state: a stale lock is free to
 // take, an unreadable one cannot be judged.
