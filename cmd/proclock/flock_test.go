@@ -195,3 +195,24 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNamesEveryOption: each option the parsers know is in its
+// subcommand's help.
+func TestHelpNamesEveryOption(t *testing.T) {
+	var o runOptions
+	var waitSet bool
+	var script *string
+	var st statusOptions
+	for help, opts := range map[string][]option{
+		runUsage:    runOptionTable(&o, &waitSet, &script),
+		statusUsage: {mechanismOption(&st.mechanism), {names: []string{"--json"}}},
+	} {
+		for _, opt := range append(opts, helpOptions...) {
+			for _, name := range opt.names {
+				if !strings.Contains(help, name) {
+					t.Errorf("help %.40q... does not name %s", help, name)
+				}
+			}
+		}
+	}
+}

@@ -21,37 +21,71 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-const runUsage = `Usage: proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+const runUsage = `Usage: proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
+       proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
 
 Takes the lock at PATH, runs COMMAND while holding it, then releases the lock
 and exits with COMMAND's exit status (128+N when signal N killed it). Like
 flock(1) it waits for the lock by default.
 
-Options:
-  -n             do not wait: fail at once if the lock is held
-  -w DURATION    give up waiting after DURATION (200ms, 30s, 5m); 0 is -n
-  -E CODE        exit with CODE (0-255) instead of 1 when the lock is held
-                 or the wait runs out
-  --remove       remove the lock's files on release (the sqlite mechanism
-                 leaves an empty database file otherwise; the file
-                 mechanism always removes its lock file)
-  --mechanism M  auto (the default: sqlite where this system has it, else
-                 file), sqlite, or file. Every user of one PATH must use
-                 the same mechanism.
-  -v             when the lock is held, say so on stderr (as below, ending
-                 in "; waiting") before waiting for it
+Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
+  -n, --nonblock, --nonblocking, --nb
+                          do not wait: fail at once if the lock is held
+  -w, --wait, --timeout T give up waiting after T: seconds as flock(1)
+                          takes them (5, 0.5) or a duration (200ms, 5m);
+                          0 is -n
+  -E, --conflict-exit-code CODE
+                          exit with CODE (0-255) instead of 1 when the lock
+                          is held or the wait runs out
+  -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
+                          (before PATH, or after it as flock(1) has it)
+  -v, --verbose           say who holds the lock before waiting for it,
+                          and how long taking it took
+  --remove                remove the lock's files on release (the sqlite
+                          mechanism leaves an empty database file
+                          otherwise; the file mechanism always removes its
+                          lock file)
+  --mechanism M           auto (the default: sqlite where this system has
+                          it, else file), sqlite, or file. Every user of
+                          one PATH must use the same mechanism.
+  --allow-network-fs      lock on a network filesystem (NFS, SMB ...),
+                          which proclock refuses otherwise: its locks and
+                          process checks cannot be trusted there
+  -x, -e, --exclusive, -o, --close
+                          accepted for flock(1)'s sake: the lock is always
+                          exclusive, and COMMAND never inherits it
+  -V, --version           print the version
+  -h, --help              print this help
+Refused, with the reason: -s/--shared (one holder at a time, the one
+status names), -u/--unlock and -F/--no-fork (proclock must stay to release
+the lock), and flock's descriptor form "flock 9" (the lock lives as long as
+proclock).
 
 When the lock is held, or the wait runs out, one line on stderr says who
 holds it (pid, host, process start, when it took the lock, mechanism), for
 example:
-  proclock: /tmp/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+  proclock: /run/backup/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+
+Where to put PATH: in a directory only its users can write, such as
+$XDG_RUNTIME_DIR for your own jobs or /run/SERVICE (owned by the service's
+user) for a system service; not /tmp, where anyone can take the name first
+(docs/security.md).
 
 COMMAND gets proclock's stdin, stdout, stderr and environment. It does not
 inherit the lock: a process COMMAND leaves behind does not hold it.
-SIGINT, SIGTERM and SIGHUP sent to proclock are passed on to COMMAND, and
-proclock waits for it to exit. A Ctrl-C at the terminal reaches COMMAND
-directly (they share a process group), so proclock does not send it a
-second SIGINT while they are the terminal's foreground job.
+
+Signals: each signal reaches COMMAND once. COMMAND runs in a process group
+of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock, or to
+proclock's process group (kill -- -PGID, timeout(1)), are passed on to
+COMMAND's group, and proclock waits for it to exit. When proclock is a job
+of its own in the terminal's foreground, COMMAND's group gets the terminal
+as a shell gives it to a job: Ctrl-C, Ctrl-\ and Ctrl-Z reach COMMAND
+directly, and Ctrl-Z stops proclock with it, so that fg and bg work. Run
+from a script, proclock stays in the script's group: the terminal's signals
+reach the script and proclock, which passes them on. A COMMAND killed by
+SIGINT makes proclock die of SIGINT too, so that a calling shell stops.
+Under systemd, use KillMode=mixed: control-group also signals COMMAND
+directly, and COMMAND would get SIGTERM twice.
 
 COMMAND must not outlive the lock. If proclock itself is killed:
   linux, freebsd  COMMAND gets SIGKILL (the parent-death signal)
@@ -68,16 +102,16 @@ waits for the lock.
 
 Examples:
   # Run the backup unless one is running; wait for it if it is.
-  proclock run /var/lock/backup.lock -- /usr/local/bin/backup --full
+  proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
   # From cron: skip this run quietly when the last one is still going.
-  proclock run -n -E 0 /var/lock/backup.lock -- /usr/local/bin/backup 2>/dev/null
+  proclock run -n -E 0 /run/backup/backup.lock -- /usr/local/bin/backup 2>/dev/null
 
   # Wait at most 30 seconds; exit 75 (EX_TEMPFAIL) if still held.
-  proclock run -w 30s -E 75 /var/lock/deploy.lock -- make deploy
+  proclock run -w 30 -E 75 /run/deploy/deploy.lock -- make deploy
 
-  # A shell pipeline as COMMAND.
-  proclock run /tmp/agent.lock -- sh -c 'git pull && make test'
+  # Your own agent, one at a time; a shell command as COMMAND.
+  proclock run -nv "$XDG_RUNTIME_DIR/agent.lock" -c 'git pull && make test'
 `
 
 // runOptions are the parsed arguments of proclock run.

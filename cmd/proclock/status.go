@@ -25,6 +25,8 @@ Options:
   --mechanism M  auto (the default: a lock file stamped by the file
                  mechanism is read as one; anything else as this system's
                  default), sqlite, or file
+  -V, --version  print the version
+  -h, --help     print this help
 
 States:
   absent        nothing at PATH: free
@@ -39,32 +41,42 @@ States:
 Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible or an
 error.
 
-JSON fields (stable: fields may be added, never renamed or removed):
-  path        PATH as given
-  state       "absent", "free", "held", "stale" or "inaccessible"
-  reason      why stale ("pid gone", "pid reused", "other boot",
-              "unstamped past 30 s", "unreadable past 30 s") or
-              inaccessible; omitted otherwise
-  holder      who holds it, or held it last when stale; omitted when
-              unknown. An object: host, pid, and when known bootId,
-              startTime (in the units of the OS that recorded it: linux
-              clock ticks since boot, darwin microseconds since 1970, the
-              BSDs microseconds since boot, windows 100 ns since 1601),
-              pidNamespace, launcherPid
-  acquiredAt  when the holder took the lock (RFC 3339); omitted when
-              unknown
-  heldFor     nanoseconds since acquiredAt; omitted when unknown
-  mechanism   "sqlite" or "file"
+JSON (format 1; fields may be added, and formatVersion changes only if
+one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
+  formatVersion   1
+  path            PATH as given
+  state           "absent", "free", "held", "stale" or "inaccessible"
+  reason          why stale ("pid gone", "pid reused", "other boot",
+                  "unstamped past 30 s", "unreadable past 30 s") or
+                  inaccessible; omitted otherwise
+  holder          who holds it, or held it last when stale; omitted when
+                  unknown. An object:
+    host          host name
+    bootId        the boot of the host; omitted when unknown
+    pid           process id
+    processStart  when the process started (RFC 3339); omitted when it
+                  cannot be told: another host or boot, or an OS that
+                  records none
+    startTime     the same, raw, in the units of the OS that recorded it
+                  (linux clock ticks since boot, darwin microseconds since
+                  1970, the BSDs microseconds since boot, windows 100 ns
+                  since 1601); omitted when unknown
+    pidNamespace  linux pid namespace inode; omitted when unknown
+    launcherPid   PROCLOCK_LAUNCHER_PID of the holder; omitted when none
+  acquiredAt      when the holder took the lock; omitted when unknown
+  heldForSeconds  seconds since acquiredAt, while held (a number with a
+                  fraction); omitted otherwise
+  mechanism       "sqlite" or "file"
 
 Examples:
-  proclock status /tmp/backup.lock
-  #  /tmp/backup.lock: held by pid 4242 on buildhost
+  proclock status /run/backup/backup.lock
+  #  /run/backup/backup.lock: held by pid 4242 on buildhost
   #    process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
 
-  proclock status --json /tmp/backup.lock | jq .holder.pid
+  proclock status --json /run/backup/backup.lock | jq .holder.pid
 
   # In a script; the answer can change at once: only proclock run decides.
-  if proclock status /tmp/backup.lock >/dev/null; then echo "no backup running"; fi
+  if proclock status /run/backup/backup.lock >/dev/null; then echo "no backup running"; fi
 `
 
 // statusOptions are the parsed arguments of proclock status.
