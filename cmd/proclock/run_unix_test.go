@@ -315,7 +315,7 @@ func jobShell(args []string) int {
 	fmt.Fprintln(report, "job", pid)
 	for {
 		var ws syscall.WaitStatus
-		if _, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil); err != nil {
+		if _, err := syscall.Wait4(pid, &ws, waitStops, nil); err != nil {
 			if err == syscall.EINTR {
 				continue
 			}
@@ -323,18 +323,18 @@ func jobShell(args []string) int {
 			return 2
 		}
 		if ws.Stopped() {
-			unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, syscall.Getpgrp())
+			setForeground(0, ownGroup())
 			fmt.Fprintln(report, "stopped")
 			if !ctl.Scan() || ctl.Text() != "fg" {
 				fmt.Fprintln(report, "error: want fg")
 				return 2
 			}
-			unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, pid)
+			setForeground(0, pid)
 			syscall.Kill(-pid, syscall.SIGCONT)
 			continue
 		}
 		fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
-		unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, syscall.Getpgrp())
+		setForeground(0, ownGroup())
 		if ws.Signaled() {
 			fmt.Fprintf(report, "killed %v fg=%d\n", ws.Signal(), fg)
 		} else {

@@ -61,7 +61,7 @@ func (ev childEvent) ended() bool {
 func watch(pid int, events chan<- childEvent) {
 	for {
 		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED|syscall.WCONTINUED, nil)
+		_, err := syscall.Wait4(pid, &ws, waitStops, nil)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -101,7 +101,7 @@ func (j *job) foreground() int {
 
 // give makes pgid the terminal's foreground group.
 func (j *job) give(pgid int) error {
-	return unix.IoctlSetPointerInt(int(j.tty.Fd()), unix.TIOCSPGRP, pgid)
+	return setForeground(int(j.tty.Fd()), pgid)
 }
 
 // takeBack gives the terminal back to proclock's group if COMMAND's has
@@ -174,7 +174,7 @@ func terminal() (tty *os.File, foreground bool) {
 		return nil, false
 	}
 	fg, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
-	return tty, err == nil && fg == syscall.Getpgrp()
+	return tty, err == nil && fg == ownGroup()
 }
 
 // supervise starts COMMAND in a process group of its own, in the
@@ -186,7 +186,7 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.
 	if tty != nil {
 		defer tty.Close()
 	}
-	lead := foreground && syscall.Getpgrp() == os.Getpid()
+	lead := jobControl && foreground && ownGroup() == os.Getpid()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if lead {
 		// The child makes its group the foreground itself, before it
@@ -214,7 +214,7 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.
 	// background, which SIGTTOU would stop. COMMAND has started: it does
 	// not inherit the ignoring.
 	signal.Ignore(syscall.SIGTTOU)
-	j := &job{tty: tty, pgid: cmd.Process.Pid, own: syscall.Getpgrp(), lead: lead, stopSig: stopSig}
+	j := &job{tty: tty, pgid: cmd.Process.Pid, own: ownGroup(), lead: lead, stopSig: stopSig}
 	for {
 		select {
 		case sig := <-sigs:
@@ -257,4 +257,10 @@ func dieOf(sig os.Signal) {
 	// The signal is on its way; the exit code that follows is only for
 	// the case it is somehow not delivered.
 	time.Sleep(time.Second)
+}
+
+// ownGroup is proclock's process group.
+func ownGroup() int {
+	pg, _ := unix.Getpgid(0)
+	return pg
 }
