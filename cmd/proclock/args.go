@@ -50,7 +50,20 @@ func parseOptions(sub string, opts []option, args []string) ([]string, error) {
 			byName[n] = &opts[i]
 		}
 	}
-	for i := 0; i < len(args); i++ {
+	var i int
+	// use applies o, given as name: with value when given, or with the
+	// next argument when o takes a value and none was given.
+	use := func(name string, o *option, value string, given bool) error {
+		if o.value != "" && !given {
+			if i+1 == len(args) {
+				return usagef(sub, "option %s needs a value (%s)", name, o.value)
+			}
+			i++
+			value = args[i]
+		}
+		return apply(sub, name, o, value)
+	}
+	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
@@ -63,17 +76,10 @@ func parseOptions(sub string, opts []option, args []string) ([]string, error) {
 			if o == nil {
 				return nil, usagef(sub, "unknown option %s", name)
 			}
-			switch {
-			case o.value == "" && hasValue:
+			if o.value == "" && hasValue {
 				return nil, usagef(sub, "option %s takes no value", name)
-			case o.value != "" && !hasValue:
-				if i+1 == len(args) {
-					return nil, usagef(sub, "option %s needs a value (%s)", name, o.value)
-				}
-				i++
-				value = args[i]
 			}
-			if err := apply(sub, name, o, value); err != nil {
+			if err := use(name, o, value, hasValue); err != nil {
 				return nil, err
 			}
 		default:
@@ -93,24 +99,13 @@ func parseOptions(sub string, opts []option, args []string) ([]string, error) {
 					}
 					return nil, usagef(sub, "unknown option %s", name)
 				}
-				if o.value == "" {
-					if err := apply(sub, name, o, ""); err != nil {
-						return nil, err
-					}
-					continue
-				}
 				value := a[j+1:]
-				if value == "" {
-					if i+1 == len(args) {
-						return nil, usagef(sub, "option %s needs a value (%s)", name, o.value)
-					}
-					i++
-					value = args[i]
-				}
-				if err := apply(sub, name, o, value); err != nil {
+				if err := use(name, o, value, value != ""); err != nil {
 					return nil, err
 				}
-				break
+				if o.value != "" {
+					break
+				}
 			}
 		}
 	}
