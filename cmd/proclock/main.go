@@ -3,41 +3,63 @@
 //
 // Usage:
 //
-//	proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+//	proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
+//	proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
 //	proclock status [--json] [--mechanism auto|sqlite|file] PATH
-//	proclock --version
+//	proclock -V | --version
 //	proclock -h | --help | help [run|status]
 //
 // "proclock run" takes the lock at PATH (waiting for its holder by default,
 // as flock(1) does), runs COMMAND while holding it, releases it and exits
 // with COMMAND's status. A lock that is held, or a wait that runs out,
 // prints the holder (pid, host, since when, mechanism) on stderr and exits
-// 1, or the code given with -E. SIGINT, SIGTERM and SIGHUP are passed on to
-// COMMAND. COMMAND does not inherit the lock, and on linux and freebsd it is
-// killed if proclock itself dies (on windows it runs in a job object that
-// dies with proclock; elsewhere there is no such tie).
+// 1, or the code given with -E. Its options are flock(1)'s where they make
+// sense for an exclusive lock that names its holder: -n/--nonblock/--nb,
+// -w/--wait/--timeout in seconds (5, 0.5) or as a duration (200ms),
+// -E/--conflict-exit-code, -c/--command, -v/--verbose, -x/-e/--exclusive
+// and -o/--close (what happens anyway), -V/--version; short options
+// bundle (-nv). proclock's own are --remove, --mechanism and
+// --allow-network-fs. -s/--shared, -u/--unlock, -F/--no-fork and the
+// descriptor form ("flock 9") are refused with the reason. The options are
+// described in docs/command.md.
+//
+// Each signal reaches COMMAND once: COMMAND runs in a process group of its
+// own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock or to its
+// process group are passed on to COMMAND's group; and when proclock is a
+// foreground job of its own, COMMAND's group gets the terminal, as a shell
+// gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
+// directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
+// COMMAND does not inherit the lock, and on linux and freebsd it is killed
+// if proclock itself dies (on windows it runs in a job object that dies
+// with proclock; elsewhere there is no such tie).
 //
 // "proclock status" prints whether the lock at PATH is free or held, and by
 // whom, without taking it: exit 0 when it is free (no file, a free file, or
 // a stale lock file whose holder is gone), 1 when it is held, 2 on error.
-// With --json it prints a proclock.Status as one JSON object:
+// With --json it prints one JSON object on one line, in format 1:
 //
-//	path        string   PATH as given
-//	state       string   "absent", "free", "held", "stale" or "inaccessible"
-//	reason      string   why stale ("pid gone", "pid reused", "other boot",
-//	                     "unstamped past 30 s", "unreadable past 30 s") or
-//	                     inaccessible; omitted otherwise
-//	holder      object   the holder's identity, omitted when unknown:
-//	                     host, bootId, pid, startTime (in the recording OS's
-//	                     units), pidNamespace, launcherPid (the last four
-//	                     omitted when unknown)
-//	acquiredAt  string   RFC 3339 time the holder took the lock; omitted
-//	                     when unknown
-//	heldFor     number   nanoseconds since acquiredAt; omitted when unknown
-//	mechanism   string   "sqlite" or "file"
+//	formatVersion   number  1; changes only if a field below is renamed,
+//	                        removed or changes meaning (fields may be added)
+//	path            string  PATH as given
+//	state           string  "absent", "free", "held", "stale" or
+//	                        "inaccessible"
+//	reason          string  why stale ("pid gone", "pid reused", "other
+//	                        boot", "unstamped past 30 s", "unreadable past
+//	                        30 s") or inaccessible; omitted otherwise
+//	holder          object  the holder's identity, omitted when unknown:
+//	                        host, bootId, pid, processStart (RFC 3339;
+//	                        omitted when it cannot be told: another host or
+//	                        boot, or an OS that records none), startTime
+//	                        (raw, in the recording OS's units), pidNamespace,
+//	                        launcherPid (all but host and pid omitted when
+//	                        unknown)
+//	acquiredAt      string  RFC 3339 time the holder took the lock; omitted
+//	                        when unknown
+//	heldForSeconds  number  seconds since acquiredAt while held; omitted
+//	                        otherwise
+//	mechanism       string  "sqlite" or "file"
 //
-// These names and meanings are stable: fields may be added, never renamed
-// or removed.
+// Times are in UTC. testdata/status holds the object for each state.
 //
 // Exit codes: COMMAND's status (128+N when signal N killed it); 1 (or -E's
 // CODE) when the lock is held or a wait ran out; 2 for bad usage and
@@ -90,9 +112,8 @@ func cli(args []string, std streams) int {
 		return statusMain(args[1:], std)
 	case "-h", "-help", "--help", "help":
 		return helpMain(args[1:], std)
-	case "-version", "--version", "version":
-		fmt.Fprintf(std.out, "proclock %s\n", buildVersion())
-		return exitOK
+	case "-V", "-version", "--version", "version":
+		return printVersion(std.out)
 	}
 	fmt.Fprintf(std.err, "proclock: unknown subcommand %q; see proclock -h\n", args[0])
 	return exitUsage
@@ -111,6 +132,12 @@ func helpMain(args []string, std streams) int {
 		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
 		return exitUsage
 	}
+	return exitOK
+}
+
+// printVersion prints the version line.
+func printVersion(w io.Writer) int {
+	fmt.Fprintf(w, "proclock %s\n", buildVersion())
 	return exitOK
 }
 
@@ -142,21 +169,28 @@ func usagef(sub, format string, args ...any) error {
 const usageText = `proclock runs a command under a single-instance lock, and tells who holds one.
 
 Usage:
-  proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+  proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
+  proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
   proclock status [--json] [--mechanism auto|sqlite|file] PATH
-  proclock --version
+  proclock -V | --version
   proclock help [run|status]
+
+Keep locks where only their users can write: $XDG_RUNTIME_DIR,
+/run/SERVICE; not /tmp (docs/security.md).
 
 Examples:
   # Keep a cron job from running twice; wait for the one running now.
-  proclock run /tmp/backup.lock -- /usr/local/bin/backup --full
+  proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
   # Give up at once if it is running, and say who runs it.
-  proclock run -n /tmp/backup.lock -- /usr/local/bin/backup
+  proclock run -n /run/backup/backup.lock -- /usr/local/bin/backup
+
+  # flock(1)'s way: wait up to 5 seconds, run a shell command.
+  proclock run -w 5 "$XDG_RUNTIME_DIR/agent.lock" -c 'make test'
 
   # Who holds the lock?
-  proclock status /tmp/backup.lock
-  proclock status --json /tmp/backup.lock
+  proclock status /run/backup/backup.lock
+  proclock status --json /run/backup/backup.lock
 
 Run "proclock help run" or "proclock help status" for details.
 `

@@ -439,23 +439,26 @@ func TestRunRemove(t *testing.T) {
 
 // statusOut is what status --json prints, decoded.
 type statusOut struct {
-	Path   string `json:"path"`
-	State  string `json:"state"`
-	Reason string `json:"reason"`
-	Holder *struct {
-		Host string `json:"host"`
-		PID  int    `json:"pid"`
+	FormatVersion int    `json:"formatVersion"`
+	Path          string `json:"path"`
+	State         string `json:"state"`
+	Reason        string `json:"reason"`
+	Holder        *struct {
+		Host         string    `json:"host"`
+		PID          int       `json:"pid"`
+		ProcessStart time.Time `json:"processStart"`
+		StartTime    uint64    `json:"startTime"`
 	} `json:"holder"`
-	AcquiredAt time.Time `json:"acquiredAt"`
-	HeldFor    int64     `json:"heldFor"`
-	Mechanism  string    `json:"mechanism"`
+	AcquiredAt     time.Time `json:"acquiredAt"`
+	HeldForSeconds *float64  `json:"heldForSeconds"`
+	Mechanism      string    `json:"mechanism"`
 }
 
 // The JSON names status documents; the test fails if the output has any
 // other, so that a renamed field cannot slip by.
 var (
-	statusFields = []string{"path", "state", "reason", "holder", "acquiredAt", "heldFor", "mechanism"}
-	holderFields = []string{"host", "bootId", "pid", "startTime", "pidNamespace", "launcherPid"}
+	statusFields = []string{"formatVersion", "path", "state", "reason", "holder", "acquiredAt", "heldForSeconds", "mechanism"}
+	holderFields = []string{"host", "bootId", "pid", "processStart", "startTime", "pidNamespace", "launcherPid"}
 )
 
 // statusJSON runs status --json and decodes it, checking its field names
@@ -485,7 +488,10 @@ func statusJSON(t *testing.T, lock string, flags ...string) statusOut {
 	if err := json.Unmarshal([]byte(res.stdout), &st); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"absent": 0, "free": 0, "stale": 0, "held": 1, "inaccessible": 2}
+	if st.FormatVersion != statusFormat {
+		t.Errorf("status --json: formatVersion %d, want %d", st.FormatVersion, statusFormat)
+	}
+	want := map[string]int{"absent": 0, "free": 0, "stale": 0, "held": 1, "inaccessible": 2, "foreign": 2}
 	if code, ok := want[st.State]; !ok || code != res.code {
 		t.Errorf("status --json: state %q with exit %d", st.State, res.code)
 	}
@@ -512,8 +518,15 @@ func TestStatus(t *testing.T) {
 
 			a := holdLock(t, "run", "--mechanism", mech, lock)
 			st := statusJSON(t, lock) // auto finds the mechanism
-			if st.State != "held" || st.Mechanism != mech || st.Holder == nil || st.Holder.PID != a.cmd.Process.Pid || st.AcquiredAt.IsZero() || st.HeldFor < 0 {
-				t.Errorf("held: %+v, want held by pid %d with %s, acquiredAt set", st, a.cmd.Process.Pid, mech)
+			if st.State != "held" || st.Mechanism != mech || st.Holder == nil || st.Holder.PID != a.cmd.Process.Pid ||
+				st.AcquiredAt.IsZero() || st.HeldForSeconds == nil || *st.HeldForSeconds < 0 {
+				t.Fatalf("held: %+v, want held by pid %d with %s, acquiredAt and heldForSeconds set", st, a.cmd.Process.Pid, mech)
+			}
+			// The process start, read back from the holder's recorded
+			// start time, comes before it took the lock (linux's boot
+			// time is to the second: a second's slack).
+			if ps := st.Holder.ProcessStart; ps.IsZero() || ps.After(st.AcquiredAt.Add(time.Second)) || ps.Before(st.AcquiredAt.Add(-time.Hour)) {
+				t.Errorf("held: processStart %v (startTime %d), want a time shortly before acquiredAt %v", ps, st.Holder.StartTime, st.AcquiredAt)
 			}
 			res := runProclock(t, "status", lock)
 			if res.code != 1 || !strings.Contains(res.stdout, fmt.Sprintf(": held by pid %d ", a.cmd.Process.Pid)) ||

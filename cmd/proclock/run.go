@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,37 +21,71 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-const runUsage = `Usage: proclock run [-n] [-w DURATION] [-E CODE] [--remove] [--mechanism auto|sqlite|file] [-v] PATH -- COMMAND [ARGS...]
+const runUsage = `Usage: proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
+       proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
 
 Takes the lock at PATH, runs COMMAND while holding it, then releases the lock
 and exits with COMMAND's exit status (128+N when signal N killed it). Like
 flock(1) it waits for the lock by default.
 
-Options:
-  -n             do not wait: fail at once if the lock is held
-  -w DURATION    give up waiting after DURATION (200ms, 30s, 5m); 0 is -n
-  -E CODE        exit with CODE (0-255) instead of 1 when the lock is held
-                 or the wait runs out
-  --remove       remove the lock's files on release (the sqlite mechanism
-                 leaves an empty database file otherwise; the file
-                 mechanism always removes its lock file)
-  --mechanism M  auto (the default: sqlite where this system has it, else
-                 file), sqlite, or file. Users of one PATH may use either:
-                 they keep each other out.
-  -v             when the lock is held, say so on stderr (as below, ending
-                 in "; waiting") before waiting for it
+Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
+  -n, --nonblock, --nonblocking, --nb
+                          do not wait: fail at once if the lock is held
+  -w, --wait, --timeout T give up waiting after T: seconds as flock(1)
+                          takes them (5, 0.5) or a duration (200ms, 5m);
+                          0 is -n
+  -E, --conflict-exit-code CODE
+                          exit with CODE (0-255) instead of 1 when the lock
+                          is held or the wait runs out
+  -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
+                          (before PATH, or after it as flock(1) has it)
+  -v, --verbose           say who holds the lock before waiting for it,
+                          and how long taking it took
+  --remove                remove the lock's files on release (the sqlite
+                          mechanism leaves an empty database file
+                          otherwise; the file mechanism always removes its
+                          lock file)
+  --mechanism M           auto (the default: sqlite where this system has
+                          it, else file), sqlite, or file. Users of one
+                          PATH may use either: they keep each other out.
+  --allow-network-fs      lock on a network filesystem (NFS, SMB ...),
+                          which proclock refuses otherwise: its locks and
+                          process checks cannot be trusted there
+  -x, -e, --exclusive, -o, --close
+                          accepted for flock(1)'s sake: the lock is always
+                          exclusive, and COMMAND never inherits it
+  -V, --version           print the version
+  -h, --help              print this help
+Refused, with the reason: -s/--shared (one holder at a time, the one
+status names), -u/--unlock and -F/--no-fork (proclock must stay to release
+the lock), and flock's descriptor form "flock 9" (the lock lives as long as
+proclock).
 
 When the lock is held, or the wait runs out, one line on stderr says who
 holds it (pid, host, process start, when it took the lock, mechanism), for
 example:
-  proclock: /tmp/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+  proclock: /run/backup/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+
+Where to put PATH: in a directory only its users can write, such as
+$XDG_RUNTIME_DIR for your own jobs or /run/SERVICE (owned by the service's
+user) for a system service; not /tmp, where anyone can take the name first
+(docs/security.md).
 
 COMMAND gets proclock's stdin, stdout, stderr and environment. It does not
 inherit the lock: a process COMMAND leaves behind does not hold it.
-SIGINT, SIGTERM and SIGHUP sent to proclock are passed on to COMMAND, and
-proclock waits for it to exit. A Ctrl-C at the terminal reaches COMMAND
-directly (they share a process group), so proclock does not send it a
-second SIGINT while they are the terminal's foreground job.
+
+Signals: each signal reaches COMMAND once. COMMAND runs in a process group
+of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock, or to
+proclock's process group (kill -- -PGID, timeout(1)), are passed on to
+COMMAND's group, and proclock waits for it to exit. When proclock is a job
+of its own in the terminal's foreground, COMMAND's group gets the terminal
+as a shell gives it to a job: Ctrl-C, Ctrl-\ and Ctrl-Z reach COMMAND
+directly, and Ctrl-Z stops proclock with it, so that fg and bg work. Run
+from a script, proclock stays in the script's group: the terminal's signals
+reach the script and proclock, which passes them on. A COMMAND killed by
+SIGINT makes proclock die of SIGINT too, so that a calling shell stops.
+Under systemd, use KillMode=mixed: control-group also signals COMMAND
+directly, and COMMAND would get SIGTERM twice.
 
 COMMAND must not outlive the lock. If proclock itself is killed:
   linux, freebsd  COMMAND gets SIGKILL (the parent-death signal)
@@ -67,62 +102,132 @@ waits for the lock.
 
 Examples:
   # Run the backup unless one is running; wait for it if it is.
-  proclock run /var/lock/backup.lock -- /usr/local/bin/backup --full
+  proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
   # From cron: skip this run quietly when the last one is still going.
-  proclock run -n -E 0 /var/lock/backup.lock -- /usr/local/bin/backup 2>/dev/null
+  proclock run -n -E 0 /run/backup/backup.lock -- /usr/local/bin/backup 2>/dev/null
 
   # Wait at most 30 seconds; exit 75 (EX_TEMPFAIL) if still held.
-  proclock run -w 30s -E 75 /var/lock/deploy.lock -- make deploy
+  proclock run -w 30 -E 75 /run/deploy/deploy.lock -- make deploy
 
-  # A shell pipeline as COMMAND.
-  proclock run /tmp/agent.lock -- sh -c 'git pull && make test'
+  # Your own agent, one at a time; a shell command as COMMAND.
+  proclock run -nv "$XDG_RUNTIME_DIR/agent.lock" -c 'git pull && make test'
 `
 
 // runOptions are the parsed arguments of proclock run.
 type runOptions struct {
-	noWait    bool
-	timeout   time.Duration // 0: wait as long as it takes
-	verbose   bool
-	heldCode  int
-	remove    bool
-	mechanism string
-	path      string
-	command   []string
+	noWait         bool
+	timeout        time.Duration // 0: wait as long as it takes
+	verbose        bool
+	heldCode       int
+	remove         bool
+	allowNetworkFS bool
+	mechanism      string
+	path           string
+	command        []string
 }
 
-// parseRunArgs reads proclock run's flags and operands. It returns
-// flag.ErrHelp when help was asked for.
+// shellCommand is -c's COMMAND: script run by the shell, as flock(1) runs
+// it.
+func shellCommand(script string) []string { return []string{shell, "-c", script} }
+
+// runOptionTable defines proclock run's options, flock(1)'s spellings
+// beside proclock's own (docs/command.md, "Options").
+func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
+	return append([]option{
+		{names: []string{"-n", "--nonblock", "--nonblocking", "--nb"}, set: func(string) error {
+			o.noWait = true
+			return nil
+		}},
+		{names: []string{"-w", "--wait", "--timeout"}, value: "SECONDS or a duration", set: func(s string) error {
+			d, err := parseWait(s)
+			o.timeout, *waitSet = d, true
+			return err
+		}},
+		{names: []string{"-E", "--conflict-exit-code"}, value: "CODE", set: func(s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n > 255 {
+				return errors.New("not an exit code from 0 to 255")
+			}
+			o.heldCode = n
+			return nil
+		}},
+		{names: []string{"-v", "--verbose"}, set: func(string) error {
+			o.verbose = true
+			return nil
+		}},
+		{names: []string{"-c", "--command"}, value: "COMMAND", set: func(s string) error {
+			*script = &s
+			return nil
+		}},
+		// Exclusive is the only kind of lock, and COMMAND never inherits
+		// it: flock's -x and -o ask for what happens anyway.
+		{names: []string{"-x", "-e", "--exclusive"}, set: func(string) error { return nil }},
+		{names: []string{"-o", "--close"}, set: func(string) error { return nil }},
+		{names: []string{"--remove"}, set: func(string) error {
+			o.remove = true
+			return nil
+		}},
+		{names: []string{"--allow-network-fs"}, set: func(string) error {
+			o.allowNetworkFS = true
+			return nil
+		}},
+		mechanismOption(&o.mechanism),
+		refused("shared locks are not supported: a proclock lock has one holder at a time, the one it names",
+			"-s", "--shared"),
+		refused("not supported: the lock is released when COMMAND ends, and proclock holds no lock on a descriptor to unlock",
+			"-u", "--unlock"),
+		refused("not supported: proclock stays to release the lock when COMMAND ends, which an exec would not",
+			"-F", "--no-fork"),
+	}, helpOptions...)
+}
+
+// parseWait reads -w's value: seconds as flock(1) takes them (5, 0.5) or
+// a Go duration (200ms, 1m30s).
+func parseWait(s string) (time.Duration, error) {
+	if isDecimal(s) {
+		secs, err := strconv.ParseFloat(s, 64)
+		if err != nil || secs*float64(time.Second) > math.MaxInt64 {
+			return 0, errors.New("too long")
+		}
+		return time.Duration(math.Round(secs * float64(time.Second))), nil
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, errors.New("not seconds or a duration (try 5, 0.5, 200ms, 5m)")
+	case d < 0:
+		return 0, errors.New("negative duration")
+	}
+	return d, nil
+}
+
+// isDecimal reports whether s is digits with at most one decimal point:
+// the seconds flock(1) takes, and nothing ParseFloat alone would let in
+// (1e3, inf, 0x10).
+func isDecimal(s string) bool {
+	digits, dots := 0, 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
+}
+
+// parseRunArgs reads proclock run's options and operands. It returns
+// errHelp or errVersion when -h or -V asked for that instead.
 func parseRunArgs(args []string) (runOptions, error) {
 	o := runOptions{heldCode: exitHeld, mechanism: "auto"}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.BoolVar(&o.noWait, "n", false, "")
-	fs.BoolVar(&o.remove, "remove", false, "")
-	fs.BoolVar(&o.verbose, "v", false, "")
-	waitSet := false
-	fs.Func("w", "", func(s string) error {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("not a duration (try 200ms, 30s, 5m)")
-		}
-		if d < 0 {
-			return errors.New("negative duration")
-		}
-		o.timeout, waitSet = d, true
-		return nil
-	})
-	fs.Func("E", "", func(s string) error {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > 255 {
-			return errors.New("not an exit code from 0 to 255")
-		}
-		o.heldCode = n
-		return nil
-	})
-	mechanismFlag(fs, &o.mechanism)
-	if err := parseFlags(fs, "run", args); err != nil {
+	var waitSet bool
+	var script *string // -c's, when given
+	rest, err := parseOptions("run", runOptionTable(&o, &waitSet, &script), args)
+	if err != nil {
 		return o, err
 	}
 	if o.noWait && waitSet {
@@ -131,16 +236,37 @@ func parseRunArgs(args []string) (runOptions, error) {
 	if waitSet && o.timeout == 0 {
 		o.noWait = true // as flock(1): no time to wait is not waiting
 	}
-	rest := fs.Args()
+	if len(rest) >= 2 && (rest[1] == "-c" || rest[1] == "--command") {
+		// flock(1)'s own place for -c: after the file.
+		if len(rest) != 3 {
+			return o, usagef("run", "%s after PATH takes exactly one argument, the shell command", rest[1])
+		}
+		given := rest[2]
+		script, rest = &given, rest[:1]
+	}
+	if script != nil {
+		switch {
+		case len(rest) == 0:
+			return o, usagef("run", "missing PATH")
+		case len(rest) > 1:
+			return o, usagef("run", "-c gives COMMAND: no -- COMMAND after PATH as well")
+		}
+		rest = append(rest, "--")
+		rest = append(rest, shellCommand(*script)...)
+	}
 	switch {
 	case len(rest) == 0:
 		return o, usagef("run", "missing PATH")
 	case rest[0] == "":
 		return o, usagef("run", "empty PATH")
+	case len(rest) == 1 && isDescriptor(rest[0]):
+		return o, usagef("run", "%s: locking a descriptor (flock's \"flock %s\" form) is not supported: "+
+			"proclock's lock lives as long as proclock, which must hold it while COMMAND runs; "+
+			"give PATH -- COMMAND (write ./%s for a file of that name)", rest[0], rest[0], rest[0])
 	case len(rest) == 1:
 		return o, usagef("run", "missing -- COMMAND after PATH")
 	case rest[1] != "--" && len(rest[1]) > 1 && rest[1][0] == '-':
-		return o, usagef("run", "flag %s after PATH: flags go before PATH", rest[1])
+		return o, usagef("run", "option %s after PATH: options go before PATH", rest[1])
 	case rest[1] != "--":
 		return o, usagef("run", "expected -- between PATH and COMMAND, got %q", rest[1])
 	case len(rest) == 2:
@@ -150,40 +276,38 @@ func parseRunArgs(args []string) (runOptions, error) {
 	return o, nil
 }
 
+// isDescriptor reports whether s looks like flock(1)'s descriptor operand:
+// digits only.
+func isDescriptor(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 // knownMechanism reports whether s is a --mechanism value.
 func knownMechanism(s string) bool {
 	return s == "auto" || s == "sqlite" || s == "file"
 }
 
-// mechanismFlag defines --mechanism on fs, stored in dst.
-func mechanismFlag(fs *flag.FlagSet, dst *string) {
-	fs.Func("mechanism", "", func(s string) error {
+// mechanismOption is --mechanism, stored in dst.
+func mechanismOption(dst *string) option {
+	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", set: func(s string) error {
 		if !knownMechanism(s) {
 			return errors.New("want auto, sqlite or file")
 		}
 		*dst = s
 		return nil
-	})
-}
-
-// parseFlags parses args into fs; a bad flag is a usage error of sub, and
-// -h is flag.ErrHelp.
-func parseFlags(fs *flag.FlagSet, sub string, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return usagef(sub, "%v", err)
+	}}
 }
 
 // runMain is proclock run: it holds the lock while COMMAND runs.
 func runMain(args []string, std streams) int {
 	o, err := parseRunArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, errHelp):
 		fmt.Fprint(std.out, runUsage)
 		return exitOK
-	}
-	if err != nil {
+	case errors.Is(err, errVersion):
+		return printVersion(std.out)
+	case err != nil:
 		complain(std.err, err)
 		return exitUsage
 	}
@@ -213,19 +337,23 @@ func runMain(args []string, std streams) int {
 	lock, sig, err := acquire(p, o, sigs, std.err)
 	switch {
 	case sig != nil:
+		dieOf(sig)
 		return signalCode(sig)
 	case errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded):
 		explainHeld(std.err, p, o, err, "")
 		return o.heldCode
 	case err != nil:
-		complain(std.err, err)
+		complain(std.err, withHint(err))
 		return exitUsage
 	}
-	code := supervise(cmd, sigs, std.err)
+	code, killedBy := supervise(cmd, sigs, std.err)
 	if err := lock.Release(); err != nil {
 		// COMMAND's status says how the work went; a failed clean-up is
 		// told, not folded into it.
 		complain(std.err, fmt.Errorf("releasing the lock: %w", err))
+	}
+	if killedBy != nil {
+		dieOf(killedBy)
 	}
 	return code
 }
@@ -286,18 +414,24 @@ func acquire(p *platform.Platform, o runOptions, sigs <-chan os.Signal, stderr i
 }
 
 // take takes the lock. With -v it first tries once, to say who it waits
-// for before it waits.
+// for before it waits, and then says how long the lock took.
 func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Writer) (*proclock.Lock, error) {
-	opts := proclock.Options{Wait: !o.noWait, RemoveOnRelease: o.remove}
-	if !o.verbose || o.noWait {
+	opts := proclock.Options{Wait: !o.noWait, RemoveOnRelease: o.remove, AllowNetworkFS: o.allowNetworkFS}
+	if !o.verbose {
 		return proclock.Acquire(ctx, p, o.path, opts)
 	}
-	l, err := proclock.Acquire(ctx, p, o.path, proclock.Options{RemoveOnRelease: o.remove})
-	if !errors.Is(err, proclock.ErrHeld) {
-		return l, err
+	began := time.Now()
+	once := opts
+	once.Wait = false
+	l, err := proclock.Acquire(ctx, p, o.path, once)
+	if errors.Is(err, proclock.ErrHeld) && !o.noWait {
+		explainHeld(stderr, p, o, err, "; waiting")
+		l, err = proclock.Acquire(ctx, p, o.path, opts)
 	}
-	explainHeld(stderr, p, o, err, "; waiting")
-	return proclock.Acquire(ctx, p, o.path, opts)
+	if err == nil {
+		fmt.Fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
+	}
+	return l, err
 }
 
 // explainHeld prints, in one line, that the lock is held and by whom, and
@@ -326,41 +460,13 @@ func mechanismOf(p *platform.Platform) proclock.Mechanism {
 	return proclock.MechanismFile
 }
 
-// supervise starts COMMAND, passes signals on to it until it exits, and
-// returns the exit code for its end.
-func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) int {
-	exited, err := startTied(cmd, stderr)
-	if err != nil {
-		return cannotStart(stderr, cmd.Args[0], err)
+// withHint adds what to do to an error the command line can do something
+// about: a lock on a network filesystem.
+func withHint(err error) error {
+	if errors.Is(err, proclock.ErrNetworkFS) {
+		return fmt.Errorf("%w (from the command line: --allow-network-fs)", err)
 	}
-	for {
-		select {
-		case sig := <-sigs:
-			// An error means COMMAND has just exited: its status follows.
-			_ = relay(cmd.Process, sig)
-		case err := <-exited:
-			return exitCodeOf(cmd, err, stderr)
-		}
-	}
-}
-
-// waitInBackground waits for a started cmd on a goroutine; the channel
-// gets Wait's error.
-func waitInBackground(cmd *exec.Cmd) <-chan error {
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	return exited
-}
-
-// exitCodeOf turns how COMMAND ended into proclock's exit code.
-func exitCodeOf(cmd *exec.Cmd, err error, stderr io.Writer) int {
-	if cmd.ProcessState != nil {
-		return exitStatusOf(cmd.ProcessState)
-	}
-	if err != nil {
-		complain(stderr, err)
-	}
-	return exitUsage
+	return err
 }
 
 // cannotStart reports that COMMAND could not be started, with the shell's

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os/exec"
 	"syscall"
 )
@@ -10,12 +9,14 @@ import (
 const canStartProcesses = true
 
 // startTied starts cmd with SIGKILL as its parent-death signal, so that
-// COMMAND dies with proclock. On freebsd it follows the parent process,
-// not a thread, so no thread needs holding.
-func startTied(cmd *exec.Cmd, _ io.Writer) (<-chan error, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+// COMMAND dies with proclock, and watches it. On freebsd the signal
+// follows the parent process, not a thread, so no thread needs holding.
+func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return waitInBackground(cmd), nil
+	events := make(chan childEvent, 1)
+	go watch(cmd.Process.Pid, events)
+	return events, nil
 }

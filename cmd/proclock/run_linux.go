@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -11,11 +10,11 @@ import (
 const canStartProcesses = true
 
 // startTied starts cmd with SIGKILL as its parent-death signal, so that
-// COMMAND dies with proclock, however proclock dies.
-func startTied(cmd *exec.Cmd, _ io.Writer) (<-chan error, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+// COMMAND dies with proclock, however proclock dies, and watches it.
+func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	started := make(chan error, 1)
-	exited := make(chan error, 1)
+	events := make(chan childEvent, 1)
 	go func() {
 		// Linux sends the parent-death signal when the thread that
 		// started the child ends, not the process: this goroutine keeps
@@ -28,10 +27,10 @@ func startTied(cmd *exec.Cmd, _ io.Writer) (<-chan error, error) {
 			return
 		}
 		started <- nil
-		exited <- cmd.Wait()
+		watch(cmd.Process.Pid, events)
 	}()
 	if err := <-started; err != nil {
 		return nil, err
 	}
-	return exited, nil
+	return events, nil
 }

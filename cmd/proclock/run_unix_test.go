@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // detach starts proclock in a session of its own, without a controlling
@@ -34,6 +36,10 @@ func helperMainOS(args []string) int {
 		fmt.Println("started")
 		fmt.Println("caught", <-sigs)
 		return 3
+	case "count":
+		return countSignals()
+	case "jobshell":
+		return jobShell(args[1:])
 	case "selfkill":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
@@ -258,5 +264,82 @@ func TestRunCannotExecute(t *testing.T) {
 	}
 	if _, err := os.Lstat(lock); err == nil {
 		t.Error("a COMMAND that cannot run took the lock")
+	}
+}
+
+// countSignals is a COMMAND that counts the signals it gets: it says
+// "started PID parent PPID", then "caught NAME" for each SIGINT and SIGHUP and "continued" for a SIGCONT,
+// and on SIGTERM, which the tests send last, prints the counts and exits
+// 3. A SIGTSTP stops it.
+func countSignals() int {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGCONT)
+	fmt.Println("started", os.Getpid(), "parent", os.Getppid())
+	counts := map[os.Signal]int{}
+	for sig := range sigs {
+		switch sig {
+		case syscall.SIGCONT:
+			fmt.Println("continued")
+		case syscall.SIGTERM:
+			fmt.Printf("counted interrupt=%d hangup=%d\n", counts[syscall.SIGINT], counts[syscall.SIGHUP])
+			return 3
+		default:
+			counts[sig]++
+			fmt.Println("caught", sig)
+		}
+	}
+	return 2
+}
+
+// jobShell runs args (proclock's command line) as an interactive shell
+// runs a job: in a process group of its own, given the terminal (its
+// stdin) in the foreground. It reports on descriptor 4 "job PID" when the
+// job has started, "stopped" when it stops (having taken the terminal
+// back), and "exit STATUS fg=PGID" (or "killed SIGNAL fg=PGID") when it
+// ends, with the terminal's foreground group at that moment; "fg" on descriptor 3 continues a
+// stopped job in the foreground, as the shell's fg does.
+func jobShell(args []string) int {
+	ctl := bufio.NewScanner(os.NewFile(3, "control"))
+	report := os.NewFile(4, "report")
+	job := exec.Command(args[0], args[1:]...)
+	job.Stdin, job.Stdout, job.Stderr = os.Stdin, os.Stdout, os.Stderr
+	job.SysProcAttr = &syscall.SysProcAttr{Foreground: true, Ctty: 0}
+	if err := job.Start(); err != nil {
+		fmt.Fprintln(report, "error", err)
+		return 2
+	}
+	// As a shell, move the terminal from the background without being
+	// stopped for it; the job has started and does not inherit this.
+	signal.Ignore(syscall.SIGTTOU)
+	pid := job.Process.Pid
+	fmt.Fprintln(report, "job", pid)
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, waitStops, nil); err != nil {
+			if err == syscall.EINTR {
+				continue
+			}
+			fmt.Fprintln(report, "error", err)
+			return 2
+		}
+		if ws.Stopped() {
+			setForeground(0, ownGroup())
+			fmt.Fprintln(report, "stopped")
+			if !ctl.Scan() || ctl.Text() != "fg" {
+				fmt.Fprintln(report, "error: want fg")
+				return 2
+			}
+			setForeground(0, pid)
+			syscall.Kill(-pid, syscall.SIGCONT)
+			continue
+		}
+		fg, _ := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+		setForeground(0, ownGroup())
+		if ws.Signaled() {
+			fmt.Fprintf(report, "killed %v fg=%d\n", ws.Signal(), fg)
+		} else {
+			fmt.Fprintf(report, "exit %d fg=%d\n", ws.ExitStatus(), fg)
+		}
+		return 0
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -25,6 +23,8 @@ Options:
   --mechanism M  auto (the default: sqlite where this system has it, else
                  file), sqlite, or file; either reads a lock held by the
                  other
+  -V, --version  print the version
+  -h, --help     print this help
 
 States:
   absent        nothing at PATH: free
@@ -42,33 +42,44 @@ States:
 Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
 foreign or an error.
 
-JSON fields (stable: fields may be added, never renamed or removed):
-  path        PATH as given
-  state       "absent", "free", "held", "stale", "inaccessible" or
-              "foreign"
-  reason      why stale ("pid gone", "pid reused", "other boot",
-              "unstamped past 30 s", "unreadable past 30 s") or
-              inaccessible; omitted otherwise
-  holder      who holds it, or held it last when stale; omitted when
-              unknown. An object: host, pid, and when known bootId,
-              startTime (in the units of the OS that recorded it: linux
-              clock ticks since boot, darwin microseconds since 1970, the
-              BSDs microseconds since boot, windows 100 ns since 1601),
-              pidNamespace, launcherPid
-  acquiredAt  when the holder took the lock (RFC 3339); omitted when
-              unknown
-  heldFor     nanoseconds since acquiredAt; omitted when unknown
-  mechanism   "sqlite" or "file"
+JSON (format 1; fields may be added, and formatVersion changes only if
+one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
+  formatVersion   1
+  path            PATH as given
+  state           "absent", "free", "held", "stale", "inaccessible" or
+                  "foreign"
+  reason          why stale ("pid gone", "pid reused", "other boot",
+                  "unstamped past 30 s", "unreadable past 30 s"),
+                  inaccessible, or foreign ("not a lock file"); omitted
+                  otherwise
+  holder          who holds it, or held it last when stale; omitted when
+                  unknown. An object:
+    host          host name
+    bootId        the boot of the host; omitted when unknown
+    pid           process id
+    processStart  when the process started (RFC 3339); omitted when it
+                  cannot be told: another host or boot, or an OS that
+                  records none
+    startTime     the same, raw, in the units of the OS that recorded it
+                  (linux clock ticks since boot, darwin microseconds since
+                  1970, the BSDs microseconds since boot, windows 100 ns
+                  since 1601); omitted when unknown
+    pidNamespace  linux pid namespace inode; omitted when unknown
+    launcherPid   PROCLOCK_LAUNCHER_PID of the holder; omitted when none
+  acquiredAt      when the holder took the lock; omitted when unknown
+  heldForSeconds  seconds since acquiredAt, while held (a number with a
+                  fraction); omitted otherwise
+  mechanism       "sqlite" or "file"
 
 Examples:
-  proclock status /tmp/backup.lock
-  #  /tmp/backup.lock: held by pid 4242 on buildhost
+  proclock status /run/backup/backup.lock
+  #  /run/backup/backup.lock: held by pid 4242 on buildhost
   #    process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
 
-  proclock status --json /tmp/backup.lock | jq .holder.pid
+  proclock status --json /run/backup/backup.lock | jq .holder.pid
 
   # In a script; the answer can change at once: only proclock run decides.
-  if proclock status /tmp/backup.lock >/dev/null; then echo "no backup running"; fi
+  if proclock status /run/backup/backup.lock >/dev/null; then echo "no backup running"; fi
 `
 
 // statusOptions are the parsed arguments of proclock status.
@@ -78,37 +89,41 @@ type statusOptions struct {
 	path      string
 }
 
-// parseStatusArgs reads proclock status's flags and operand. It returns
-// flag.ErrHelp when help was asked for.
+// parseStatusArgs reads proclock status's options and operand. It returns
+// errHelp or errVersion when -h or -V asked for that instead.
 func parseStatusArgs(args []string) (statusOptions, error) {
 	o := statusOptions{mechanism: "auto"}
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.BoolVar(&o.json, "json", false, "")
-	mechanismFlag(fs, &o.mechanism)
-	if err := parseFlags(fs, "status", args); err != nil {
+	opts := append([]option{
+		{names: []string{"--json"}, set: func(string) error {
+			o.json = true
+			return nil
+		}},
+		mechanismOption(&o.mechanism),
+	}, helpOptions...)
+	rest, err := parseOptions("status", opts, args)
+	switch {
+	case err != nil:
 		return o, err
-	}
-	switch rest := fs.Args(); {
 	case len(rest) == 0:
 		return o, usagef("status", "missing PATH")
 	case len(rest) > 1:
 		return o, usagef("status", "one PATH only, got %d arguments", len(rest))
 	case rest[0] == "":
 		return o, usagef("status", "empty PATH")
-	default:
-		o.path = rest[0]
 	}
+	o.path = rest[0]
 	return o, nil
 }
 
 // statusMain is proclock status: it reports on the lock, writing nothing.
 func statusMain(args []string, std streams) int {
 	o, err := parseStatusArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, errHelp):
 		fmt.Fprint(std.out, statusUsage)
 		return exitOK
+	case errors.Is(err, errVersion):
+		return printVersion(std.out)
 	}
 	var p *platform.Platform
 	if err == nil {
@@ -125,7 +140,7 @@ func statusMain(args []string, std streams) int {
 	}
 	if o.json {
 		// One object on one line: easy for jq and for line-based tools.
-		if err := json.NewEncoder(std.out).Encode(st); err != nil {
+		if err := json.NewEncoder(std.out).Encode(statusRecord(st, startedAt)); err != nil {
 			complain(std.err, err)
 			return exitUsage
 		}
@@ -134,6 +149,66 @@ func statusMain(args []string, std streams) int {
 	}
 	return codeForState(st.State)
 }
+
+// statusFormat is the version of status --json's format: it changes only
+// if a field is renamed, removed or changes its meaning, never when one is
+// added.
+const statusFormat = 1
+
+// jsonStatus is what status --json prints (docs/command.md, "status
+// --json").
+type jsonStatus struct {
+	FormatVersion  int         `json:"formatVersion"`
+	Path           string      `json:"path"`
+	State          string      `json:"state"`
+	Reason         string      `json:"reason,omitempty"`
+	Holder         *jsonHolder `json:"holder,omitempty"`
+	AcquiredAt     string      `json:"acquiredAt,omitempty"`
+	HeldForSeconds *float64    `json:"heldForSeconds,omitempty"`
+	Mechanism      string      `json:"mechanism"`
+}
+
+// jsonHolder is the holder's identity in status --json: the recorded
+// identity as it is, and when its process started as a time.
+type jsonHolder struct {
+	Host         string `json:"host"`
+	BootID       string `json:"bootId,omitempty"`
+	PID          int    `json:"pid"`
+	ProcessStart string `json:"processStart,omitempty"`
+	StartTime    uint64 `json:"startTime,omitempty"`
+	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
+	LauncherPID  int    `json:"launcherPid,omitempty"`
+}
+
+// statusRecord is st as status --json prints it; started tells when a
+// holder's process started, when it can.
+func statusRecord(st proclock.Status, started func(platform.Identity) (time.Time, bool)) jsonStatus {
+	r := jsonStatus{
+		FormatVersion: statusFormat,
+		Path:          st.Path,
+		State:         string(st.State),
+		Reason:        st.Reason,
+		Mechanism:     string(st.Mechanism),
+	}
+	if id := st.Holder; id != nil {
+		r.Holder = &jsonHolder{Host: id.Host, BootID: id.BootID, PID: id.PID, StartTime: id.StartTime,
+			PIDNamespace: id.PIDNamespace, LauncherPID: id.LauncherPID}
+		if at, ok := started(*id); ok {
+			r.Holder.ProcessStart = rfc3339(at)
+		}
+	}
+	if !st.AcquiredAt.IsZero() {
+		r.AcquiredAt = rfc3339(st.AcquiredAt)
+		if st.State == proclock.StateHeld {
+			secs := st.HeldFor.Seconds()
+			r.HeldForSeconds = &secs
+		}
+	}
+	return r
+}
+
+// rfc3339 formats a time for tools: UTC, to the nanosecond it has.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // codeForState is status's exit code for a state: a stale lock is free to
 // take, an unreadable one cannot be judged.
