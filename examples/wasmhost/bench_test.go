@@ -26,12 +26,19 @@ func BenchmarkAcquire(b *testing.B) {
 	}
 }
 
-// BenchmarkHandoff hands the lock between a native agent (file mechanism)
-// and another agent, b.N times in all, each holder keeping it 5 ms after
+// BenchmarkHandoff hands the lock between a native agent (SQLite, the
+// default, or the file mechanism) and another agent, b.N times in all, each holder keeping it 5 ms after
 // the other started waiting.
 func BenchmarkHandoff(b *testing.B) {
-	native := nativeKind("file")
-	for _, other := range []kind{native, wasip1Kind, jsKind} {
+	for _, native := range []kind{nativeKind("auto"), nativeKind("file")} {
+		for _, other := range []kind{native, wasip1Kind, jsKind} {
+			benchmarkHandoff(b, native, other)
+		}
+	}
+}
+
+func benchmarkHandoff(b *testing.B, native, other kind) {
+	{
 		b.Run(native.name+"/"+other.name, func(b *testing.B) {
 			ctx, dir := testContext(b), b.TempDir()
 			path, rounds := filepath.Join(dir, "x.lock"), strconv.Itoa(max(b.N, 2))
