@@ -67,7 +67,16 @@
  * with RemoveOnRelease, 1 file, each holding up to twice). TRIES, NCRASH,
  * WAITS, HOLDS override the bounds.
  *
- * Mutations (-D), each a design choice undone; each must fail a property:
+ * Variants of the world (-D):
+ *   NOID1          SQLite user 1 has no identity: its mark says "holder
+ *                  unknown", it reads every stamp as held and takes no guard
+ *   FOREIGN1       SQLite user 1 is in another pid namespace: each side
+ *                  reads the other's mark and stamps as "cannot be judged"
+ *   MARK_TWO_STEP  the mark is created (O_EXCL), then written: a reader in
+ *                  between finds it unreadable
+ *
+ * Mutations (-D), each a design choice undone (docs/protocol.md, "What each
+ * choice defends against"):
  *   M_RENAME_ASIDE  the file mechanism reclaims a stale P by renaming it
  *                   aside (and linking it back if it changed) instead of in
  *                   place
@@ -78,6 +87,19 @@
  *                   mark
  *   M_MARK_BEFORE_P the judge (and the guard's re-check) read the mark
  *                   before P
+ *   M_NO_RECHECK_MARK the guard's re-check does not read the mark again
+ * -DNO_B leaves property (b) out, to see whether a mutation goes on to two
+ * holders.
+ *
+ * Proposed fixes (-D), for the failures found with NOID1 and FOREIGN1:
+ *   FIX_OWN_MARK_GUARD a SQLite process removes its own mark under the guard
+ *                   when it backs off at step 5, and with RemoveOnRelease it
+ *                   removes P and then its mark under the guard; one without
+ *                   an identity leaves its mark on backing off and leaves P
+ *                   on release
+ *   FIX_NOID_GUARD  with FIX_OWN_MARK_GUARD: one without an identity takes
+ *                   the guard too (its guard stamp, holder unknown, judged by
+ *                   the 30 s rule)
  */
 
 #ifndef TRIES
@@ -144,16 +166,43 @@ byte klock[MAXINO];                    /* the kernel's exclusive lock (SQLite) *
 
 /* P.holder and P.stale */
 byte mark;                             /* writer of the mark, 0: absent */
+bit markst;                            /* the mark is created, not yet written */
 byte guard;                            /* owner of the guard, 0: free */
 
 /* processes */
 bit alive[FRESH + 1];
+bit noid[FRESH + 1];                   /* has no identity: its mark says "holder unknown" */
+bit ns[FRESH + 1];                     /* its pid namespace */
 bit dying[FRESH + 1];
 byte crashes;
 byte nfinished;
 byte holders;
 
-#define LIVE_MARK (mark != 0 && alive[mark])
+/* property (b); -DNO_B leaves it out, to see where a mutation leads */
+#ifdef NO_B
+#define CHECK_B(c) skip
+#else
+#define CHECK_B(c) assert(c)
+#endif
+
+/*
+ * A reader's verdict on the mark: held when its writer is alive, or cannot
+ * be judged (its writer has no identity, noid[w], or lives in another pid
+ * namespace than the reader, ns[w] != ns[me]), or the mark is unreadable
+ * (created, not yet written: markst). LIVE_MARK is that verdict; KEEP_MARK
+ * is step 4's: a SQLite process with an identity removes (under the guard)
+ * every mark that is not a live, known holder's; one without an identity
+ * judges nothing and keeps every mark.
+ */
+#ifdef FIX_NOID_GUARD
+#define NOID_GUARD 1
+#else
+#define NOID_GUARD 0
+#endif
+
+#define CANJUDGE(w) (!noid[w] && !noid[me] && ns[w] == ns[me])
+#define LIVE_MARK (mark != 0 && (markst || !CANJUDGE(mark) || alive[mark]))
+#define KEEP_MARK (mark != 0 && (noid[me] || (!markst && CANJUDGE(mark) && alive[mark])))
 
 /* reading an empty or torn file's mtime: it may be old by now */
 #define AGE(j) if :: writing[j] == 0 -> old[j] = 1 :: else -> skip fi
@@ -187,7 +236,9 @@ inline fresh_start() {
 			:: i < MAXINO -> old[i] = 1; i++
 			:: else -> break
 			od;
-			i = 0
+			i = 0;
+			/* the documented limit: a mark nobody can judge keeps file users out */
+			limit = (mark != 0 && (markst || !CANJUDGE(mark)))
 		}
 	:: else -> skip
 	fi
@@ -212,7 +263,7 @@ inline readP(j, emptytoo) {
 }
 
 inline verdict() {
-	stale = !ml && ((jk == STAMP && !alive[jo]) || (jk != STAMP && jold))
+	stale = !ml && ((jk == STAMP && CANJUDGE(jo) && !alive[jo]) || (jk != STAMP && jold))
 }
 
 #ifdef M_MARK_BEFORE_P
@@ -228,6 +279,9 @@ inline recheck(j) {
 	JUDGE_MARK_FIRST;
 	ok = (P == j && kind[j] == jk && owner[j] == jo && (jk == STAMP || old[j]));
 	JUDGE_MARK_AFTER;
+#ifdef M_NO_RECHECK_MARK
+	ml = 0;
+#endif
 	ok = ok && !ml;
 	ml = 0
 }
@@ -235,7 +289,7 @@ inline recheck(j) {
 proctype Sqlite(byte me; byte tries; bit ror; bit fresh)
 {
 	byte pin, lk, jk, jo, m, i, nheld;
-	bit jold, ml, stale, ok, h;
+	bit jold, ml, ms, stale, ok, h, limit;
 
 	{
 	fresh_start();
@@ -257,10 +311,12 @@ attempt:
 	:: jk == EMPTY -> goto lock
 	:: else -> skip
 	fi;
-	/* not empty: the root judges the stamp (or the torn file) */
+	/* not empty: the root judges the stamp (or the torn file); without an
+	 * identity of its own it reads every stamp as held */
 	JUDGE_MARK_FIRST;
 	JUDGE_MARK_AFTER;
 	verdict();
+	stale = stale && !noid[me];
 	if
 	:: !stale -> goto fail                    /* held by the stamp's holder */
 	:: else -> skip
@@ -293,29 +349,42 @@ markc:	/* 4. create the mark */
 #ifdef M_MARK_RENAME
 	mark = me;                                 /* written whole, renamed over */
 #else
+#ifdef MARK_TWO_STEP
+	atomic {
+		if
+		:: mark == 0 -> mark = me; markst = 1
+		:: else -> goto markx
+		fi
+	}
+	markst = 0;                                /* write the record */
+	goto look;
+markx:
+#else
 	atomic {
 		if
 		:: mark == 0 -> mark = me; goto look
 		:: else -> skip
 		fi
 	}
+#endif
 	/* there is one: read it */
-	atomic { m = mark; ml = LIVE_MARK }
+	atomic { m = mark; ms = markst; ml = KEEP_MARK }
 	if
 	:: m == 0 -> goto markc                    /* gone meanwhile */
-	:: ml -> ml = 0; m = 0; goto unlock        /* held by that holder */
+	:: ml -> ml = 0; m = 0; ms = 0; goto unlock        /* held by that holder */
 	:: else -> skip
 	fi;
-	/* dead: remove it under the guard, if it is the same mark and P the pinned file */
+	/* dead, unknown or unreadable: remove it under the guard, if it is the
+	 * same mark and P the pinned file */
 	lockguard();
-	atomic { ok = (mark == m && P == pin) };
+	atomic { ok = (mark == m && markst == ms && P == pin) };
 	if
 	:: ok -> mark = 0
 	:: else -> skip
 	fi;
 	ok = 0;
 	unlockguard();
-	m = 0;
+	m = 0; ms = 0;
 	goto markc
 #endif
 
@@ -324,12 +393,23 @@ look:	/* 5. look for a stamp in the pinned file */
 	if
 	:: kind[pin] != EMPTY ->
 		/* a file process stamped it: remove our mark, back off */
+#ifdef FIX_OWN_MARK_GUARD
+		/* proposed: under the guard (FIX_NOID_GUARD: a process without an
+		 * identity takes it too; else it leaves its mark) */
+		if
+		:: noid[me] && !NOID_GUARD -> goto unlock
+		:: else -> lockguard()
+		fi;
+#endif
 		atomic { ok = (mark == me) };
 		if
 		:: ok -> mark = 0
 		:: else -> skip
 		fi;
 		ok = 0;
+#ifdef FIX_OWN_MARK_GUARD
+		unlockguard();
+#endif
 		goto unlock
 	:: else -> skip
 	fi;
@@ -340,7 +420,7 @@ look:	/* 5. look for a stamp in the pinned file */
 
 	/* release */
 	atomic {
-		assert(P == pin && klock[pin] == me && mark == me);   /* (b) */
+		CHECK_B(P == pin && klock[pin] == me && mark == me);
 		h = 0; holders--; nheld++
 	}
 #ifdef M_ROR_MARK_FIRST
@@ -351,6 +431,28 @@ look:	/* 5. look for a stamp in the pinned file */
 	fi;
 	ok = 0;
 #endif
+#ifdef FIX_OWN_MARK_GUARD
+	/* proposed: RemoveOnRelease removes P, then the mark, under the guard;
+	 * a holder without an identity (it has no guard) leaves P in place */
+	if
+	:: ror && (!noid[me] || NOID_GUARD) ->
+		lockguard();
+		atomic { ok = (P == pin) };
+		if
+		:: ok -> P = 0
+		:: else -> skip
+		fi;
+		atomic { ok = (mark == me) };
+		if
+		:: ok -> mark = 0
+		:: else -> skip
+		fi;
+		ok = 0;
+		unlockguard();
+		goto unlock
+	:: else -> skip
+	fi;
+#else
 	if
 	:: ror ->
 		atomic { ok = (P == pin) };          /* stat P: still the pinned file? */
@@ -361,6 +463,7 @@ look:	/* 5. look for a stamp in the pinned file */
 		ok = 0
 	:: else -> skip
 	fi;
+#endif
 #ifndef M_ROR_MARK_FIRST
 	atomic { ok = (mark == me) };              /* read the mark, compare the nonce */
 	if
@@ -397,7 +500,7 @@ finish:
 			:: h -> holders--
 			:: else -> skip
 			fi;
-			pin = 0; lk = 0; jk = 0; jo = 0; m = 0;
+			pin = 0; lk = 0; jk = 0; jo = 0; m = 0; ms = 0;
 			jold = 0; ml = 0; stale = 0; ok = 0; h = 0; nheld = 0; tries = 0;
 			nfinished++
 		}
@@ -407,7 +510,7 @@ finish:
 proctype File(byte me; byte tries; bit fresh)
 {
 	byte my, j, jk, jo, wr, w, i, nheld;
-	bit jold, ml, stale, ok, h;
+	bit jold, ml, stale, ok, h, limit;
 
 	{
 	fresh_start();
@@ -526,7 +629,7 @@ confirm:	/* 3. P still names our file, with our stamp */
 
 	/* release: remove P if it is still our file */
 	atomic {
-		assert(P == my && kind[my] == STAMP && owner[my] == me);   /* (b) */
+		CHECK_B(P == my && kind[my] == STAMP && owner[my] == me);
 		h = 0; holders--; nheld++
 	}
 	atomic { ok = (P == my && kind[my] == STAMP && owner[my] == me) };
@@ -549,7 +652,7 @@ fail:
 	goto attempt
 finish:
 	atomic {
-		assert(!fresh || nheld > 0);           /* (c) */
+		assert(!fresh || nheld > 0 || limit);  /* (c) */
 		alive[me] = 0;
 		nfinished++
 	}
@@ -576,6 +679,16 @@ finish:
 	}
 }
 
+/* property (c): once everyone is gone, a fresh user of either mechanism */
+proctype Fresh()
+{
+	nfinished == NPROC;
+	if
+	:: run Sqlite(FRESH, 3, 0, 1)
+	:: run File(FRESH, 3, 1)
+	fi
+}
+
 /* kills at most NCRASH lock users, each at any step */
 proctype Crasher()
 {
@@ -597,6 +710,12 @@ init
 		:: k <= NPROC -> alive[k] = 1; k++
 		:: else -> break
 		od;
+#ifdef NOID1
+		noid[1] = 1;                           /* SQLite user 1 has no identity */
+#endif
+#ifdef FOREIGN1
+		ns[1] = 1;                             /* SQLite user 1 is in another pid namespace */
+#endif
 #if NS >= 1
 		run Sqlite(1, TRIES, ROR1, 0);
 #endif
@@ -613,10 +732,7 @@ init
 		run Crasher();
 #endif
 #ifndef NOFRESH
-		if
-		:: run Sqlite(FRESH, 3, 0, 1)
-		:: run File(FRESH, 3, 1)
-		fi
+		run Fresh();
 #endif
 	}
 }
