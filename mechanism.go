@@ -116,9 +116,12 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 	switch {
 	case err != nil:
 		return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
-	case pr.State == stamplock.Held:
+	case pr.State == stamplock.Held && !pr.StampDead:
 		return &HeldError{Path: m.path, Holder: pr.Holder()}
-	case pr.State == stamplock.Stale:
+	case pr.State == stamplock.Stale || pr.StampDead:
+		// Held by a mark, beside a dead stamp: once the stamp is
+		// cleared, the kernel's lock tells whether the mark's writer
+		// still holds the file, and a leftover mark is removed.
 		if err := stamplock.Clear(ctx, m.p, *self, m.path, pr); err != nil {
 			return m.failed(err)
 		}

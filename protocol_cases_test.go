@@ -7,12 +7,14 @@ package proclock_test
 import (
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/lockrec"
 )
 
 // stallOnce blocks the first op on path by p (When w) until release is
@@ -175,6 +177,46 @@ func TestEmptyMarkOfKilledWriter(t *testing.T) {
 	l, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
 	if err != nil {
 		t.Fatalf("file process a day after the only SQLite process died mid-mark: %v; want the lock", err)
+	}
+	l.Release()
+}
+
+// A SQLite holder without an identity (its mark: "holder unknown") holds a
+// file into which a file process wrote its stamp and died before backing
+// off; then the holder dies too. File processes read the unknown mark as
+// held; a SQLite process, meeting the dead stamp, clears it, takes the
+// kernel's lock on the file the mark names, and so knows the mark for a
+// leftover: the lock is not wedged. (Found by spin, docs/protocol.md.)
+func TestDeadStampBesideUnknownMark(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	s1, f, s2 := w.Spawn(), w.Spawn(), w.Spawn()
+	s1.FailIdentity(errors.New("no /proc"))
+	if _, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// The file process stamps s1's file (as one that created it would
+	// have, just before s1 locked it), and dies before it backs off.
+	dead := lockrec.Record{Identity: f.Identity(), AcquiredAt: w.Now(), Nonce: "dead"}.Marshal()
+	fh, err := w.FS().OpenFile(appLock, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Write(dead)
+	fh.Close()
+	f.Kill()
+	s1.Kill()
+	w.Advance(time.Hour)
+	l, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("SQLite process after both died: %v; want the lock", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = proclock.Acquire(ctx, fileMech(w.Spawn()), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("file process once the SQLite process released: %v; want the lock", err)
 	}
 	l.Release()
 }

@@ -60,6 +60,9 @@ type Probe struct {
 	Mark *lockrec.Mark
 	// Age is how long ago the file was last written.
 	Age time.Duration
+	// StampDead is set when a live mark holds the lock, and the file
+	// holds a stamp whose holder is dead: Clear may empty it.
+	StampDead bool
 
 	seen lockrec.Sighting
 }
@@ -92,6 +95,14 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
 	if m := lockrec.ReadMark(p.FS, path); m.Live(p, &here) {
 		pr.State, pr.Reason, pr.Mark = Held, ReasonMarked, &m
+		if seen.Kind == lockrec.Stamp {
+			// A stamp in a file a SQLite process holds: its writer
+			// backed off, or died before it could. A dead one's is
+			// cleared (Clear), whoever holds the file.
+			s, _ := lockrec.Parse(seen.Content)
+			pr.Stamp = &s
+			pr.StampDead = judged(p, here, pr).State == Stale
+		}
 		return pr, nil
 	}
 	switch seen.Kind {

@@ -46,7 +46,7 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		return nil, err
 	}
 	defer guard.Release()
-	f, err := reopen(p, here, path, pr)
+	f, err := reopen(p, here, path, pr, true)
 	if err != nil {
 		return nil, err
 	}
@@ -59,18 +59,20 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	return l.settle(ctx, p, here)
 }
 
-// Clear makes the stale lock file that pr saw at path an empty SQLite
-// database (lockrec.EmptyDatabase) in place, under the guard,
-// if it is still the one judged and no live mark has appeared: what a
-// SQLite process does with a dead holder's stamp before it locks the file.
-// A file that changed meanwhile is left alone; the caller looks again.
+// Clear makes the stale lock file that pr saw at path (or the dead stamp in
+// a file a live mark holds, pr.StampDead) an empty SQLite database
+// (lockrec.EmptyDatabase) in place, under the guard, if it is still the one
+// judged: what a SQLite process does with a dead holder's stamp before it
+// locks the file. A mark beside it does not matter: a SQLite holder never
+// reads its file, and no file-mechanism process holds a dead stamp. A file
+// that changed meanwhile is left alone; the caller looks again.
 func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) error {
 	guard, err := Guard(ctx, p, here, path)
 	if err != nil {
 		return err
 	}
 	defer guard.Release()
-	f, err := reopen(p, here, path, pr)
+	f, err := reopen(p, here, path, pr, false)
 	if errors.Is(err, errLost) {
 		return nil
 	}
@@ -85,15 +87,16 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 }
 
 // reopen opens for writing the file at path, if it is still the one pr saw
-// there, unchanged, with no live mark beside it; else errLost.
-func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe) (lockfs.File, error) {
+// there, unchanged (and, with unmarked, with no live mark beside it); else
+// errLost.
+func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (lockfs.File, error) {
 	now, err := lockrec.Read(p.FS, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, errLost
 	case err != nil:
 		return nil, err
-	case !now.Same(pr.seen) || lockrec.ReadMark(p.FS, path).Live(p, &here):
+	case !now.Same(pr.seen) || (unmarked && lockrec.ReadMark(p.FS, path).Live(p, &here)):
 		return nil, errLost
 	}
 	f, err := p.FS.OpenFile(path, os.O_WRONLY, 0)
