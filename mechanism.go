@@ -135,8 +135,7 @@ func readStampHolder(p *platform.Platform, path string) *platform.Identity {
 	if err != nil || seen.Kind != lockrec.Stamp {
 		return nil
 	}
-	r, _ := lockrec.Parse(seen.Content)
-	return r.Holder()
+	return seen.Stamp.Holder()
 }
 
 func (m *sqliteMechanism) recorded() Status {

@@ -99,16 +99,14 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 			// A stamp in a file a SQLite process holds: its writer
 			// backed off, or died before it could. A dead one's is
 			// cleared (Clear), whoever holds the file.
-			s, _ := lockrec.Parse(seen.Content)
-			pr.Stamp = &s
+			pr.Stamp = seen.Stamp
 			pr.StampDead = judged(p, here, pr).State == Stale
 		}
 		return pr, nil
 	}
 	switch seen.Kind {
 	case lockrec.Stamp:
-		s, _ := lockrec.Parse(seen.Content)
-		pr.Stamp = &s
+		pr.Stamp = seen.Stamp
 		return judged(p, here, pr), nil
 	case lockrec.SQLite:
 		// Only SQLite processes write a database: no stamp is on its

@@ -18,7 +18,9 @@ var ErrNotLockFile = errors.New("not a lock file")
 // Sighting is what was read of a file, to judge it and to tell later
 // whether the file at the path is still the same one.
 type Sighting struct {
-	Kind    Kind
+	Kind Kind
+	// Stamp is the stamp parsed from Content, when Kind is Stamp.
+	Stamp   *Record
 	Content []byte
 	ID      lockfs.FileID
 	Size    int64
@@ -68,7 +70,7 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 		s.Content = nil
 		return s, nil
 	}
-	s.Kind = Classify(s.Content)
+	s.Kind, s.Stamp = classify(s.Content)
 	return s, nil
 }
 

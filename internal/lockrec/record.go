@@ -196,25 +196,31 @@ const sqliteMagic = "SQLite format 3\x00"
 
 // Classify tells what a regular file of at most MaxSize bytes holds.
 func Classify(data []byte) Kind {
+	k, _ := classify(data)
+	return k
+}
+
+// classify is Classify, with the stamp it parsed.
+func classify(data []byte) (Kind, *Record) {
 	switch {
 	case len(data) == 0:
-		return Empty
+		return Empty, nil
 	case bytes.Equal(data, emptyDatabase):
-		return SQLite
+		return SQLite, nil
 	case len(data) >= len(sqliteMagic) && bytes.HasPrefix(emptyDatabase, data):
-		return Torn // the empty database, cut short by a crash
+		return Torn, nil // the empty database, cut short by a crash
 	case bytes.HasPrefix(data, []byte(sqliteMagic)):
 		// Someone's database, though it may look empty: a WAL
 		// database's tables can all be in its -wal file.
-		return Foreign
+		return Foreign, nil
 	}
 	if r, err := Parse(data); err == nil && r.Known() {
-		return Stamp
+		return Stamp, &r
 	}
 	if isTorn(data) {
-		return Torn
+		return Torn, nil
 	}
-	return Foreign
+	return Foreign, nil
 }
 
 // tornPrefix opens every record of ours (Marshal writes the marker first).
