@@ -175,12 +175,13 @@ func attachSQL(path string, readOnly bool) string {
 }
 
 // fileURI names path as a SQLite URI filename, so that no character of the
-// path is taken for URI syntax.
+// path is taken for URI syntax. The VFS opens the URI's path as it is, so
+// a windows drive letter comes first ("file:C:/dir/app.lock"), where
+// SQLite's own windows VFS would also take "file:///C:/..." but
+// go-sqlite3's would open "\C:\..." on the current drive; a UNC path
+// keeps its two slashes after the empty authority ("file:////host/share").
 func fileURI(path string, readOnly bool) string {
 	p := filepath.ToSlash(path)
-	if filepath.VolumeName(path) != "" {
-		p = "/" + p
-	}
 	var b strings.Builder
 	b.WriteString("file:")
 	if strings.HasPrefix(p, "/") {
