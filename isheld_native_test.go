@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -18,6 +19,9 @@ import (
 func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
+			if mech == proclock.MechanismFile {
+				locktest.SkipOnWine(t, locktest.WineBirthTime)
+			}
 			p := nativePlatform(mech)
 			path := filepath.Join(t.TempDir(), "app.lock")
 			ctx := context.Background()

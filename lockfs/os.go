@@ -74,12 +74,13 @@ func (o osFS) RemoveAll(path string) error {
 }
 
 // Rename fails as os.Rename does, with an *os.LinkError, since it names two
-// paths.
+// paths. On windows it waits a little for a target that is open elsewhere
+// (rename_windows.go).
 func (o osFS) Rename(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
 	}
-	return o.OsFs.Rename(oldname, newname)
+	return rename(oldname, newname)
 }
 
 func (o osFS) Stat(name string) (os.FileInfo, error) {

@@ -66,7 +66,7 @@ func TestFileIDOfOpenFileDiffersFromRecreated(t *testing.T) {
 	if _, err := fsys.FileID(p); err == nil {
 		// Windows without POSIX delete semantics (before 10 1709, or
 		// not NTFS) keeps the name until the last handle is closed.
-		locktest.SkipOnWine(t, wineDeletePending)
+		locktest.SkipOnWine(t, locktest.WineDeletePending)
 		t.Skip("this volume keeps a removed file's name while the file is open")
 	}
 	writeFile(t, fsys, p, "new")
@@ -507,7 +507,7 @@ func symlinkTrouble(t *testing.T, fsys lockfs.FS, dir string) string {
 	}
 	if v := locktest.Wine(); v != "" {
 		if _, err := os.Lstat(probe); err != nil {
-			return v + ": CreateSymbolicLink is a stub that reports success and creates nothing"
+			return v + ": " + locktest.WineSymlinks
 		}
 	}
 	if err := fsys.Remove(probe); err != nil {
@@ -526,11 +526,6 @@ func symlinksWork(t *testing.T, fsys lockfs.FS, dir string) bool {
 	}
 	return true
 }
-
-// wineDeletePending is the wine limitation that a removed open file's name
-// shows.
-const wineDeletePending = "a removed file keeps its name while it is open, " +
-	"and opening the name again opens the removed file (Windows refuses that open)"
 
 // needSymlinks skips a test about symlinks where they cannot be created.
 func needSymlinks(t *testing.T, fsys lockfs.FS, dir string) {

@@ -148,8 +148,10 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
 		case !l.attached:
 			err = openError(p.FS, path, err)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errSwapped // removed by a releasing holder while opening
+			if errors.Is(err, fs.ErrNotExist) || lockfs.InUse(err) {
+				// Removed by a releasing holder while opening, or being
+				// removed (windows: open for deleting).
+				return nil, errSwapped
 			}
 			return nil, err
 		}

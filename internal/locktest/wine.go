@@ -14,3 +14,15 @@ func SkipOnWine(t testing.TB, limitation string) {
 		t.Skipf("%s: %s", v, limitation)
 	}
 }
+
+// What wine 8.0 does otherwise than Windows, for SkipOnWine.
+const (
+	// WineBirthTime keeps the file mechanism from working under wine:
+	// its lock file's identity changes when the stamp is written, so the
+	// lock taken looks like another's.
+	WineBirthTime = "a file's creation time reads as its last-write time, " +
+		"so a file's identity (lockfs.FileID) changes when the file is written"
+	WineSymlinks      = "CreateSymbolicLink is a stub that reports success and creates nothing"
+	WineDeletePending = "a removed file keeps its name while it is open, and opening " +
+		"the name again opens the removed file (Windows refuses that open)"
+)
