@@ -34,15 +34,6 @@ func statStartTime(t *testing.T, pid string) uint64 {
 	return n
 }
 
-func nativeSelf(t *testing.T) platform.Identity {
-	t.Helper()
-	self, err := platform.Native().Process.Self()
-	if err != nil {
-		t.Fatalf("Self: %v", err)
-	}
-	return self
-}
-
 func TestNativeSelf(t *testing.T) {
 	self := nativeSelf(t)
 

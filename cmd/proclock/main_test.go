@@ -442,7 +442,7 @@ func TestRunRemove(t *testing.T) {
 		{"file", true, false},
 	} {
 		if v := locktest.Wine(); tc.mech == "file" && v != "" {
-			t.Logf("file mechanism left out under %s: %s", v, locktest.WineBirthTime)
+			t.Logf("%s: %s; the file mechanism's cases are left out", v, locktest.WineBirthTime)
 			continue
 		}
 		lock := filepath.Join(t.TempDir(), "x.lock")
