@@ -61,28 +61,6 @@ func TestNativeSelf(t *testing.T) {
 	}
 }
 
-func TestNativeLookupSelf(t *testing.T) {
-	p := platform.Native().Process
-	self := nativeSelf(t)
-	info, err := p.Lookup(self.PID)
-	if err != nil || !info.Exists || info.StartTime != self.StartTime {
-		t.Errorf("Lookup(own pid) = %+v, %v; want exists with start time %d", info, err, self.StartTime)
-	}
-	if j := platform.Judge(self, self, p.Lookup); j.Verdict != platform.Alive || j.Reason != platform.ReasonRunning {
-		t.Errorf("Judge(self, self) = %v (%s), want alive (%s)", j.Verdict, j.Reason, platform.ReasonRunning)
-	}
-	reused := self
-	reused.StartTime++
-	if j := platform.Judge(self, reused, p.Lookup); j.Verdict != platform.Dead || j.Reason != platform.ReasonPIDReused {
-		t.Errorf("Judge(own pid, other creation time) = %v (%s), want dead (%s)", j.Verdict, j.Reason, platform.ReasonPIDReused)
-	}
-	otherBoot := self
-	otherBoot.BootID = "1999-12-31T23:59:59.0000000Z"
-	if j := platform.Judge(self, otherBoot, p.Lookup); j.Verdict != platform.Dead || j.Reason != platform.ReasonOtherBoot {
-		t.Errorf("Judge(another boot) = %v (%s), want dead (%s)", j.Verdict, j.Reason, platform.ReasonOtherBoot)
-	}
-}
-
 // Pids that are no process: not an error, and not alive.
 func TestNativeLookupMissing(t *testing.T) {
 	p := platform.Native().Process
@@ -107,17 +85,7 @@ func TestNativeChild(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+helperSelf)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	waited := false
 	t.Cleanup(func() {
 		if !waited {

@@ -9,7 +9,8 @@ import "github.com/proclock/proclock/lockfs"
 // from being removed. Removing it later is safe there for the same
 // reason: a connection that has the file open, the next holder's or a
 // probe's, keeps it from being removed, so a file that goes is one
-// nobody holds; one that cannot go stays, for its next holder.
+// nobody holds; one that cannot go stays, for its next holder
+// (docs/design.md, Known limits).
 func (l *Lock) removeUnopened() error {
 	if id, err := l.fsys.FileID(l.path); err != nil || !id.Same(l.id) {
 		return nil // gone, or another file already
