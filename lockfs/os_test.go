@@ -534,3 +534,36 @@ func needSymlinks(t *testing.T, fsys lockfs.FS, dir string) {
 		t.Skip(why)
 	}
 }
+
+// A file the FS has open, by any of its opens, can be renamed and removed
+// meanwhile, as a reclaimer and a releasing holder do to a lock file that
+// another process holds or reads: windows lets them only because every
+// open shares delete.
+func TestOpenFilesCanBeRenamedAndRemoved(t *testing.T) {
+	fsys := lockfs.OS()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		open func(string) (lockfs.File, error)
+	}{
+		{"OpenFile", func(p string) (lockfs.File, error) { return fsys.OpenFile(p, os.O_RDWR, 0) }},
+		{"Open", fsys.Open},
+		{"OpenNoFollow", fsys.OpenNoFollow},
+		{"Create", fsys.Create},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, moved := filepath.Join(dir, tc.name), filepath.Join(dir, tc.name+".moved")
+			writeFile(t, fsys, p, "lock")
+			f := mustOpen(t, tc.open, p)
+			if err := fsys.Rename(p, moved); err != nil {
+				t.Fatalf("Rename of an open file: %v", err)
+			}
+			if err := fsys.Remove(moved); err != nil {
+				t.Fatalf("Remove of an open file: %v", err)
+			}
+			if _, err := f.Stat(); err != nil {
+				t.Errorf("the open file, removed: Stat: %v", err)
+			}
+		})
+	}
+}
