@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/conformance"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 func TestMain(m *testing.M) {
@@ -20,6 +22,9 @@ func TestMain(m *testing.M) {
 func TestNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
 		t.Run(string(mech), func(t *testing.T) {
+			if mech == proclock.MechanismFile {
+				locktest.SkipOnWine(t, locktest.WineBirthTime)
+			}
 			conformance.Run(t, conformance.Native(mech))
 		})
 	}
@@ -52,6 +57,9 @@ func TestNativeStress(t *testing.T) {
 			name += "/RemoveOnRelease"
 		}
 		t.Run(name, func(t *testing.T) {
+			if slices.Contains(tc.mechs, proclock.MechanismFile) {
+				locktest.SkipOnWine(t, locktest.WineBirthTime)
+			}
 			dir := t.TempDir()
 			plan := conformance.StressPlan{
 				Lock:    filepath.Join(dir, "stress.lock"),

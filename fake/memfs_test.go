@@ -714,7 +714,22 @@ func TestFSPassesFSTest(t *testing.T) {
 	}
 	mustWrite(t, fsys, "/tmp/a", "alpha")
 	mustWrite(t, fsys, "/tmp/d/b", string(bytes.Repeat([]byte("beta "), 1000)))
-	if err := fstest.TestFS(afero.NewIOFS(fsys), "tmp/a", "tmp/d/b", "tmp/d/e"); err != nil {
+	if err := fstest.TestFS(ioFS{afero.NewIOFS(fsys)}, "tmp/a", "tmp/d/b", "tmp/d/e"); err != nil {
 		t.Error(err)
 	}
+}
+
+// ioFS is an FS seen through io/fs, whose names are slash-separated
+// everywhere. The FS itself takes the system's names, as package os does,
+// so on windows a backslash separates elements; afero's IOFS hands names
+// on as they are (and globs with the system's separator), where io/fs on
+// windows must refuse a backslash, as os.DirFS does. Only Open is given:
+// io/fs's ReadFile, ReadDir, Stat and Glob work through it.
+type ioFS struct{ iofs afero.IOFS }
+
+func (f ioFS) Open(name string) (fs.File, error) {
+	if runtime.GOOS == "windows" && strings.Contains(name, `\`) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return f.iofs.Open(name)
 }

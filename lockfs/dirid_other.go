@@ -14,7 +14,7 @@ func (osFS) DirID(dir string) (FileID, error) {
 	if err := CheckPath("stat", dir); err != nil {
 		return FileID{}, err
 	}
-	f, err := os.Open(dir)
+	f, err := openFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return FileID{}, err
 	}

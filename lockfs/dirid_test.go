@@ -31,9 +31,13 @@ func TestDirID(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			link := filepath.Join(root, "link-to-a")
-			if err := fsys.SymlinkIfPossible(a, link); err != nil {
-				t.Fatal(err)
+			names := []string{a + "/", filepath.Join(a, "..", "a")}
+			if tc.name == "fake" || symlinksWork(t, fsys, root) {
+				link := filepath.Join(root, "link-to-a")
+				if err := fsys.SymlinkIfPossible(a, link); err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, link)
 			}
 			file := filepath.Join(root, "file")
 			if f, err := fsys.Create(file); err != nil {
@@ -42,7 +46,7 @@ func TestDirID(t *testing.T) {
 				f.Close()
 			}
 			idA := mustDirID(t, fsys, a)
-			for _, other := range []string{link, a + "/", filepath.Join(a, "..", "a")} {
+			for _, other := range names {
 				if id := mustDirID(t, fsys, other); id.Dev != idA.Dev || id.Ino != idA.Ino {
 					t.Errorf("DirID(%s) = %+v; want DirID(%s) = %+v", other, id, a, idA)
 				}

@@ -105,3 +105,9 @@ type NetworkFS interface {
 	// ...) when dir is on one, and "" when it is not.
 	NetworkFS(dir string) (string, error)
 }
+
+// InUse reports whether err, from Remove or Rename, says the file is open
+// in a way that forbids it: on windows, opened without FILE_SHARE_DELETE,
+// as go-sqlite3 opens a database (a sharing violation). Never on other
+// systems, which remove and rename open files.
+func InUse(err error) bool { return err != nil && inUse(err) }

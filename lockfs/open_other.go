@@ -28,7 +28,7 @@ func openNoFollow(name string) (*os.File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	f, err := os.Open(name)
+	f, err := openFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +61,4 @@ func checkOpened(f *os.File, looked FileID) error {
 		return &fs.PathError{Op: "open", Path: f.Name(), Err: syscall.ELOOP}
 	}
 	return nil
-}
-
-// openFile is os.OpenFile here.
-func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
 }

@@ -24,11 +24,10 @@ func OS() FS { return osFS{} }
 // package calls it ENOENT, and os.RemoveAll("") even succeeds.
 type osFS struct{ afero.OsFs }
 
+// Create and Open open as OpenFile does, with each system's own call (the
+// open_*.go files): on windows, sharing delete and rename with others.
 func (o osFS) Create(name string) (File, error) {
-	if err := CheckPath("open", name); err != nil {
-		return nil, err
-	}
-	return o.OsFs.Create(name)
+	return o.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
 func (o osFS) Mkdir(name string, perm os.FileMode) error {
@@ -46,10 +45,7 @@ func (o osFS) MkdirAll(path string, perm os.FileMode) error {
 }
 
 func (o osFS) Open(name string) (File, error) {
-	if err := CheckPath("open", name); err != nil {
-		return nil, err
-	}
-	return o.OsFs.Open(name)
+	return o.OpenFile(name, os.O_RDONLY, 0)
 }
 
 func (o osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
@@ -78,12 +74,13 @@ func (o osFS) RemoveAll(path string) error {
 }
 
 // Rename fails as os.Rename does, with an *os.LinkError, since it names two
-// paths.
+// paths. On windows it waits a little for a target that is open elsewhere
+// (rename_windows.go).
 func (o osFS) Rename(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
 	}
-	return o.OsFs.Rename(oldname, newname)
+	return rename(oldname, newname)
 }
 
 func (o osFS) Stat(name string) (os.FileInfo, error) {

@@ -34,15 +34,6 @@ func statStartTime(t *testing.T, pid string) uint64 {
 	return n
 }
 
-func nativeSelf(t *testing.T) platform.Identity {
-	t.Helper()
-	self, err := platform.Native().Process.Self()
-	if err != nil {
-		t.Fatalf("Self: %v", err)
-	}
-	return self
-}
-
 func TestNativeSelf(t *testing.T) {
 	self := nativeSelf(t)
 
@@ -79,25 +70,6 @@ func TestNativeSelf(t *testing.T) {
 	}
 	if platform.Native().Process != platform.Native().Process {
 		t.Error("two Native() platforms have different Process values; they must share one")
-	}
-}
-
-func TestNativeLookupSelf(t *testing.T) {
-	p := platform.Native().Process
-	self := nativeSelf(t)
-
-	info, err := p.Lookup(self.PID)
-	if err != nil || !info.Exists || info.StartTime != self.StartTime {
-		t.Errorf("Lookup(own pid) = %+v, %v; want exists with start time %d", info, err, self.StartTime)
-	}
-	if j := platform.Judge(self, self, p.Lookup); j.Verdict != platform.Alive {
-		t.Errorf("Judge(self, self) = %v (%s), want alive", j.Verdict, j.Reason)
-	}
-
-	reused := self
-	reused.StartTime++
-	if j := platform.Judge(self, reused, p.Lookup); j.Verdict != platform.Dead || j.Reason != platform.ReasonPIDReused {
-		t.Errorf("Judge(own pid, other start time) = %v (%s), want dead (%s)", j.Verdict, j.Reason, platform.ReasonPIDReused)
 	}
 }
 
@@ -279,17 +251,7 @@ func TestLeaderExitedProcessIsAlive(t *testing.T) {
 		t.Skip("needs python3 to make a process whose main thread exits first (Go's runtime keeps its main thread)")
 	}
 	cmd := exec.Command(python, "-c", leaderExitScript)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, out := startPiped(t, cmd)
 	defer func() {
 		stdin.Close() // ends the last thread
 		cmd.Wait()

@@ -162,8 +162,10 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
 		case !l.attached:
 			err = openError(p.FS, path, err)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errSwapped // removed by a releasing holder while opening
+			if errors.Is(err, fs.ErrNotExist) || lockfs.InUse(err) {
+				// Removed by a releasing holder while opening, or being
+				// removed (windows: open for deleting).
+				return nil, errSwapped
 			}
 			return nil, err
 		}
@@ -200,12 +202,13 @@ func attachSQL(path string, readOnly bool) string {
 }
 
 // fileURI names path as a SQLite URI filename, so that no character of the
-// path is taken for URI syntax.
+// path is taken for URI syntax. The VFS opens the URI's path as it is, so
+// a windows drive letter comes first ("file:C:/dir/app.lock"), where
+// SQLite's own windows VFS would also take "file:///C:/..." but
+// go-sqlite3's would open "\C:\..." on the current drive; a UNC path
+// keeps its two slashes after the empty authority ("file:////host/share").
 func fileURI(path string, readOnly bool) string {
 	p := filepath.ToSlash(path)
-	if filepath.VolumeName(path) != "" {
-		p = "/" + p
-	}
 	var b strings.Builder
 	b.WriteString("file:")
 	if strings.HasPrefix(p, "/") {

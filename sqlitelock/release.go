@@ -3,6 +3,8 @@ package sqlitelock
 import (
 	"errors"
 	"io/fs"
+
+	"github.com/proclock/proclock/lockfs"
 )
 
 // Release lets go of the lock, while still holding it: with
@@ -16,13 +18,20 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	var errs []error
+	inUse := false
 	if l.remove {
 		if id, err := l.fsys.FileID(l.path); err == nil && id.Same(l.id) {
-			errs = append(errs, removeIfThere(l.fsys, l.path))
+			err := removeIfThere(l.fsys, l.path)
+			if inUse = lockfs.InUse(err); !inUse {
+				errs = append(errs, err)
+			}
 		}
 	}
 	errs = append(errs, l.unmark())
 	errs = append(errs, l.detach())
+	if inUse {
+		errs = append(errs, l.removeUnopened())
+	}
 	return errors.Join(errs...)
 }
 
