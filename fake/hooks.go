@@ -48,6 +48,10 @@ const (
 	OpSync Op = "sync"
 	// OpReaddir is File.Readdir and File.Readdirnames.
 	OpReaddir Op = "readdir"
+	// OpLock is SQLite's xLock, xUnlock and xCheckReservedLock on a file
+	// its VFS opened: a change (or a look) at the world's lock table, not
+	// the file's bytes. It matches the name SQLite opened the file with.
+	OpLock Op = "lock"
 )
 
 // When says whether a hook runs before or after its operation.
@@ -81,6 +85,9 @@ type Event struct {
 	// NewPath is the new name for Rename and Link; "" otherwise.
 	NewPath string
 	When    When
+	// Flag is the open(2) flags of an OpOpen (os.O_CREATE, os.O_EXCL,
+	// os.O_TRUNC, ...; 0 for a read-only open); 0 for other operations.
+	Flag int
 	// PID is the pid of the process acting (in its own pid namespace),
 	// or 0 for the world's own view (World.FS).
 	PID int

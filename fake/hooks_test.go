@@ -289,3 +289,39 @@ func TestHooksChangeConcurrentlyWithOperations(t *testing.T) {
 		t.Errorf("hook calls: %d while registered, %d after removal", before, calls.Load()-before)
 	}
 }
+
+// An open's event carries its flags, so a hook can tell a create from a
+// look; other operations carry none.
+func TestHookEventFlags(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn()
+	var mu sync.Mutex
+	flags := map[fake.Op][]int{}
+	w.Hook(fake.OpAny, "/tmp/f", fake.Before, func(ev fake.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		flags[ev.Op] = append(flags[ev.Op], ev.Flag)
+		return nil
+	})
+	f, err := p.FS().OpenFile("/tmp/f", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g, err := p.FS().OpenNoFollow("/tmp/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	want := []int{os.O_RDWR | os.O_CREATE | os.O_EXCL, 0}
+	if got := flags[fake.OpOpen]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("open flags %v; want %v", got, want)
+	}
+	for _, fl := range flags[fake.OpClose] {
+		if fl != 0 {
+			t.Errorf("close carries flags %#x; want none", fl)
+		}
+	}
+}

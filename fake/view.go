@@ -35,6 +35,7 @@ type step struct {
 	path    string // the path acted on, as given
 	newPath string // rename, link: the new name, as given
 	target  string // symlink: the link's target, for its error
+	flag    int    // open: its flags, for hooks
 }
 
 // fail wraps err as package os would for this operation. io.EOF stays
@@ -68,7 +69,7 @@ func (s step) checkPaths() error {
 }
 
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Path: clean(s.path), When: when, PID: pid}
+	ev := Event{Op: s.op, Path: clean(s.path), Flag: s.flag, When: when, PID: pid}
 	if s.newPath != "" {
 		ev.NewPath = clean(s.newPath)
 	}
@@ -132,7 +133,7 @@ func (v *view) Open(name string) (lockfs.File, error) {
 }
 
 func (v *view) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
-	return v.handle(run(v.doer, step{op: OpOpen, verb: "open", path: name}, func(a actor) (*file, error) {
+	return v.handle(run(v.doer, step{op: OpOpen, verb: "open", path: name, flag: flag}, func(a actor) (*file, error) {
 		return v.m.openFile(a, v.proc, name, flag, perm)
 	}))
 }
