@@ -1,0 +1,718 @@
+// Package explore runs lock users, fake processes of one fake world, under
+// every schedule of their filesystem operations: a stateless model checker
+// for proclock's on-disk protocol (docs/protocol.md).
+//
+// Each user runs in its own goroutine and stops before each of its
+// filesystem operations (and before each of SQLite's calls at the lock
+// table, fake.OpLock), at a hook, until the scheduler picks it. Only one
+// user runs at a time, from one stop to its next, so a run is a sequence of
+// steps, one user's at a time, and a schedule is the list of who went at
+// each step. Explore runs the users again and again from scratch (a new
+// world each time), replaying a prefix of choices and then taking new ones,
+// depth first, until every schedule has been run:
+//
+//   - Sleep sets prune schedules that only reorder independent steps (two
+//     looks at one file, or steps on different files): such reorderings
+//     reach the same states, so every state reachable is still visited
+//     (Godefroid, "Partial-order methods for the verification of
+//     concurrent systems", 1996, chapter 5). Two steps are dependent when
+//     they act on one file (a lock file, its mark, its guards, whose
+//     private names count as the guard's) and one of them changes it, or
+//     when both act at its SQLite lock; see Dependent.
+//   - With Config.Crash, every run may also kill one user (fake.Process.Kill)
+//     before one of its steps that changes something (a look before the
+//     next change is the same crash, seen from outside).
+//
+// Time is each user's own (User.Platform): a sleep moves that user's clock
+// and no one else's, so that the random pauses of one user never change
+// what another decides, and a run is the same every time it is replayed.
+// A replay that does not see the same steps fails the exploration.
+package explore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
+)
+
+// Step is what a user is about to do when it stops: a filesystem operation
+// (Op and paths, as the hook saw them, Path normalised by Config.Key), or a
+// stop of its own (Label, from User.Critical).
+type Step struct {
+	Op      fake.Op
+	Path    string
+	NewPath string
+	Flag    int
+	Label   string
+}
+
+func (s Step) String() string {
+	if s.Label != "" {
+		return s.Label
+	}
+	var b strings.Builder
+	b.WriteString(string(s.Op))
+	b.WriteString(" ")
+	b.WriteString(s.Path)
+	if s.NewPath != "" {
+		b.WriteString(" -> ")
+		b.WriteString(s.NewPath)
+	}
+	if s.Op == fake.OpOpen {
+		b.WriteString(" (")
+		b.WriteString(flagString(s.Flag))
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func flagString(f int) string {
+	var parts []string
+	switch f & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) {
+	case os.O_WRONLY:
+		parts = append(parts, "write")
+	case os.O_RDWR:
+		parts = append(parts, "read-write")
+	default:
+		parts = append(parts, "read")
+	}
+	if f&os.O_CREATE != 0 {
+		parts = append(parts, "create")
+	}
+	if f&os.O_EXCL != 0 {
+		parts = append(parts, "excl")
+	}
+	if f&os.O_TRUNC != 0 {
+		parts = append(parts, "trunc")
+	}
+	return strings.Join(parts, "|")
+}
+
+// access is one thing a step touches: a file's name and bytes ("data"), or
+// the SQLite lock of the file at a name ("lock").
+type access struct {
+	obj   string
+	write bool
+}
+
+// accesses lists what s touches. Opening without O_CREATE or O_TRUNC,
+// reading and stat'ing only look; closing may drop a SQLite lock, and so
+// counts as a change at the lock table. A directory's own stat (DirID)
+// looks at the directory's name only, which nothing here changes: creating
+// a file in it is a change to the file's name.
+func accesses(s Step) []access {
+	if s.Label != "" {
+		return nil
+	}
+	data := func(p string, w bool) access { return access{"data:" + p, w} }
+	switch s.Op {
+	case fake.OpOpen:
+		return []access{data(s.Path, s.Flag&(os.O_CREATE|os.O_TRUNC) != 0)}
+	case fake.OpRead, fake.OpStat, fake.OpReadlink, fake.OpReaddir, fake.OpSync:
+		return []access{data(s.Path, false)}
+	case fake.OpClose, fake.OpLock:
+		return []access{{"lock:" + s.Path, true}}
+	case fake.OpRename, fake.OpLink:
+		return []access{data(s.Path, true), data(s.NewPath, true)}
+	}
+	return []access{data(s.Path, true)}
+}
+
+// Changes reports whether s may change anything another user can see.
+func Changes(s Step) bool {
+	for _, a := range accesses(s) {
+		if a.write {
+			return true
+		}
+	}
+	return false
+}
+
+// Dependent reports whether two steps of different users may not commute:
+// they touch one thing and at least one of them changes it.
+func Dependent(a, b Step) bool {
+	for _, x := range accesses(a) {
+		for _, y := range accesses(b) {
+			if x.obj == y.obj && (x.write || y.write) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// GuardKey is the default Config.Key: a guard's private name
+// ("<path>.stale-<pid>-<random>", where a reclaim renames a stale guard)
+// is the guard's own, so that steps on either are dependent and runs
+// replay with their random names.
+func GuardKey(path string) string {
+	if i := strings.LastIndex(path, ".stale-"); i >= 0 {
+		return path[:i+len(".stale")]
+	}
+	return path
+}
+
+// Config says what to explore.
+type Config struct {
+	// Setup builds one run: it stages the world's files and adds the
+	// users (Run.User). It may return a check to run once every user has
+	// finished, or nil.
+	Setup func(r *Run) (final func() error)
+	// MaxSteps bounds a run's steps; a run that reaches it is cut (and
+	// counted in Result.Cut), its remaining schedules unexplored.
+	MaxSteps int
+	// Crash explores, beside every schedule, the same schedule with one
+	// user killed before each of its steps that changes something.
+	Crash bool
+	// MaxRuns stops the exploration, incomplete (Result.Complete unset),
+	// after that many runs; 0 means no bound.
+	MaxRuns int
+	// Key normalises a path for dependence and replay; nil: GuardKey.
+	Key func(string) string
+	// Stall is how long a run waits for a user that was let go to stop
+	// again or finish before it fails (a user blocked outside the
+	// scheduler); 0 means 10 s.
+	Stall time.Duration
+}
+
+// Result counts what an exploration did.
+type Result struct {
+	// Runs is how many runs were made in all, Crashed how many of them
+	// killed a user, Pruned how many ended early because every user
+	// left to go was asleep (its schedules explored elsewhere), Cut how
+	// many reached MaxSteps.
+	Runs, Crashed, Pruned, Cut int
+	// Complete is set when every schedule was explored.
+	Complete bool
+	// Deepest is the most steps a run took.
+	Deepest int
+	Elapsed time.Duration
+}
+
+func (r Result) String() string {
+	s := fmt.Sprintf("%d runs (%d with a crash, %d pruned by sleep sets), deepest %d steps, in %v", r.Runs, r.Crashed, r.Pruned, r.Deepest, r.Elapsed.Round(time.Millisecond))
+	if r.Cut > 0 {
+		s += fmt.Sprintf(", %d cut at the step bound", r.Cut)
+	}
+	if !r.Complete {
+		s += ", INCOMPLETE"
+	}
+	return s
+}
+
+// Failure is the error of an exploration that found a run breaking a
+// check: what broke, and the trail of steps that led there.
+type Failure struct {
+	Err   error
+	Trail []string
+}
+
+func (f *Failure) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v\ntrail (%d steps):", f.Err, len(f.Trail))
+	for i, s := range f.Trail {
+		fmt.Fprintf(&b, "\n  %3d. %s", i+1, s)
+	}
+	return b.String()
+}
+
+func (f *Failure) Unwrap() error { return f.Err }
+
+// choice is what the scheduler does at a step: let a user take its step,
+// or kill it.
+type choice struct {
+	user int
+	kill bool
+}
+
+// frame is one step of the schedule being explored: who could go (and
+// what each would do), who is asleep, what has been tried, and what is
+// being tried now.
+type frame struct {
+	enabled []int
+	steps   map[int]Step
+	sleep   map[int]bool
+	kills   bool // a crash may still be chosen here
+	tried   []choice
+	cur     choice
+}
+
+func (f *frame) triedChoice(c choice) bool {
+	for _, t := range f.tried {
+		if t == c {
+			return true
+		}
+	}
+	return false
+}
+
+// next is the first choice at f not yet tried and not asleep: users'
+// steps first, then crashes.
+func (f *frame) next() (choice, bool) {
+	for _, u := range f.enabled {
+		c := choice{user: u}
+		if !f.sleep[u] && !f.triedChoice(c) {
+			return c, true
+		}
+	}
+	if f.kills {
+		for _, u := range f.enabled {
+			c := choice{user: u, kill: true}
+			if (Changes(f.steps[u]) || f.steps[u].Label != "") && !f.triedChoice(c) {
+				return c, true
+			}
+		}
+	}
+	return choice{}, false
+}
+
+// childSleep is the sleep set after f's current choice: the users asleep
+// at f or tried before it whose steps are independent of it. After a
+// crash nobody sleeps: a kill changes everything.
+func (f *frame) childSleep() map[int]bool {
+	s := map[int]bool{}
+	if f.cur.kill {
+		return s
+	}
+	step := f.steps[f.cur.user]
+	add := func(u int) {
+		if u != f.cur.user && !Dependent(f.steps[u], step) {
+			s[u] = true
+		}
+	}
+	for u := range f.sleep {
+		add(u)
+	}
+	for _, c := range f.tried {
+		if !c.kill {
+			add(c.user)
+		}
+	}
+	return s
+}
+
+// Explore runs every schedule cfg describes, and returns what it did and
+// the first failure: a user's body that failed, two users in their
+// critical sections at once, a final check that failed, or a replay that
+// went another way than the run it replays.
+func Explore(cfg Config) (Result, error) {
+	if cfg.Key == nil {
+		cfg.Key = GuardKey
+	}
+	if cfg.Stall == 0 {
+		cfg.Stall = 10 * time.Second
+	}
+	start := time.Now()
+	var res Result
+	var stack []*frame
+	for {
+		if cfg.MaxRuns > 0 && res.Runs >= cfg.MaxRuns {
+			res.Elapsed = time.Since(start)
+			return res, nil
+		}
+		res.Runs++
+		out, err := runOnce(cfg, &stack)
+		res.Deepest = max(res.Deepest, out.steps)
+		if out.crashed {
+			res.Crashed++
+		}
+		if out.pruned {
+			res.Pruned++
+		}
+		if out.cut {
+			res.Cut++
+		}
+		if err != nil {
+			res.Elapsed = time.Since(start)
+			return res, err
+		}
+		// Backtrack to the deepest step with a choice left.
+		for len(stack) > 0 {
+			top := stack[len(stack)-1]
+			top.tried = append(top.tried, top.cur)
+			if c, ok := top.next(); ok {
+				top.cur = c
+				break
+			}
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			res.Complete = true
+			res.Elapsed = time.Since(start)
+			return res, nil
+		}
+	}
+}
+
+// outcome is how one run ended.
+type outcome struct {
+	steps                int
+	crashed, pruned, cut bool
+}
+
+// Run is one run: its world and its users.
+type Run struct {
+	World *fake.World
+
+	cfg    Config
+	users  []*User
+	byPID  map[int]*User
+	events chan *User
+
+	mu      sync.Mutex
+	running *User // the user let go, until it stops or finishes
+	trail   []string
+	failed  error
+	inside  []*User // users in their critical sections
+}
+
+// User is one lock user of a run: a fake process running Body.
+type User struct {
+	Name string
+	Proc *fake.Process
+
+	run    *Run
+	idx    int
+	body   func(u *User) error
+	resume chan struct{}
+	// Set by the user's goroutine before it sends on run.events, read
+	// by the scheduler after receiving.
+	step Step
+	done bool
+	err  error
+	// clock is the user's own time.
+	clock *localClock
+}
+
+// User adds a user named name: a new process of the run's world that, once
+// the run starts, runs body in its own goroutine. Body's error fails the
+// exploration, unless the user was killed.
+func (r *Run) User(name string, body func(u *User) error) *User {
+	p := r.World.Spawn()
+	u := &User{Name: name, Proc: p, run: r, idx: len(r.users), body: body, resume: make(chan struct{}),
+		clock: &localClock{base: r.World.Now(), inner: p.Platform().Clock}}
+	r.users = append(r.users, u)
+	r.byPID[p.PID()] = u
+	return u
+}
+
+// Platform is the user's process's platform with the user's own clock and
+// no wake-up source (a wait between attempts sleeps on that clock).
+func (u *User) Platform() *platform.Platform {
+	pp := u.Proc.Platform()
+	pp.Clock = u.clock
+	pp.Wake = nil
+	return pp
+}
+
+// Critical marks the user's critical section: the user, holding a lock,
+// stops there once, so that the scheduler can run others while it holds.
+// Two live users in their critical sections at once fail the exploration.
+// A killed user holds nothing.
+func (u *User) Critical() {
+	r := u.run
+	r.mu.Lock()
+	if u.Proc.Alive() {
+		for _, v := range r.inside {
+			if v.Proc.Alive() {
+				r.failLocked(fmt.Errorf("%s holds the lock while %s holds it", u.Name, v.Name))
+			}
+		}
+		r.inside = append(r.inside, u)
+		r.trail = append(r.trail, fmt.Sprintf("   %s holds the lock", u.Name))
+	}
+	r.mu.Unlock()
+	u.stop(Step{Label: "leave its critical section"})
+	r.mu.Lock()
+	for i, v := range r.inside {
+		if v == u {
+			r.inside = append(r.inside[:i], r.inside[i+1:]...)
+			break
+		}
+	}
+	r.mu.Unlock()
+}
+
+// Logf adds a line to the run's trail, as the user's.
+func (u *User) Logf(format string, args ...any) {
+	r := u.run
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trail = append(r.trail, fmt.Sprintf("   %s: %s", u.Name, fmt.Sprintf(format, args...)))
+}
+
+func (r *Run) failLocked(err error) {
+	if r.failed == nil {
+		r.failed = err
+	}
+}
+
+// Fail fails the run with err (from a final check, say).
+func (r *Run) Fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failLocked(err)
+}
+
+// stop parks the user before step until the scheduler lets it go. A dead
+// user does not stop: it can change nothing.
+func (u *User) stop(s Step) {
+	if !u.Proc.Alive() {
+		return
+	}
+	r := u.run
+	r.mu.Lock()
+	if r.running != u {
+		r.failLocked(fmt.Errorf("%s (pid %d) acted at %v while %v was the one running: an operation outside its goroutine", u.Name, u.Proc.PID(), s, r.running.name()))
+		r.mu.Unlock()
+		return
+	}
+	r.running = nil
+	r.mu.Unlock()
+	u.step = s
+	r.events <- u
+	<-u.resume
+}
+
+func (u *User) name() string {
+	if u == nil {
+		return "nobody"
+	}
+	return u.Name
+}
+
+// hook stops a user before each of its operations.
+func (r *Run) hook(ev fake.Event) error {
+	u := r.byPID[ev.PID]
+	if u == nil {
+		return nil
+	}
+	s := Step{Op: ev.Op, Path: r.cfg.Key(ev.Path), Flag: ev.Flag}
+	if ev.NewPath != "" {
+		s.NewPath = r.cfg.Key(ev.NewPath)
+	}
+	u.stop(s)
+	return nil
+}
+
+// let lets u go and waits until it stops again or finishes.
+func (r *Run) let(u *User) error {
+	r.mu.Lock()
+	r.running = u
+	r.mu.Unlock()
+	u.resume <- struct{}{}
+	return r.await(u)
+}
+
+func (r *Run) await(u *User) error {
+	select {
+	case got := <-r.events:
+		if got != u {
+			return fmt.Errorf("%s stopped while %s was the one let go", got.Name, u.Name)
+		}
+		return nil
+	case <-time.After(r.cfg.Stall):
+		return fmt.Errorf("%s neither stopped nor finished within %v: blocked outside the scheduler", u.Name, r.cfg.Stall)
+	}
+}
+
+// start starts u's goroutine and waits for its first stop.
+func (r *Run) start(u *User) error {
+	r.mu.Lock()
+	r.running = u
+	r.mu.Unlock()
+	go func() {
+		<-u.resume
+		err := u.body(u)
+		r.mu.Lock()
+		r.running = nil
+		r.mu.Unlock()
+		u.err, u.done = err, true
+		r.events <- u
+	}()
+	u.resume <- struct{}{}
+	return r.await(u)
+}
+
+// runOnce makes one run: it replays the stack's choices and extends the
+// stack with new frames, first choices taken, until every user has
+// finished (or the run is pruned or cut).
+func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
+	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User)}
+	final := cfg.Setup(r)
+	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
+	defer r.abandon()
+	fail := func(err error) error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return &Failure{Err: err, Trail: append([]string(nil), r.trail...)}
+	}
+	for _, u := range r.users {
+		if err := r.start(u); err != nil {
+			return out, fail(err)
+		}
+	}
+	crashed := false
+	for depth := 0; ; depth++ {
+		if err := r.check(); err != nil {
+			return out, fail(err)
+		}
+		enabled := r.enabled()
+		if len(enabled) == 0 {
+			break
+		}
+		if depth >= cfg.MaxSteps {
+			out.cut = true
+			return out, nil
+		}
+		steps := map[int]Step{}
+		for _, i := range enabled {
+			steps[i] = r.users[i].step
+		}
+		var f *frame
+		if depth < len(*stack) {
+			f = (*stack)[depth]
+			if err := f.same(enabled, steps); err != nil {
+				return out, fail(fmt.Errorf("replay went another way at step %d: %w", depth+1, err))
+			}
+		} else {
+			f = &frame{enabled: enabled, steps: steps, sleep: map[int]bool{}, kills: cfg.Crash && !crashed}
+			if depth > 0 {
+				f.sleep = (*stack)[depth-1].childSleep()
+			}
+			c, ok := f.next()
+			if !ok {
+				// Every user is asleep: what follows was explored
+				// from an equivalent state.
+				out.pruned = true
+				return out, nil
+			}
+			f.cur = c
+			*stack = append(*stack, f)
+		}
+		out.steps = depth + 1
+		u := r.users[f.cur.user]
+		r.mu.Lock()
+		if f.cur.kill {
+			r.trail = append(r.trail, fmt.Sprintf("%s KILLED before: %v", u.Name, u.step))
+		} else {
+			r.trail = append(r.trail, fmt.Sprintf("%s: %v", u.Name, u.step))
+		}
+		r.mu.Unlock()
+		if f.cur.kill {
+			crashed, out.crashed = true, true
+			u.Proc.Kill()
+		}
+		if err := r.let(u); err != nil {
+			return out, fail(err)
+		}
+	}
+	if final != nil {
+		if err := final(); err != nil {
+			return out, fail(fmt.Errorf("after the run: %w", err))
+		}
+	}
+	if err := r.check(); err != nil {
+		return out, fail(err)
+	}
+	return out, nil
+}
+
+// same checks that a replay sees what the run it replays saw.
+func (f *frame) same(enabled []int, steps map[int]Step) error {
+	if fmt.Sprint(enabled) != fmt.Sprint(f.enabled) {
+		return fmt.Errorf("users ready %v, before %v", enabled, f.enabled)
+	}
+	for _, u := range enabled {
+		if steps[u] != f.steps[u] {
+			return fmt.Errorf("user %d about to %v, before %v", u, steps[u], f.steps[u])
+		}
+	}
+	return nil
+}
+
+// check fails the run once a user's body failed or a check broke.
+func (r *Run) check() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed != nil {
+		return r.failed
+	}
+	for _, u := range r.users {
+		if u.done && u.err != nil && u.Proc.Alive() {
+			return fmt.Errorf("%s: %w", u.Name, u.err)
+		}
+	}
+	return nil
+}
+
+// enabled lists the users stopped, by index.
+func (r *Run) enabled() []int {
+	var e []int
+	for i, u := range r.users {
+		if !u.done {
+			e = append(e, i)
+		}
+	}
+	return e
+}
+
+// abandon ends a run's users that have not finished: each is killed and
+// let go, so that its goroutine ends. One blocked outside the scheduler is
+// left behind (the run failed for it).
+func (r *Run) abandon() {
+	for _, u := range r.users {
+		if u.done {
+			continue
+		}
+		u.Proc.Kill()
+		r.mu.Lock()
+		r.running = u
+		r.mu.Unlock()
+		select {
+		case u.resume <- struct{}{}:
+		case <-time.After(r.cfg.Stall):
+			return
+		}
+		for !u.done {
+			if r.await(u) != nil {
+				return
+			}
+		}
+	}
+}
+
+// localClock is a user's own clock: it starts at the world's time when the
+// user is added and moves by the user's sleeps only. A sleep of a killed
+// process fails, as the world's does.
+type localClock struct {
+	mu      sync.Mutex
+	base    time.Time
+	elapsed time.Duration
+	inner   platform.Clock
+}
+
+func (c *localClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.base.Add(c.elapsed)
+}
+
+func (c *localClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := c.inner.Sleep(ctx, 0); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.elapsed += max(d, 0)
+	return nil
+}
