@@ -79,6 +79,13 @@ func (w When) String() string {
 // Event is what a hook is told of the operation it runs for.
 type Event struct {
 	Op Op
+	// Call is the call within Op, as the operation's errors name it:
+	// "open", "stat", "lstat", "fileid", "dirid", "readat", "writeat", ...
+	Call string
+	// Handle is set for an operation on an open file (File's methods,
+	// and FileIDOf): it acts on the file the handle has, whatever Path
+	// names now. Otherwise the operation resolves Path.
+	Handle bool
 	// Path is the path acted on, cleaned: absolute, slash-separated,
 	// symlinks not resolved. For Rename and Link it is the old name.
 	Path string

@@ -187,7 +187,7 @@ func hooked[T any](f *vfsFile, body func() (T, error)) (T, error) {
 	if !f.p.Alive() {
 		return body()
 	}
-	ev := Event{Op: OpLock, Path: clean(f.f.name), When: Before, PID: f.p.pid}
+	ev := Event{Op: OpLock, Call: "lock", Path: clean(f.f.name), Handle: true, When: Before, PID: f.p.pid}
 	if err := hs.fire(ev); err != nil {
 		var zero T
 		return zero, &fs.PathError{Op: "lock", Path: f.f.name, Err: err}

@@ -36,6 +36,7 @@ type step struct {
 	newPath string // rename, link: the new name, as given
 	target  string // symlink: the link's target, for its error
 	flag    int    // open: its flags, for hooks
+	handle  bool   // on an open file, not a name
 }
 
 // fail wraps err as package os would for this operation. io.EOF stays
@@ -69,7 +70,7 @@ func (s step) checkPaths() error {
 }
 
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Path: clean(s.path), Flag: s.flag, When: when, PID: pid}
+	ev := Event{Op: s.op, Call: s.verb, Path: clean(s.path), Flag: s.flag, Handle: s.handle, When: when, PID: pid}
 	if s.newPath != "" {
 		ev.NewPath = clean(s.newPath)
 	}
@@ -265,7 +266,7 @@ func (v *view) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 		}
 		return lockfs.FileID{}, &fs.PathError{Op: "fileid", Path: name, Err: lockfs.ErrNoFileID}
 	}
-	return run(v.doer, step{op: OpStat, verb: "fileid", path: mf.name}, func(actor) (lockfs.FileID, error) {
+	return run(v.doer, step{op: OpStat, verb: "fileid", path: mf.name, handle: true}, func(actor) (lockfs.FileID, error) {
 		if mf.closed {
 			return lockfs.FileID{}, os.ErrClosed
 		}

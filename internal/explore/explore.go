@@ -46,6 +46,8 @@ import (
 // stop of its own (Label, from User.Critical).
 type Step struct {
 	Op      fake.Op
+	Call    string
+	Handle  bool
 	Path    string
 	NewPath string
 	Flag    int
@@ -57,7 +59,10 @@ func (s Step) String() string {
 		return s.Label
 	}
 	var b strings.Builder
-	b.WriteString(string(s.Op))
+	b.WriteString(s.Call)
+	if s.Handle {
+		b.WriteString(" (handle)")
+	}
 	b.WriteString(" ")
 	b.WriteString(s.Path)
 	if s.NewPath != "" {
@@ -94,34 +99,78 @@ func flagString(f int) string {
 	return strings.Join(parts, "|")
 }
 
-// access is one thing a step touches: a file's name and bytes ("data"), or
-// the SQLite lock of the file at a name ("lock").
+// access is one thing a step touches: which file a name names ("name:"),
+// a file's bytes, size and times ("bytes:"), or the SQLite lock on a file
+// ("lock:"), each by the name (normalised) it is reached by. Files reached
+// by one name count as one, whichever file the name names at the time:
+// steps on different files may then count as dependent, never the
+// reverse.
 type access struct {
 	obj   string
 	write bool
 }
 
-// accesses lists what s touches. Opening without O_CREATE or O_TRUNC,
-// reading and stat'ing only look; closing may drop a SQLite lock, and so
-// counts as a change at the lock table. A directory's own stat (DirID)
-// looks at the directory's name only, which nothing here changes: creating
-// a file in it is a change to the file's name.
+// accesses lists what s touches:
+//
+//   - by name: an open looks at the name (and a create changes it, a
+//     truncating open the bytes); stat and lstat look at the name and the
+//     bytes; FileID at the name only; remove, rename and link change
+//     names; chmod and chtimes change what stat sees;
+//   - on an open file: reads and File.Stat look at the bytes, writes and
+//     truncations change them; FileIDOf and Sync touch nothing another
+//     user sees (a file's identity never changes);
+//   - SQLite's lock calls, and any close (which drops a SQLite lock with
+//     its file), change the lock;
+//   - a directory's own identity (DirID, ResolveDir), which nothing here
+//     changes, counts as a look at its name.
 func accesses(s Step) []access {
 	if s.Label != "" {
 		return nil
 	}
-	data := func(p string, w bool) access { return access{"data:" + p, w} }
+	name := func(p string, w bool) access { return access{"name:" + p, w} }
+	bytes := func(p string, w bool) access { return access{"bytes:" + p, w} }
+	lock := access{"lock:" + s.Path, true}
+	if s.Handle {
+		switch s.Op {
+		case fake.OpRead:
+			return []access{bytes(s.Path, false)}
+		case fake.OpStat:
+			if s.Call == "fileid" {
+				return nil
+			}
+			return []access{bytes(s.Path, false)}
+		case fake.OpWrite, fake.OpTruncate:
+			return []access{bytes(s.Path, true)}
+		case fake.OpSync:
+			return nil
+		case fake.OpClose, fake.OpLock:
+			return []access{lock}
+		}
+		return []access{name(s.Path, true), bytes(s.Path, true), lock}
+	}
 	switch s.Op {
 	case fake.OpOpen:
-		return []access{data(s.Path, s.Flag&(os.O_CREATE|os.O_TRUNC) != 0)}
-	case fake.OpRead, fake.OpStat, fake.OpReadlink, fake.OpReaddir, fake.OpSync:
-		return []access{data(s.Path, false)}
-	case fake.OpClose, fake.OpLock:
-		return []access{{"lock:" + s.Path, true}}
+		a := []access{name(s.Path, s.Flag&os.O_CREATE != 0)}
+		if s.Flag&os.O_TRUNC != 0 {
+			a = append(a, bytes(s.Path, true))
+		}
+		return a
+	case fake.OpStat:
+		if s.Call == "fileid" || s.Call == "dirid" || s.Call == "resolvedir" {
+			return []access{name(s.Path, false)}
+		}
+		return []access{name(s.Path, false), bytes(s.Path, false)}
+	case fake.OpReadlink:
+		return []access{name(s.Path, false)}
+	case fake.OpRemove, fake.OpMkdir, fake.OpSymlink:
+		return []access{name(s.Path, true)}
 	case fake.OpRename, fake.OpLink:
-		return []access{data(s.Path, true), data(s.NewPath, true)}
+		return []access{name(s.Path, true), name(s.NewPath, true)}
+	case fake.OpChmod, fake.OpChtimes, fake.OpChown:
+		return []access{bytes(s.Path, true)}
 	}
-	return []access{data(s.Path, true)}
+	// Anything else: everything about the name, changed.
+	return []access{name(s.Path, true), bytes(s.Path, true), lock}
 }
 
 // Changes reports whether s may change anything another user can see.
@@ -175,6 +224,11 @@ type Config struct {
 	MaxRuns int
 	// Key normalises a path for dependence and replay; nil: GuardKey.
 	Key func(string) string
+	// MinSleep is the least a sleep moves a user's clock: a sleep of
+	// less moves it by MinSleep. A loop that sleeps until some time has
+	// passed (SQLite's busy handler) then makes fewer rounds, each of them
+	// steps to interleave.
+	MinSleep time.Duration
 	// Stall is how long a run waits for a user that was let go to stop
 	// again or finish before it fails (a user blocked outside the
 	// scheduler); 0 means 10 s.
@@ -302,12 +356,6 @@ func (f *frame) childSleep() map[int]bool {
 // critical sections at once, a final check that failed, or a replay that
 // went another way than the run it replays.
 func Explore(cfg Config) (Result, error) {
-	if cfg.Key == nil {
-		cfg.Key = GuardKey
-	}
-	if cfg.Stall == 0 {
-		cfg.Stall = 10 * time.Second
-	}
 	start := time.Now()
 	var res Result
 	var stack []*frame
@@ -396,7 +444,7 @@ type User struct {
 func (r *Run) User(name string, body func(u *User) error) *User {
 	p := r.World.Spawn()
 	u := &User{Name: name, Proc: p, run: r, idx: len(r.users), body: body, resume: make(chan struct{}),
-		clock: &localClock{base: r.World.Now(), inner: p.Platform().Clock}}
+		clock: &localClock{base: r.World.Now(), inner: p.Platform().Clock, min: r.cfg.MinSleep}}
 	r.users = append(r.users, u)
 	r.byPID[p.PID()] = u
 	return u
@@ -493,7 +541,7 @@ func (r *Run) hook(ev fake.Event) error {
 	if u == nil {
 		return nil
 	}
-	s := Step{Op: ev.Op, Path: r.cfg.Key(ev.Path), Flag: ev.Flag}
+	s := Step{Op: ev.Op, Call: ev.Call, Handle: ev.Handle, Path: r.cfg.Key(ev.Path), Flag: ev.Flag}
 	if ev.NewPath != "" {
 		s.NewPath = r.cfg.Key(ev.NewPath)
 	}
@@ -544,19 +592,11 @@ func (r *Run) start(u *User) error {
 // stack with new frames, first choices taken, until every user has
 // finished (or the run is pruned or cut).
 func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
-	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User)}
-	final := cfg.Setup(r)
-	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
+	r, final, err := newRun(cfg)
 	defer r.abandon()
-	fail := func(err error) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return &Failure{Err: err, Trail: append([]string(nil), r.trail...)}
-	}
-	for _, u := range r.users {
-		if err := r.start(u); err != nil {
-			return out, fail(err)
-		}
+	fail := r.failure
+	if err != nil {
+		return out, fail(err)
 	}
 	crashed := false
 	for depth := 0; ; depth++ {
@@ -598,30 +638,164 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 		}
 		out.steps = depth + 1
 		u := r.users[f.cur.user]
-		r.mu.Lock()
-		if f.cur.kill {
-			r.trail = append(r.trail, fmt.Sprintf("%s KILLED before: %v", u.Name, u.step))
-		} else {
-			r.trail = append(r.trail, fmt.Sprintf("%s: %v", u.Name, u.step))
-		}
-		r.mu.Unlock()
 		if f.cur.kill {
 			crashed, out.crashed = true, true
-			u.Proc.Kill()
 		}
-		if err := r.let(u); err != nil {
+		if err := r.take(u, f.cur.kill); err != nil {
 			return out, fail(err)
 		}
 	}
+	return out, r.finish(final)
+}
+
+// newRun builds a run from cfg and starts its users, each stopped before
+// its first step.
+func newRun(cfg Config) (*Run, func() error, error) {
+	if cfg.Key == nil {
+		cfg.Key = GuardKey
+	}
+	if cfg.Stall == 0 {
+		cfg.Stall = 10 * time.Second
+	}
+	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User)}
+	final := cfg.Setup(r)
+	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
+	for _, u := range r.users {
+		if err := r.start(u); err != nil {
+			return r, final, err
+		}
+	}
+	return r, final, nil
+}
+
+// take lets u take its step, or kills it there, and waits for it to stop
+// again or finish.
+func (r *Run) take(u *User, kill bool) error {
+	r.mu.Lock()
+	if kill {
+		r.trail = append(r.trail, fmt.Sprintf("%s KILLED before: %v", u.Name, u.step))
+	} else {
+		r.trail = append(r.trail, fmt.Sprintf("%s: %v", u.Name, u.step))
+	}
+	r.mu.Unlock()
+	if kill {
+		u.Proc.Kill()
+	}
+	return r.let(u)
+}
+
+// finish runs the final check of a run whose users have all finished.
+func (r *Run) finish(final func() error) error {
+	if err := r.check(); err != nil {
+		return r.failure(err)
+	}
 	if final != nil {
 		if err := final(); err != nil {
-			return out, fail(fmt.Errorf("after the run: %w", err))
+			return r.failure(fmt.Errorf("after the run: %w", err))
 		}
 	}
 	if err := r.check(); err != nil {
-		return out, fail(err)
+		return r.failure(err)
 	}
-	return out, nil
+	return nil
+}
+
+// failure is err with the run's trail.
+func (r *Run) failure(err error) error {
+	if _, ok := err.(*Failure); ok {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &Failure{Err: err, Trail: append([]string(nil), r.trail...)}
+}
+
+// Script runs the users cfg.Setup adds under one schedule, the script's,
+// instead of every schedule: a test that stages one interleaving by name.
+// The script lets users go (Until, Finish, Kill); once it returns, the
+// users that have not finished go on one after the other, and the run is
+// checked as an exploration's run is. MaxSteps and Crash are not used.
+func Script(cfg Config, script func(s *Scripter) error) error {
+	r, final, err := newRun(cfg)
+	defer r.abandon()
+	if err != nil {
+		return r.failure(err)
+	}
+	if err := script(&Scripter{r: r}); err != nil {
+		return r.failure(err)
+	}
+	for _, u := range r.users {
+		if err := (&Scripter{r: r}).Finish(u); err != nil {
+			return r.failure(err)
+		}
+	}
+	return r.finish(final)
+}
+
+// Scripter lets a script move a run's users.
+type Scripter struct{ r *Run }
+
+// Until lets u take steps until the step it is about to take is one stop
+// accepts (a step it then has not taken), and reports whether it got
+// there; false means u finished first.
+func (s *Scripter) Until(u *User, stop func(Step) bool) (bool, error) {
+	for !u.done {
+		if err := s.r.check(); err != nil {
+			return false, err
+		}
+		if stop(u.step) {
+			return true, nil
+		}
+		if err := s.r.take(u, false); err != nil {
+			return false, err
+		}
+	}
+	return false, s.r.check()
+}
+
+// Reach is Until, failing when u finishes first.
+func (s *Scripter) Reach(u *User, what string, stop func(Step) bool) error {
+	ok, err := s.Until(u, stop)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s finished before it came to %s", u.Name, what)
+	}
+	return err
+}
+
+// Step lets u take its next step.
+func (s *Scripter) Step(u *User) error {
+	if u.done {
+		return fmt.Errorf("%s has finished", u.Name)
+	}
+	return s.r.take(u, false)
+}
+
+// Finish lets u go until it finishes.
+func (s *Scripter) Finish(u *User) error {
+	_, err := s.Until(u, func(Step) bool { return false })
+	return err
+}
+
+// Kill kills u before the step it is about to take, and lets it finish.
+func (s *Scripter) Kill(u *User) error {
+	if u.done {
+		return fmt.Errorf("%s has finished", u.Name)
+	}
+	return s.r.take(u, true)
+}
+
+// At matches a step: call (Step.Call, or a label) on path ("" for any),
+// the n-th time (from 1) it is asked about one. Until asks once for each
+// step the user stops at.
+func At(call, path string, n int) func(Step) bool {
+	seen := 0
+	return func(st Step) bool {
+		if (st.Call != call && st.Label != call) || (path != "" && st.Path != path) {
+			return false
+		}
+		seen++
+		return seen == n
+	}
 }
 
 // same checks that a replay sees what the run it replays saw.
@@ -696,6 +870,7 @@ type localClock struct {
 	base    time.Time
 	elapsed time.Duration
 	inner   platform.Clock
+	min     time.Duration
 }
 
 func (c *localClock) Now() time.Time {
@@ -713,6 +888,6 @@ func (c *localClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.elapsed += max(d, 0)
+	c.elapsed += max(d, c.min)
 	return nil
 }
