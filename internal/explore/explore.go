@@ -33,6 +33,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -224,6 +225,13 @@ type Config struct {
 	MaxRuns int
 	// Key normalises a path for dependence and replay; nil: GuardKey.
 	Key func(string) string
+	// Preemptions, when above 0, bounds the preemptions of a run: the
+	// times the scheduler lets another user go while the one that went
+	// last could go on (Musuvathi and Qadeer, "Iterative context bounding
+	// for systematic testing of multithreaded programs", PLDI 2007). Every
+	// schedule within the bound is run, without sleep sets (whose pruning
+	// assumes schedules that the bound may have cut).
+	Preemptions int
 	// MinSleep is the least a sleep moves a user's clock: a sleep of
 	// less moves it by MinSleep. A loop that sleeps until some time has
 	// passed (SQLite's busy handler) then makes fewer rounds, each of them
@@ -295,6 +303,20 @@ type frame struct {
 	kills   bool // a crash may still be chosen here
 	tried   []choice
 	cur     choice
+	// With a preemption bound: the user that took the step before this
+	// one (-1: none), and how many preemptions the steps before took.
+	prev        int
+	preemptions int
+	bound       int // -1: none
+}
+
+// cost is how many preemptions choosing c at f takes: one to let another
+// user go while the one that went last could go on.
+func (f *frame) cost(c choice) int {
+	if c.kill || f.prev < 0 || c.user == f.prev || !slices.Contains(f.enabled, f.prev) {
+		return 0
+	}
+	return 1
 }
 
 func (f *frame) triedChoice(c choice) bool {
@@ -311,7 +333,7 @@ func (f *frame) triedChoice(c choice) bool {
 func (f *frame) next() (choice, bool) {
 	for _, u := range f.enabled {
 		c := choice{user: u}
-		if !f.sleep[u] && !f.triedChoice(c) {
+		if !f.sleep[u] && !f.triedChoice(c) && (f.bound < 0 || f.preemptions+f.cost(c) <= f.bound) {
 			return c, true
 		}
 	}
@@ -622,9 +644,20 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 				return out, fail(fmt.Errorf("replay went another way at step %d: %w", depth+1, err))
 			}
 		} else {
-			f = &frame{enabled: enabled, steps: steps, sleep: map[int]bool{}, kills: cfg.Crash && !crashed}
+			f = &frame{enabled: enabled, steps: steps, sleep: map[int]bool{}, kills: cfg.Crash && !crashed, prev: -1, bound: -1}
+			if cfg.Preemptions > 0 {
+				f.bound = cfg.Preemptions
+			}
 			if depth > 0 {
-				f.sleep = (*stack)[depth-1].childSleep()
+				parent := (*stack)[depth-1]
+				if f.bound < 0 {
+					f.sleep = parent.childSleep()
+				}
+				f.prev = parent.cur.user
+				if parent.cur.kill {
+					f.prev = -1
+				}
+				f.preemptions = parent.preemptions + parent.cost(parent.cur)
 			}
 			c, ok := f.next()
 			if !ok {

@@ -124,6 +124,29 @@ func TestCountsSchedules(t *testing.T) {
 	}
 }
 
+// With a preemption bound of 1, two users of two steps each run in 4 of
+// their 6 orders: all but the two that switch at every step.
+func TestPreemptionBound(t *testing.T) {
+	res, err := explore.Explore(explore.Config{
+		MaxSteps:    50,
+		Preemptions: 1,
+		Setup: func(r *explore.Run) func() error {
+			for _, name := range []string{"a", "b"} {
+				r.User(name, func(u *explore.User) error {
+					fsys := u.Platform().FS
+					fsys.Remove("/tmp/x")
+					fsys.Remove("/tmp/x")
+					return nil
+				})
+			}
+			return nil
+		},
+	})
+	if err != nil || !res.Complete || res.Runs != 4 {
+		t.Fatalf("%v, %v; want 4 runs", res, err)
+	}
+}
+
 // A user that blocks outside the scheduler fails the run instead of
 // hanging it.
 func TestStalledUserFails(t *testing.T) {
