@@ -887,9 +887,11 @@ func (r *Run) abandon() {
 		case <-time.After(r.cfg.Stall):
 			return
 		}
-		for !u.done {
-			if r.await(u) != nil {
-				return
+		for {
+			// A dead user stops nowhere, so what comes next is its end;
+			// done is read only once it has said so.
+			if r.await(u) != nil || u.done {
+				break
 			}
 		}
 	}
