@@ -152,10 +152,11 @@ func inspectHolder(t *testing.T, w *fake.World) (int, proclock.Mechanism) {
 // process, looking for a mark after its stamp, finds the SQLite one, waits
 // for it to go, and holds.
 //
-// On the old code (75ae1bc) this failed: the file process found the
-// SQLite lock's empty database "unstamped" and, once it was 30 s old,
-// renamed it aside and stamped a new file, while the SQLite process went
-// on to write .holder over whatever was there and held too.
+// This could not be staged on the old code (75ae1bc): its file process
+// never stamped the file a SQLite process had locked. It judged the empty
+// database "unstamped", and once that was 30 s old renamed it aside and
+// created a new lock file, which TestCaseConvertBetweenKernelLockAndMark
+// shows giving two holders there.
 func TestCaseMarkWhileStamped(t *testing.T) {
 	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
 		sq, file := us[0], us[1]
@@ -204,10 +205,11 @@ func TestCaseMarkWhileStamped(t *testing.T) {
 // mark, finds it, takes its mark back and reports the file process as the
 // holder.
 //
-// On the old code (75ae1bc) this failed: the file process renamed the
-// 30 s old database aside and created a new lock file, and the SQLite
-// process, which had locked the renamed file and checked the path before,
-// held beside it.
+// On the old code (75ae1bc), with the database 30 s old, this failed ("sqlite
+// holds the lock while file holds it"): the file process renamed the
+// database aside and created a new lock file, and the SQLite process, which
+// had locked the renamed file and checked the path before, wrote its
+// .holder and held beside it.
 func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
 	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
 		sq, file := us[0], us[1]
@@ -239,12 +241,10 @@ func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
 // holder's removal of the path and of its mark. It finds the mark, live,
 // waits for it to go, and then holds.
 //
-// On the old code (75ae1bc) the file mechanism read no mark at all, so it
-// held at once, while the SQLite holder was still letting go (it removed
-// its .holder first, then the path, so this exact window did not exist
-// there; the file process created the path once it was removed and held).
-// That was harmless only because the SQLite holder was leaving; the test
-// fails there on its check that the file process waited for the mark.
+// This could not be staged on the old code (75ae1bc): its SQLite holder
+// removed its .holder before the path, so the window did not exist (the
+// script fails there finding the path still in place), and its file
+// mechanism read no mark at all.
 func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
 	holder := role{name: "sqlite(remove) holder", remove: true, holding: true}
 	us := scriptCase(t, nil, []role{holder, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
@@ -279,9 +279,12 @@ func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
 // finding the kernel's lock taken, backs off. Only the remover holds, and
 // the mark, once it writes its own, names it.
 //
-// This could not fail on the old code (75ae1bc) in this form: it had no
-// guard for marks and never removed one; a new holder renamed its .holder
-// over the old one.
+// This could not be staged on the old code (75ae1bc): it had no guard for
+// marks and never removed one; a new holder renamed its .holder over the
+// old one.
+//
+// The backing-off process's held error names the dead holder (its mark is
+// still there when it looks): a name, not a live holder.
 func TestCaseDeadMarkRemovedWhileAnotherBacksOff(t *testing.T) {
 	deadHolder := func(w *fake.World) error {
 		p := w.Spawn()
@@ -328,8 +331,9 @@ func TestCaseDeadMarkRemovedWhileAnotherBacksOff(t *testing.T) {
 // holder, and takes it at once when that one releases: an empty database
 // without a mark is free.
 //
-// On the old code (75ae1bc) this failed: the file process confirmed its
-// stamp and held beside the SQLite holder.
+// On the old code (75ae1bc) this failed ("file holds the lock while sqlite
+// holds it"): the file process confirmed its stamp and held beside the
+// SQLite holder.
 func TestCaseFileBacksOffFromSQLiteHolder(t *testing.T) {
 	us := scriptCase(t, nil, []role{fileUser, sqliteUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
 		file, sq := us[0], us[1]
