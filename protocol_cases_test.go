@@ -146,6 +146,25 @@ func inspectHolder(t *testing.T, w *fake.World) (int, proclock.Mechanism) {
 	return st.Holder.PID, st.Mechanism
 }
 
+// waitThenHold: the file process, at a look for the mark that it finds
+// live, looks again (it waits for the mark to go); the SQLite process
+// finishes; the file process then holds, and a fresh process names it.
+func waitThenHold(t *testing.T, s *explore.Scripter, w *fake.World, file, sq *caseUser) error {
+	if err := s.Reach(file.User, "its second look for the mark", lookingForMark(2)); err != nil {
+		return err
+	}
+	if err := s.Finish(sq.User); err != nil {
+		return err
+	}
+	if err := s.Reach(file.User, "holding", inCritical); err != nil {
+		return err
+	}
+	if pid, mech := inspectHolder(t, w); pid != file.Proc.PID() || mech != proclock.MechanismFile {
+		return fmt.Errorf("inspect names pid %d (%s); want the file holder, %d", pid, mech, file.Proc.PID())
+	}
+	return nil
+}
+
 // The SQLite holder writes its mark while a file process has stamped the
 // file it locked, and each sees the other: the SQLite process, looking for
 // a stamp after its mark, finds the file process's and backs off; the file
@@ -177,20 +196,8 @@ func TestCaseMarkWhileStamped(t *testing.T) {
 		if err := s.Reach(sq.User, "taking its mark back", explore.At("remove", caseMark, 1)); err != nil {
 			return err
 		}
-		// The file process sees the live mark and waits: a second look.
-		if err := s.Reach(file.User, "its second look", lookingForMark(2)); err != nil {
-			return err
-		}
-		if err := s.Finish(sq.User); err != nil {
-			return err
-		}
-		if err := s.Reach(file.User, "holding", inCritical); err != nil {
-			return err
-		}
-		if pid, mech := inspectHolder(t, w); pid != file.Proc.PID() || mech != proclock.MechanismFile {
-			return fmt.Errorf("inspect names pid %d (%s); want the file holder, %d", pid, mech, file.Proc.PID())
-		}
-		return nil
+		// The file process sees the live mark and waits.
+		return waitThenHold(t, s, w, file, sq)
 	})
 	us[0].heldBy(t, us[1])
 	if us[1].err != nil {
@@ -255,19 +262,7 @@ func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
 		if _, err := w.FS().Stat(exploreLock); err == nil {
 			return errors.New("the path is still there as the holder removes its mark")
 		}
-		if err := s.Reach(file.User, "its second look for the mark", lookingForMark(2)); err != nil {
-			return err
-		}
-		if err := s.Finish(sq.User); err != nil {
-			return err
-		}
-		if err := s.Reach(file.User, "holding", inCritical); err != nil {
-			return err
-		}
-		if pid, mech := inspectHolder(t, w); pid != file.Proc.PID() || mech != proclock.MechanismFile {
-			return fmt.Errorf("inspect names pid %d (%s); want the file holder, %d", pid, mech, file.Proc.PID())
-		}
-		return nil
+		return waitThenHold(t, s, w, file, sq)
 	})
 	if us[1].err != nil {
 		t.Errorf("file process: %v; want it to hold", us[1].err)
