@@ -32,10 +32,13 @@ import (
 // bytes, and no guard's private name is left behind.
 //
 // Each user makes one Acquire without Wait (a first attempt, with its short
-// busy retries) and, if it holds, one Release. The exploration is complete
-// (no step bound is reached). The normal run explores every pair without
-// crashes; PROCLOCK_EXPLORE=full (as .ci/run sets) adds one crash per run
-// and three users.
+// busy retries; a sleep moves the user's own clock by at least
+// sqlitelock.BusyTimeout, so SQLite's busy handler tries twice before the
+// retries) and, if it holds, one Release. A light scenario runs every
+// schedule (sleep sets prune reorderings of independent steps); a heavy one,
+// whose schedules are too many, every schedule of at most 1 preemption (2
+// in the full run), as scenario.bound says. PROCLOCK_EXPLORE=full (as
+// .ci/run sets) adds one crash per run, and three users.
 
 const (
 	exploreDir   = "/tmp"
