@@ -168,7 +168,7 @@ var errWriteAtInAppendMode = errors.New("fake: invalid use of WriteAt on file op
 // ErrKilled.
 func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
 	d := doer{m: f.m, proc: f.owner}
-	return run(d, step{op: op, verb: verb, path: f.name}, func(actor) (T, error) {
+	return run(d, step{op: op, verb: verb, path: f.name, handle: true}, func(actor) (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed

@@ -48,6 +48,10 @@ const (
 	OpSync Op = "sync"
 	// OpReaddir is File.Readdir and File.Readdirnames.
 	OpReaddir Op = "readdir"
+	// OpLock is SQLite's xLock, xUnlock and xCheckReservedLock on a file
+	// its VFS opened: a change (or a look) at the world's lock table, not
+	// the file's bytes. It matches the name SQLite opened the file with.
+	OpLock Op = "lock"
 )
 
 // When says whether a hook runs before or after its operation.
@@ -75,12 +79,22 @@ func (w When) String() string {
 // Event is what a hook is told of the operation it runs for.
 type Event struct {
 	Op Op
+	// Call is the call within Op, as the operation's errors name it:
+	// "open", "stat", "lstat", "fileid", "dirid", "readat", "writeat", ...
+	Call string
+	// Handle is set for an operation on an open file (File's methods,
+	// and FileIDOf): it acts on the file the handle has, whatever Path
+	// names now. Otherwise the operation resolves Path.
+	Handle bool
 	// Path is the path acted on, cleaned: absolute, slash-separated,
 	// symlinks not resolved. For Rename and Link it is the old name.
 	Path string
 	// NewPath is the new name for Rename and Link; "" otherwise.
 	NewPath string
 	When    When
+	// Flag is the open(2) flags of an OpOpen (os.O_CREATE, os.O_EXCL,
+	// os.O_TRUNC, ...; 0 for a read-only open); 0 for other operations.
+	Flag int
 	// PID is the pid of the process acting (in its own pid namespace),
 	// or 0 for the world's own view (World.FS).
 	PID int

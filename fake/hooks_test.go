@@ -289,3 +289,54 @@ func TestHooksChangeConcurrentlyWithOperations(t *testing.T) {
 		t.Errorf("hook calls: %d while registered, %d after removal", before, calls.Load()-before)
 	}
 }
+
+// An open's event carries its flags, so a hook can tell a create from a
+// look; other operations carry none. Every event names its call, and says
+// whether it acts on an open file or on a name.
+func TestHookEventFlags(t *testing.T) {
+	w := fake.New()
+	p := w.Spawn()
+	var mu sync.Mutex
+	flags := map[fake.Op][]int{}
+	var events []fake.Event
+	w.Hook(fake.OpAny, "/tmp/f", fake.Before, func(ev fake.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		flags[ev.Op] = append(flags[ev.Op], ev.Flag)
+		events = append(events, ev)
+		return nil
+	})
+	f, err := p.FS().OpenFile("/tmp/f", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	g, err := p.FS().OpenNoFollow("/tmp/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if _, err := p.FS().FileID("/tmp/f"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, ev := range events {
+		byHandle := ev.Op == fake.OpClose
+		if ev.Handle != byHandle || ev.Call == "" {
+			t.Errorf("event %+v: want Handle %v and a call", ev, byHandle)
+		}
+	}
+	if last := events[len(events)-1]; last.Call != "fileid" {
+		t.Errorf("FileID's event calls %q; want fileid", last.Call)
+	}
+	want := []int{os.O_RDWR | os.O_CREATE | os.O_EXCL, 0}
+	if got := flags[fake.OpOpen]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("open flags %v; want %v", got, want)
+	}
+	for _, fl := range flags[fake.OpClose] {
+		if fl != 0 {
+			t.Errorf("close carries flags %#x; want none", fl)
+		}
+	}
+}

@@ -475,3 +475,56 @@ func TestKillDuringSQLiteOpen(t *testing.T) {
 		t.Errorf("B's attempt after A died opening: %v", err)
 	}
 }
+
+// SQLite's calls at the lock table are operations hooks see (OpLock), with
+// the acting pid, before and after: a Before hook runs while the lock is
+// not yet taken, and one that kills the process there makes the lock fail,
+// leaving the lock free for another process.
+func TestSQLiteLockCallsRunHooks(t *testing.T) {
+	w := lockWorld(t)
+	a, b := w.Spawn(), w.Spawn()
+	var mu sync.Mutex
+	var before, after int
+	w.Hook(fake.OpLock, lockDB, fake.Before, func(ev fake.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.PID == a.PID() {
+			before++
+		}
+		return nil
+	})
+	w.Hook(fake.OpLock, lockDB, fake.After, func(ev fake.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.PID == a.PID() {
+			after++
+		}
+		return nil
+	})
+	la := newLocker(t, a, lockDB, form{"attach", true})
+	if err := la.try(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if before == 0 || before != after {
+		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", before, after)
+	}
+	mu.Unlock()
+
+	// Killed before its next lock call, b takes nothing.
+	w.Hook(fake.OpLock, lockDB, fake.Before, func(ev fake.Event) error {
+		if ev.PID == b.PID() {
+			b.Kill()
+		}
+		return nil
+	})
+	la.conn.Close()
+	lb := newLocker(t, b, lockDB, form{"attach", true})
+	if err := lb.try(); !errors.Is(err, fake.ErrKilled) && !errors.Is(err, sqlite3.IOERR) && !errors.Is(err, sqlite3.CANTOPEN) {
+		t.Fatalf("lock by a process killed at its lock call: %v; want it to fail", err)
+	}
+	lc := newLocker(t, w.Spawn(), lockDB, form{"attach", true})
+	if err := lc.try(); err != nil {
+		t.Fatalf("after the killed process: %v; want the lock free", err)
+	}
+}

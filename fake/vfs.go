@@ -163,11 +163,42 @@ func (f *vfsFile) Size() (int64, error) {
 	return info.Size(), nil
 }
 
-func (f *vfsFile) Lock(level vfs.LockLevel) error { return f.locks.lock(f, level) }
+func (f *vfsFile) Lock(level vfs.LockLevel) error {
+	_, err := hooked(f, func() (struct{}, error) { return struct{}{}, f.locks.lock(f, level) })
+	return err
+}
 
-func (f *vfsFile) Unlock(level vfs.LockLevel) error { return f.locks.unlock(f, level) }
+func (f *vfsFile) Unlock(level vfs.LockLevel) error {
+	_, err := hooked(f, func() (struct{}, error) { return struct{}{}, f.locks.unlock(f, level) })
+	return err
+}
 
-func (f *vfsFile) CheckReservedLock() (bool, error) { return f.locks.reserved(f) }
+func (f *vfsFile) CheckReservedLock() (bool, error) {
+	return hooked(f, func() (bool, error) { return f.locks.reserved(f) })
+}
+
+// hooked runs a call at the lock table as an OpLock operation: Before
+// hooks run first (and may stall the process there, or kill it), After
+// hooks see its error. The lock table's answer is passed on as it is, so
+// SQLite still sees BUSY; a hook's error fails the call as an I/O error.
+// A dead process's calls run no hooks, as its filesystem operations do not.
+func hooked[T any](f *vfsFile, body func() (T, error)) (T, error) {
+	hs := f.p.u.hooks
+	if !f.p.Alive() {
+		return body()
+	}
+	ev := Event{Op: OpLock, Call: "lock", Path: clean(f.f.name), Handle: true, When: Before, PID: f.p.pid}
+	if err := hs.fire(ev); err != nil {
+		var zero T
+		return zero, &fs.PathError{Op: "lock", Path: f.f.name, Err: err}
+	}
+	res, err := body()
+	ev.When, ev.Err = After, err
+	if herr := hs.fire(ev); herr != nil {
+		err = &fs.PathError{Op: "lock", Path: f.f.name, Err: herr}
+	}
+	return res, err
+}
 
 // LockState is the level of the lock this file holds.
 func (f *vfsFile) LockState() vfs.LockLevel { return f.locks.levelOf(f) }

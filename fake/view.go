@@ -35,6 +35,8 @@ type step struct {
 	path    string // the path acted on, as given
 	newPath string // rename, link: the new name, as given
 	target  string // symlink: the link's target, for its error
+	flag    int    // open: its flags, for hooks
+	handle  bool   // on an open file, not a name
 }
 
 // fail wraps err as package os would for this operation. io.EOF stays
@@ -68,7 +70,7 @@ func (s step) checkPaths() error {
 }
 
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Path: clean(s.path), When: when, PID: pid}
+	ev := Event{Op: s.op, Call: s.verb, Path: clean(s.path), Flag: s.flag, Handle: s.handle, When: when, PID: pid}
 	if s.newPath != "" {
 		ev.NewPath = clean(s.newPath)
 	}
@@ -132,7 +134,7 @@ func (v *view) Open(name string) (lockfs.File, error) {
 }
 
 func (v *view) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
-	return v.handle(run(v.doer, step{op: OpOpen, verb: "open", path: name}, func(a actor) (*file, error) {
+	return v.handle(run(v.doer, step{op: OpOpen, verb: "open", path: name, flag: flag}, func(a actor) (*file, error) {
 		return v.m.openFile(a, v.proc, name, flag, perm)
 	}))
 }
@@ -264,7 +266,7 @@ func (v *view) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 		}
 		return lockfs.FileID{}, &fs.PathError{Op: "fileid", Path: name, Err: lockfs.ErrNoFileID}
 	}
-	return run(v.doer, step{op: OpStat, verb: "fileid", path: mf.name}, func(actor) (lockfs.FileID, error) {
+	return run(v.doer, step{op: OpStat, verb: "fileid", path: mf.name, handle: true}, func(actor) (lockfs.FileID, error) {
 		if mf.closed {
 			return lockfs.FileID{}, os.ErrClosed
 		}

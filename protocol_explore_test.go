@@ -1,0 +1,358 @@
+package proclock_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/spf13/afero"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/explore"
+	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
+)
+
+// The schedule exploration of docs/protocol.md: lock users of both
+// mechanisms on one path, in the fake world, under every schedule of their
+// filesystem operations and SQLite's lock calls (package
+// internal/explore), with and without one crash. In every schedule at most
+// one user holds the lock at any moment, no user fails other than with a
+// held error, and once every user has finished (or died), a fresh process
+// of each mechanism takes the lock: at once, or, where the protocol makes a
+// file process wait out an unstamped file's 30 s, once the clock has moved
+// past them. A file beside the lock that is none of its files keeps its
+// bytes, and no guard's private name is left behind.
+//
+// Each user makes one Acquire without Wait (a first attempt, with its short
+// busy retries; a sleep moves the user's own clock by at least
+// sqlitelock.BusyTimeout, so SQLite's busy handler tries twice before the
+// retries) and, if it holds, one Release. A light scenario runs every
+// schedule (sleep sets prune reorderings of independent steps); a heavy one,
+// whose schedules are too many, every schedule of at most 1 preemption (2
+// in the full run), as scenario.bound says. PROCLOCK_EXPLORE=full (as
+// .ci/run sets) adds one crash per run, and three users.
+
+const (
+	exploreDir   = "/tmp"
+	exploreLock  = exploreDir + "/explore.lock"
+	exploreOther = exploreDir + "/explore.txt" // a user's file beside the lock
+)
+
+var exploreOtherData = []byte("not a lock file: never changed\n")
+
+// exploreFull reports whether the full exploration was asked for.
+func exploreFull() bool { return os.Getenv("PROCLOCK_EXPLORE") == "full" }
+
+// role is what one lock user does.
+type role struct {
+	name string
+	file bool // the file mechanism; else SQLite
+	// remove sets RemoveOnRelease.
+	remove bool
+	// holding: the user takes the lock before the run starts (outside
+	// the schedule) and only releases it in the run.
+	holding bool
+}
+
+func (ro role) platform(u *explore.User) *platform.Platform {
+	pp := u.Platform()
+	if ro.file {
+		pp.SQLite = nil
+	}
+	return pp
+}
+
+func (ro role) mech() proclock.Mechanism {
+	if ro.file {
+		return proclock.MechanismFile
+	}
+	return proclock.MechanismSQLite
+}
+
+func (ro role) called(name string) role {
+	ro.name = name
+	return ro
+}
+
+var (
+	sqliteUser   = role{name: "sqlite"}
+	sqliteRemove = role{name: "sqlite(remove)", remove: true}
+	fileUser     = role{name: "file", file: true}
+)
+
+// stage is what is at the lock's path before the users start.
+type stage int
+
+const (
+	stageNone      stage = iota
+	stageDeadStamp       // a dead file holder's stamp
+	stageDeadMark        // a dead SQLite holder's database and mark
+	stageOldEmpty        // an empty lock file past its 30 s, no mark
+)
+
+func (s stage) String() string {
+	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s"}[s]
+}
+
+// scenario is one configuration of the exploration.
+type scenario struct {
+	users []role
+	stage stage
+	// heavy: too many schedules to run them all here; runs are bounded
+	// in their preemptions.
+	heavy bool
+}
+
+func (sc scenario) String() string {
+	var names []string
+	for _, ro := range sc.users {
+		names = append(names, ro.name)
+	}
+	s := strings.Join(names, " vs ")
+	if sc.stage != stageNone {
+		s += ", over " + sc.stage.String()
+	}
+	return s
+}
+
+// stageFiles puts the scenario's files in place, through processes that
+// then die, and moves the clock past the 30 s of unstamped files.
+func (sc scenario) stageFiles(w *fake.World) error {
+	if err := afero.WriteFile(w.FS(), exploreOther, exploreOtherData, 0o644); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	switch sc.stage {
+	case stageDeadStamp, stageDeadMark:
+		p := w.Spawn()
+		pp := p.Platform()
+		if sc.stage == stageDeadStamp {
+			pp.SQLite = nil
+		}
+		if _, err := proclock.Acquire(ctx, pp, exploreLock, proclock.Options{}); err != nil {
+			return err
+		}
+		p.Kill()
+	case stageOldEmpty:
+		if err := afero.WriteFile(w.FS(), exploreLock, nil, 0o644); err != nil {
+			return err
+		}
+		w.Advance(31 * time.Second)
+	}
+	return nil
+}
+
+// exploreStats counts what the final checks of an exploration saw.
+type exploreStats struct {
+	runs, waited30s atomic.Int64
+}
+
+// config is the exploration of sc, with crashes or not, and at most bound
+// preemptions a run (0: no bound).
+func (sc scenario) config(crash bool, bound int, stats *exploreStats) explore.Config {
+	return explore.Config{
+		MaxSteps:    400,
+		MinSleep:    sqlitelock.BusyTimeout,
+		Preemptions: bound,
+		Crash:       crash,
+		Setup: func(r *explore.Run) func() error {
+			w := r.World
+			if err := sc.stageFiles(w); err != nil {
+				r.Fail(fmt.Errorf("staging: %w", err))
+			}
+			for _, ro := range sc.users {
+				var held *proclock.Lock
+				u := r.User(ro.name, func(u *explore.User) error {
+					return lockUserBody(u, ro, held)
+				})
+				if ro.holding {
+					l, err := proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+					if err != nil {
+						r.Fail(fmt.Errorf("staging %s: %w", ro.name, err))
+					}
+					held = l
+				}
+			}
+			return func() error { return afterRun(w, stats) }
+		},
+	}
+}
+
+// lockUserBody is one user's run: Acquire (unless it holds already), the
+// critical section, Release. A held error is the only failure allowed, and
+// a lock must be of the user's own mechanism.
+func lockUserBody(u *explore.User, ro role, held *proclock.Lock) error {
+	l := held
+	if l == nil {
+		var err error
+		l, err = proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+		if errors.Is(err, proclock.ErrHeld) {
+			u.Logf("held: %v", err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("acquire: %w", err)
+		}
+		if l.Mechanism() != ro.mech() {
+			return fmt.Errorf("acquired with %s; want %s", l.Mechanism(), ro.mech())
+		}
+	}
+	u.Critical()
+	if err := l.Release(); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return nil
+}
+
+// afterRun checks the world once every user has finished: a fresh process
+// of each mechanism takes the lock and lets it go (after 31 s more, when
+// at once it finds it held), the user's file beside the lock is unchanged,
+// and no guard's private name is left.
+func afterRun(w *fake.World, stats *exploreStats) error {
+	stats.runs.Add(1)
+	waited := false
+	for _, file := range []bool{false, true} {
+		err := takeFresh(w, file)
+		if errors.Is(err, proclock.ErrHeld) && !waited {
+			waited = true
+			stats.waited30s.Add(1)
+			w.Advance(31 * time.Second)
+			err = takeFresh(w, file)
+		}
+		if err != nil {
+			return fmt.Errorf("a fresh process (file mechanism: %v) cannot take the lock: %w", file, err)
+		}
+	}
+	got, err := afero.ReadFile(w.FS(), exploreOther)
+	if err != nil || !bytes.Equal(got, exploreOtherData) {
+		return fmt.Errorf("the file beside the lock: %q, %v", got, err)
+	}
+	names, err := afero.ReadDir(w.FS(), exploreDir)
+	if err != nil {
+		return err
+	}
+	for _, fi := range names {
+		if strings.Contains(fi.Name(), ".stale-") {
+			return fmt.Errorf("a guard's private name is left: %s", fi.Name())
+		}
+	}
+	return nil
+}
+
+// takeFresh has a new process of the world take the lock at once and
+// release it.
+func takeFresh(w *fake.World, file bool) error {
+	pp := w.Spawn().Platform()
+	if file {
+		pp.SQLite = nil
+	}
+	l, err := proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
+	if err != nil {
+		return err
+	}
+	return l.Release()
+}
+
+// bound is the preemption bound of sc's exploration (0: none). A heavy
+// scenario is bounded: 1 preemption in the normal run, 2 in the full one;
+// 1 with a crash, or with three users. A light one runs every schedule,
+// or every schedule of at most 2 preemptions with a crash.
+func (sc scenario) bound(crash bool) int {
+	switch {
+	case sc.heavy && (crash || len(sc.users) > 2 || !exploreFull()):
+		return 1
+	case sc.heavy:
+		return 2
+	case crash:
+		return 2
+	}
+	return 0
+}
+
+// runScenarios explores each scenario and logs its counts.
+func runScenarios(t *testing.T, crash bool, scenarios []scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		bound := sc.bound(crash)
+		if b := preemptEnv(); b > 0 {
+			bound = b
+		}
+		t.Run(strings.NewReplacer(" ", "_", ",", "").Replace(sc.String()), func(t *testing.T) {
+			t.Parallel() // one exploration a core
+			var stats exploreStats
+			res, err := explore.Explore(sc.config(crash, bound, &stats))
+			if err != nil {
+				t.Fatalf("%v\n%v", res, err)
+			}
+			if !res.Complete || res.Cut > 0 {
+				t.Fatalf("%v: not every schedule explored", res)
+			}
+			how := "every schedule"
+			if bound > 0 {
+				how = fmt.Sprintf("every schedule of at most %d preemptions", bound)
+			}
+			t.Logf("%s, crashes %v: %v; %d complete runs, %d of them needed the clock past 30 s for a fresh process", how, crash, res, stats.runs.Load(), stats.waited30s.Load())
+		})
+	}
+}
+
+// pairs are the two-user configurations. A configuration's schedules
+// include both orders of its users.
+var pairs = []scenario{
+	{users: []role{sqliteUser, fileUser}, heavy: true},
+	{users: []role{sqliteRemove, fileUser}, heavy: true},
+	{users: []role{fileUser, fileUser.called("file 2")}},
+	{users: []role{fileUser, fileUser.called("file 2")}, stage: stageDeadStamp, heavy: true},
+	{users: []role{{name: "file holder", file: true, holding: true}, fileUser}},
+	{users: []role{sqliteRemove, sqliteRemove.called("sqlite(remove) 2")}, heavy: true},
+	{users: []role{sqliteUser, sqliteUser.called("sqlite 2")}, stage: stageDeadMark, heavy: true},
+	{users: []role{sqliteUser, fileUser}, stage: stageDeadMark, heavy: true},
+	{users: []role{sqliteUser, fileUser}, stage: stageDeadStamp, heavy: true},
+	{users: []role{sqliteUser, fileUser}, stage: stageOldEmpty, heavy: true},
+	{users: []role{{name: "sqlite(remove) holder", remove: true, holding: true}, fileUser}},
+	{users: []role{{name: "sqlite holder", holding: true}, fileUser}},
+	{users: []role{{name: "file holder", file: true, holding: true}, sqliteUser}},
+	{users: []role{{name: "file holder", file: true, holding: true}, sqliteRemove}},
+}
+
+// triples are the three-user configurations.
+var triples = []scenario{
+	{users: []role{sqliteUser, fileUser, fileUser.called("file 2")}, heavy: true},
+	{users: []role{sqliteRemove, sqliteRemove.called("sqlite(remove) 2"), fileUser}, heavy: true},
+}
+
+// Every pair, without crashes: in the normal run.
+func TestExplorePairs(t *testing.T) {
+	runScenarios(t, false, pairs)
+}
+
+// Every pair with one crash, and three users: in the full run.
+func TestExploreCrashes(t *testing.T) {
+	if !exploreFull() {
+		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
+	}
+	runScenarios(t, true, pairs)
+}
+
+func TestExploreThreeUsers(t *testing.T) {
+	if !exploreFull() {
+		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
+	}
+	runScenarios(t, false, triples)
+}
+
+// preemptEnv is PROCLOCK_EXPLORE_PREEMPT, a preemption bound that
+// replaces every scenario's (for a deeper look by hand); 0 when unset.
+func preemptEnv() int {
+	var n int
+	fmt.Sscan(os.Getenv("PROCLOCK_EXPLORE_PREEMPT"), &n)
+	return n
+}

@@ -1,0 +1,368 @@
+package proclock_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/spf13/afero"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/explore"
+	"github.com/proclock/proclock/internal/lockrec"
+)
+
+// The hard cases of docs/protocol.md, each staged as one schedule of the
+// exploration's users (explore.Script): who goes how far, in which order.
+// At every step the script takes, two users holding at once fail the test,
+// as in the exploration; so does a fresh process of either mechanism that
+// cannot take the lock once everyone is done.
+
+const caseMark = exploreLock + lockrec.MarkSuffix
+
+// caseUser is a user of a scripted case and what its Acquire returned.
+type caseUser struct {
+	*explore.User
+	ro  role
+	err error // Acquire's
+}
+
+// holder is the pid a held error names; 0 when none.
+func (c *caseUser) holder() int {
+	if h, ok := errors.AsType[*proclock.HeldError](c.err); ok && h.Holder != nil {
+		return h.Holder.PID
+	}
+	return 0
+}
+
+// heldBy fails unless c's Acquire said the lock was held by pid.
+func (c *caseUser) heldBy(t *testing.T, other *caseUser) {
+	t.Helper()
+	if !errors.Is(c.err, proclock.ErrHeld) || c.holder() != other.Proc.PID() {
+		t.Errorf("%s: Acquire = %v; want held by %s (pid %d)", c.Name, c.err, other.Name, other.Proc.PID())
+	}
+}
+
+// scriptCase stages before the run (a world with the lock's files as
+// stage leaves them), adds users in roles, and runs script over them.
+func scriptCase(t *testing.T, stage func(w *fake.World) error, roles []role, script func(s *explore.Scripter, w *fake.World, us []*caseUser) error) []*caseUser {
+	t.Helper()
+	var us []*caseUser
+	var world *fake.World
+	var stats exploreStats
+	err := explore.Script(explore.Config{
+		MinSleep: 0,
+		Setup: func(r *explore.Run) func() error {
+			world = r.World
+			if err := afero.WriteFile(r.World.FS(), exploreOther, exploreOtherData, 0o644); err != nil {
+				r.Fail(err)
+			}
+			if stage != nil {
+				if err := stage(r.World); err != nil {
+					r.Fail(fmt.Errorf("staging: %w", err))
+				}
+			}
+			for _, ro := range roles {
+				c := &caseUser{ro: ro}
+				var held *proclock.Lock
+				c.User = r.User(ro.name, func(u *explore.User) error {
+					l := held
+					if l == nil {
+						l, c.err = proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+						if c.err != nil {
+							u.Logf("acquire: %v", c.err)
+							return nil
+						}
+					}
+					u.Critical()
+					return l.Release()
+				})
+				if ro.holding {
+					l, err := proclock.Acquire(context.Background(), ro.platform(c.User), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+					if err != nil {
+						r.Fail(fmt.Errorf("staging %s: %w", ro.name, err))
+					}
+					held = l
+				}
+				us = append(us, c)
+			}
+			return func() error { return afterRun(r.World, &stats) }
+		},
+	}, func(s *explore.Scripter) error { return script(s, world, us) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range us {
+		t.Logf("%s (pid %d): Acquire: %v", c.Name, c.Proc.PID(), c.err)
+	}
+	return us
+}
+
+// Matchers of the steps the cases stop at.
+var (
+	// creatingMark: about to create the mark (a SQLite process that
+	// holds the kernel's lock on the file at the path, and has checked
+	// that the path still names it).
+	creatingMark = func(st explore.Step) bool {
+		return st.Call == "open" && st.Path == caseMark && st.Flag&os.O_CREATE != 0
+	}
+)
+
+// inCritical matches the step a holder stops at in its critical section.
+func inCritical(st explore.Step) bool { return st.Label == "leave its critical section" }
+
+// lookingForMark matches a file process's n-th look at the mark from now.
+func lookingForMark(n int) func(explore.Step) bool {
+	return explore.At("open", caseMark, n)
+}
+
+// released stages a lock file that a SQLite process took and let go: an
+// empty database at the path, no mark.
+func released(w *fake.World) error {
+	l, err := proclock.Acquire(context.Background(), w.Spawn().Platform(), exploreLock, proclock.Options{})
+	if err != nil {
+		return err
+	}
+	return l.Release()
+}
+
+// inspectHolder is who a fresh process of the file mechanism says holds
+// the lock, by pid (0: none named), and by which mechanism.
+func inspectHolder(t *testing.T, w *fake.World) (int, proclock.Mechanism) {
+	t.Helper()
+	pp := w.Spawn().Platform()
+	pp.SQLite = nil
+	st, err := proclock.Inspect(context.Background(), pp, exploreLock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != proclock.StateHeld || st.Holder == nil {
+		t.Fatalf("inspect: %+v; want held, holder named", st)
+	}
+	return st.Holder.PID, st.Mechanism
+}
+
+// waitThenHold: the file process, at a look for the mark that it finds
+// live, looks again (it waits for the mark to go); the SQLite process
+// finishes; the file process then holds, and a fresh process names it.
+func waitThenHold(t *testing.T, s *explore.Scripter, w *fake.World, file, sq *caseUser) error {
+	if err := s.Reach(file.User, "its second look for the mark", lookingForMark(2)); err != nil {
+		return err
+	}
+	if err := s.Finish(sq.User); err != nil {
+		return err
+	}
+	if err := s.Reach(file.User, "holding", inCritical); err != nil {
+		return err
+	}
+	if pid, mech := inspectHolder(t, w); pid != file.Proc.PID() || mech != proclock.MechanismFile {
+		return fmt.Errorf("inspect names pid %d (%s); want the file holder, %d", pid, mech, file.Proc.PID())
+	}
+	return nil
+}
+
+// The SQLite holder writes its mark while a file process has stamped the
+// file it locked, and each sees the other: the SQLite process, looking for
+// a stamp after its mark, finds the file process's and backs off; the file
+// process, looking for a mark after its stamp, finds the SQLite one, waits
+// for it to go, and holds.
+//
+// This could not be staged on the old code (75ae1bc): its file process
+// never stamped the file a SQLite process had locked. It judged the empty
+// database "unstamped", and once that was 30 s old renamed it aside and
+// created a new lock file, which TestCaseConvertBetweenKernelLockAndMark
+// shows giving two holders there.
+func TestCaseMarkWhileStamped(t *testing.T) {
+	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file := us[0], us[1]
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Reach(file.User, "stamping the database", explore.At("writeat", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Step(file.User); err != nil { // the stamp is in the file SQLite locked
+			return err
+		}
+		if err := s.Reach(file.User, "its look for a mark", lookingForMark(1)); err != nil {
+			return err
+		}
+		// The SQLite process marks, finds the stamp, and is about to
+		// take its mark back.
+		if err := s.Reach(sq.User, "taking its mark back", explore.At("remove", caseMark, 1)); err != nil {
+			return err
+		}
+		// The file process sees the live mark and waits.
+		return waitThenHold(t, s, w, file, sq)
+	})
+	us[0].heldBy(t, us[1])
+	if us[1].err != nil {
+		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// A file process converts a SQLite lock's database in place (it was free:
+// no mark) while a SQLite process is between its kernel lock and its mark.
+// The file process looks for a mark before the SQLite process writes one,
+// finds none and holds; the SQLite process, looking for a stamp after its
+// mark, finds it, takes its mark back and reports the file process as the
+// holder.
+//
+// On the old code (75ae1bc), with the database 30 s old, this failed ("sqlite
+// holds the lock while file holds it"): the file process renamed the
+// database aside and created a new lock file, and the SQLite process, which
+// had locked the renamed file and checked the path before, wrote its
+// .holder and held beside it.
+func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
+	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file := us[0], us[1]
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Reach(file.User, "holding", inCritical); err != nil {
+			return err
+		}
+		if err := s.Finish(sq.User); err != nil {
+			return err
+		}
+		data, err := afero.ReadFile(w.FS(), exploreLock)
+		if err != nil || lockrec.Classify(data) != lockrec.Stamp {
+			return fmt.Errorf("the lock file while the file process holds: %q, %v; want its stamp", data, err)
+		}
+		if _, err := w.FS().Stat(caseMark); err == nil {
+			return errors.New("the SQLite process left its mark behind")
+		}
+		return nil
+	})
+	us[0].heldBy(t, us[1])
+	if us[1].err != nil {
+		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// RemoveOnRelease: a file process creates the path between the SQLite
+// holder's removal of the path and of its mark. It finds the mark, live,
+// waits for it to go, and then holds.
+//
+// This could not be staged on the old code (75ae1bc): its SQLite holder
+// removed its .holder before the path, so the window did not exist (the
+// script fails there finding the path still in place), and its file
+// mechanism read no mark at all.
+func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
+	holder := role{name: "sqlite(remove) holder", remove: true, holding: true}
+	us := scriptCase(t, nil, []role{holder, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file := us[0], us[1]
+		if err := s.Reach(sq.User, "removing its mark, the path removed", explore.At("remove", caseMark, 1)); err != nil {
+			return err
+		}
+		if _, err := w.FS().Stat(exploreLock); err == nil {
+			return errors.New("the path is still there as the holder removes its mark")
+		}
+		return waitThenHold(t, s, w, file, sq)
+	})
+	if us[1].err != nil {
+		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// A dead SQLite holder's mark is removed under the guard by the SQLite
+// process that now holds the kernel's lock, while another SQLite process,
+// finding the kernel's lock taken, backs off. Only the remover holds, and
+// the mark, once it writes its own, names it.
+//
+// This could not be staged on the old code (75ae1bc): it had no guard for
+// marks and never removed one; a new holder renamed its .holder over the
+// old one.
+//
+// The backing-off process's held error names the dead holder (its mark is
+// still there when it looks): a name, not a live holder.
+func TestCaseDeadMarkRemovedWhileAnotherBacksOff(t *testing.T) {
+	deadHolder := func(w *fake.World) error {
+		p := w.Spawn()
+		if _, err := proclock.Acquire(context.Background(), p.Platform(), exploreLock, proclock.Options{}); err != nil {
+			return err
+		}
+		p.Kill()
+		return nil
+	}
+	us := scriptCase(t, deadHolder, []role{sqliteUser, sqliteUser.called("sqlite 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		remover, other := us[0], us[1]
+		if err := s.Reach(remover.User, "removing the dead mark", explore.At("remove", caseMark, 1)); err != nil {
+			return err
+		}
+		if _, err := w.FS().Stat(exploreLock + ".stale"); err != nil {
+			return fmt.Errorf("the remover of a dead mark holds no guard: %w", err)
+		}
+		if err := s.Finish(other.User); err != nil {
+			return err
+		}
+		if err := s.Reach(remover.User, "holding", inCritical); err != nil {
+			return err
+		}
+		m := lockrec.ReadMark(w.FS(), exploreLock)
+		if m.Holder() == nil || m.Holder().PID != remover.Proc.PID() {
+			return fmt.Errorf("the mark names %v; want the holder, pid %d", m.Holder(), remover.Proc.PID())
+		}
+		return nil
+	})
+	if us[0].err != nil {
+		t.Errorf("remover: %v; want it to hold", us[0].err)
+	}
+	if !errors.Is(us[1].err, proclock.ErrHeld) {
+		t.Errorf("the other SQLite process: %v; want held", us[1].err)
+	}
+}
+
+// A file process backs off from a file a SQLite process holds: it created
+// the path, and before it wrote its stamp a SQLite process locked that
+// very file and marked it. The file process, finding the live mark after
+// its stamp, waits, then empties its stamp into an empty database (never
+// removing the file the SQLite process holds) and reports the SQLite
+// holder. The next file process reads the lock as held by the SQLite
+// holder, and takes it at once when that one releases: an empty database
+// without a mark is free.
+//
+// On the old code (75ae1bc) this failed ("file holds the lock while sqlite
+// holds it"): the file process confirmed its stamp and held beside the
+// SQLite holder.
+func TestCaseFileBacksOffFromSQLiteHolder(t *testing.T) {
+	us := scriptCase(t, nil, []role{fileUser, sqliteUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		file, sq := us[0], us[1]
+		if err := s.Reach(file.User, "writing its stamp", explore.At("write", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		if err := s.Finish(file.User); err != nil {
+			return err
+		}
+		data, err := afero.ReadFile(w.FS(), exploreLock)
+		if err != nil || !bytes.Equal(data, lockrec.EmptyDatabase()) {
+			return fmt.Errorf("the lock file after the file process backed off: %q, %v; want an empty database", data, err)
+		}
+		next := w.Spawn()
+		pp := next.Platform()
+		pp.SQLite = nil
+		_, err = proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
+		if h, ok := errors.AsType[*proclock.HeldError](err); !ok || h.Holder == nil || h.Holder.PID != sq.Proc.PID() {
+			return fmt.Errorf("the next file process while the SQLite process holds: %v; want held by pid %d", err, sq.Proc.PID())
+		}
+		if err := s.Finish(sq.User); err != nil {
+			return err
+		}
+		l, err := proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
+		if err != nil {
+			return fmt.Errorf("the next file process once the SQLite holder released: %w", err)
+		}
+		return l.Release()
+	})
+	us[0].heldBy(t, us[1])
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}
