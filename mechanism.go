@@ -45,7 +45,7 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 // releases, and the guard when a reclaim ends.
 func watched(path string) []string {
 	base := filepath.Base(path)
-	return []string{base, base + lockrec.MarkSuffix, base + stamplock.GuardSuffix}
+	return []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix), lockrec.SidecarName(base, stamplock.GuardSuffix)}
 }
 
 // sqliteMechanism holds a lock with an exclusive SQLite lock (package
@@ -102,7 +102,7 @@ func (m *sqliteMechanism) failed(err error) error {
 	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
 		return &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
 	}
-	return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+	return err
 }
 
 // clearStamp judges a stamp found at the path: a held error when its holder
@@ -115,7 +115,7 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 	pr, err := stamplock.Look(m.p, *self, m.path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+		return err
 	case pr.State == stamplock.Held:
 		return &HeldError{Path: m.path, Holder: pr.Holder()}
 	case pr.State == stamplock.Stale:
@@ -178,13 +178,13 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
+		st.State, st.Reason, st.cause = StateInaccessible, Reason(err, st.Path), err
 		return st, nil
 	case errors.Is(err, lockrec.ErrNotLockFile):
-		st.State, st.Reason, st.cause = StateForeign, lockrec.ErrNotLockFile.Error(), err
+		st.State, st.Reason, st.cause = StateForeign, Reason(err, st.Path), err
 		return st, nil
 	}
-	return st, fmt.Errorf("proclock: inspect %s: %w", st.Path, err)
+	return st, err
 }
 
 // fileMechanism holds a lock with a stamped lock file (package stamplock).
@@ -204,7 +204,7 @@ func (m *fileMechanism) ready() error {
 // holders and stamp its own files.
 func (m *fileMechanism) self() (platform.Identity, error) {
 	if m.p.Process == nil {
-		return platform.Identity{}, fmt.Errorf("proclock: file lock %s: %w", m.path, errNoProcess)
+		return platform.Identity{}, &identityError{errNoProcess}
 	}
 	id, err := m.p.Process.Self()
 	if err == nil && id.PID <= 0 {
@@ -213,10 +213,20 @@ func (m *fileMechanism) self() (platform.Identity, error) {
 		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
 	}
 	if err != nil {
-		return platform.Identity{}, fmt.Errorf("proclock: file lock %s needs this process's identity: %w", m.path, err)
+		return platform.Identity{}, &identityError{err}
 	}
 	return id, nil
 }
+
+// identityError says the file mechanism cannot work without this
+// process's identity, and why it has none.
+type identityError struct{ err error }
+
+func (e *identityError) Error() string {
+	return "the file mechanism needs this process's identity: " + e.err.Error()
+}
+
+func (e *identityError) Unwrap() error { return e.err }
 
 // errNoPID says a platform's identity of this process has no usable pid.
 var errNoPID = errors.New("identity has no process id")
@@ -234,7 +244,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+		return nil, err
 	}
 	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
 }

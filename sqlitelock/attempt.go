@@ -78,14 +78,19 @@ type Attempt struct {
 
 // Lock is a held SQLite lock.
 type Lock struct {
-	fsys  lockfs.FS
-	path  string
+	fsys lockfs.FS
+	path string
+	// name is what SQLite opens the file at path by (sqliteName).
+	name  string
 	conn  *sqlite3.Conn
 	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
-	id       lockfs.FileID
-	remove   bool
+	// broken is set when a call into go-sqlite3 panicked on conn: it is
+	// closed, never given back.
+	broken bool
+	id     lockfs.FileID
+	remove bool
 	// nonce is this holder's mark's, once it is written.
 	nonce string
 	// held is set once the attempt has succeeded: nobody else removes
@@ -141,6 +146,11 @@ func Acquire(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
 
 func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
+	name, done, err := sqliteName(p, path)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	pin, pinned, err := pinFile(p.FS, path)
 	if err != nil {
 		return nil, err
@@ -148,14 +158,18 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	defer pin.Close()
 	conn, err := a.Conns.Get()
 	if err != nil {
-		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
-	l := &Lock{fsys: p.FS, path: path, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	l := &Lock{fsys: p.FS, path: path, name: name, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
 	if err := l.take(p, a); err != nil {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
 			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+		case !l.attached && errors.Is(err, fs.ErrPermission):
+			// Readable (it is pinned) but not writable by this user:
+			// still held or free, by a look that writes nothing.
+			return nil, readOnlyVerdict(p, a.Conns, path, name)
 		case errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT):
 			// Stamped since it was pinned, or being rewritten by a
 			// file-mechanism process: for the caller to judge.
@@ -167,7 +181,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 			}
 			return nil, err
 		}
-		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
 	if now, err := p.FS.FileID(path); err != nil || !now.Same(pinned) {
 		l.detach()
@@ -191,12 +205,64 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	return l, nil
 }
 
-// attachSQL attaches the database at path to a borrowed connection, to
-// read and write it or only to read it, never to create it: proclock
-// creates the file (pinFile), with its own mode. Attaching reads the
-// schema, so it fails with BUSY against a holder.
-func attachSQL(path string, readOnly bool) string {
-	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(path, readOnly)) + " AS " + schema
+// sqliteName is the name SQLite is to open the file at path by, within its
+// pathname limit (platform.SQLiteNamer), and the function that ends the
+// name's life once SQLite has opened the file. A path over the limit that
+// the platform cannot name shorter is refused (lockrec.ErrPathTooLong)
+// before anything is created.
+func sqliteName(p *platform.Platform, path string) (string, func(), error) {
+	if n, ok := p.SQLite.(platform.SQLiteNamer); ok {
+		name, done, err := n.SQLiteName(path)
+		if errors.Is(err, platform.ErrSQLitePathTooLong) {
+			return "", nil, tooLongForSQLite(path)
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return name, done, nil
+	}
+	if len(path) > platform.MaxSQLitePath {
+		return "", nil, tooLongForSQLite(path)
+	}
+	return path, func() {}, nil
+}
+
+func tooLongForSQLite(path string) error {
+	return &lockrec.TooLongError{Why: fmt.Sprintf(
+		"the path is %d bytes, and SQLite takes at most %d (made absolute) and cannot be given a shorter name for it on this system; the file mechanism takes it",
+		len(path), platform.MaxSQLitePath)}
+}
+
+// readOnlyVerdict is the outcome of an attempt on a lock file this user
+// can read but not write: held (a *Busy, naming the mark's holder) when a
+// read-only look finds it so, else ErrReadOnly.
+func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error {
+	conn, err := conns.Get()
+	if err != nil {
+		return &fs.PathError{Op: "lock", Path: path, Err: err}
+	}
+	state, err := probeConn(conn, name)
+	putProbed(conns, conn, state, err)
+	switch {
+	case err != nil:
+		return openError(p.FS, path, err)
+	case state == Held:
+		return &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+	}
+	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+}
+
+// ErrReadOnly is matched by the error of an attempt on a free lock whose
+// file this user can read but not write. It matches fs.ErrPermission too.
+// (A held one gives a *Busy error as for anyone.)
+var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
+
+// attachSQL attaches the database SQLite knows by name (sqliteName) to a
+// borrowed connection, to read and write it or only to read it, never to
+// create it: proclock creates the file (pinFile), with its own mode.
+// Attaching reads the schema, so it fails with BUSY against a holder.
+func attachSQL(name string, readOnly bool) string {
+	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(name, readOnly)) + " AS " + schema
 }
 
 // fileURI names path as a SQLite URI filename, so that no character of the
@@ -296,15 +362,15 @@ func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64,
 	case info.IsDir():
 		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case !info.Mode().IsRegular():
-		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
+		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: ErrNotRegular}
 	}
 	id, err := fsys.FileIDOf(f)
 	return id, info.Size(), err
 }
 
-// errNotRegular is the error for a FIFO, socket or device at a lock's path:
-// not a lock file.
-var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
+// ErrNotRegular is matched by the error for a FIFO, socket or device at a
+// lock's path: not a lock file (it matches lockrec.ErrNotLockFile too).
+var ErrNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
 
 // stampedSince tells what the pinned file holds now: a stat, and a read
 // only when its size is not a SQLite lock's.
@@ -371,15 +437,23 @@ func openError(fsys lockfs.FS, path string, err error) error {
 // take attaches the lock's database and runs lockSQL. A first attempt
 // waits out BusyTimeout on the platform's clock and then retries a few
 // times; a later one tries once.
-func (l *Lock) take(p *platform.Platform, a Attempt) error {
+func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+		if errors.Is(err, ErrPanic) {
+			l.broken = true
+		}
+	}()
 	try := func() error {
 		if !l.attached {
-			if err := l.conn.Exec(attachSQL(l.path, false)); err != nil {
+			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
 				return err
 			}
 			l.attached = true
 		}
-		return l.conn.Exec(lockSQL)
+		return exec(l.conn, lockSQL)
 	}
 	if !a.First {
 		return try()
@@ -396,7 +470,7 @@ func (l *Lock) take(p *platform.Platform, a Attempt) error {
 		}
 		return clock.Sleep(ctx, time.Millisecond) == nil
 	})
-	err := try()
+	err = try()
 	l.conn.BusyHandler(nil)
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {

@@ -11,8 +11,13 @@ import (
 )
 
 // MarkSuffix names a lock's mark: "<path>.holder", the record of a SQLite
-// holder, by which processes without SQLite keep out (docs/protocol.md).
+// holder, by which processes without SQLite keep out (docs/protocol.md);
+// shortened for a long base name (MarkPath).
 const MarkSuffix = ".holder"
+
+// MarkPath is the path of the mark of the lock at path (docs/protocol.md,
+// "Names").
+func MarkPath(path string) string { return Sidecar(path, MarkSuffix) }
 
 // Mark is what was found at a lock's mark.
 type Mark struct {
@@ -29,10 +34,13 @@ type Mark struct {
 func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
 
 // ReadMark reads the mark of the lock at path, never following a symlink.
-// A mark that cannot be read is present, its holder unknown.
+// A mark that cannot be read is present, its holder unknown. A mark whose
+// name the filesystem calls too long is absent: nobody can have made it.
+// (The lock's path is checked beforehand to leave room for its sidecars,
+// SidecarRoom, so the name is what is too long, not the path.)
 func ReadMark(fsys lockfs.FS, path string) Mark {
-	f, err := fsys.OpenNoFollow(path + MarkSuffix)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, err := fsys.OpenNoFollow(MarkPath(path))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) {
 		return Mark{}
 	}
 	if err != nil {
@@ -71,7 +79,7 @@ func (m Mark) Live(p *platform.Platform, here *platform.Identity) bool {
 // it fails with an error matching fs.ErrExist when a mark is there, and
 // never replaces one.
 func CreateMark(fsys lockfs.FS, path string, rec Record) error {
-	name := path + MarkSuffix
+	name := MarkPath(path)
 	f, err := fsys.OpenFile(name, lockfs.CreateExcl, FileMode)
 	if err != nil {
 		return err
@@ -93,7 +101,7 @@ func RemoveMarkIf(fsys lockfs.FS, path string, raw []byte) error {
 	if !m.Present || !bytes.Equal(m.Raw, raw) {
 		return nil
 	}
-	if err := fsys.Remove(path + MarkSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsys.Remove(MarkPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
