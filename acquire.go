@@ -112,9 +112,12 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err := t.mech.ready(); err != nil {
 		return nil, err
 	}
-	if !opts.AllowNetworkFS {
-		if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+	if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+		if !opts.AllowNetworkFS {
 			return nil, err
+		}
+		if m, ok := t.mech.(*sqliteMechanism); ok {
+			m.noFlock = true
 		}
 	}
 	if err := turns.enter(ctx, t.key, opts.Wait); err != nil {

@@ -26,9 +26,16 @@ type HeldError struct {
 	Path string
 	// Holder is the holder's recorded identity; nil when unknown.
 	Holder *platform.Identity
+	// Reason says, when Holder is nil, what is known of the holder:
+	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
+	// lock on the file); "" when nothing is.
+	Reason string
 }
 
 func (e *HeldError) Error() string {
+	if e.Holder == nil && e.Reason != "" {
+		return fmt.Sprintf("proclock: %s is held (holder unknown: %s)", e.Path, e.Reason)
+	}
 	if e.Holder == nil {
 		return fmt.Sprintf("proclock: %s is held (holder unknown)", e.Path)
 	}

@@ -35,8 +35,10 @@ type Status struct {
 	Path  string `json:"path"`
 	State State  `json:"state"`
 	// Reason says why a lock is stale ("pid gone", "pid reused", "other
-	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible,
-	// or foreign ("not a lock file").
+	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible
+	// ("permission denied"), or foreign ("not a lock file: ..."), or, for
+	// a lock held by an unknown holder, what is known of it ("a flock(2)
+	// lock").
 	Reason string `json:"reason,omitempty"`
 	// Holder is the recorded holder, when known.
 	Holder *platform.Identity `json:"holder,omitempty"`

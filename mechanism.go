@@ -53,6 +53,10 @@ func watched(path string) []string {
 type sqliteMechanism struct {
 	p    *platform.Platform
 	path string
+	// noFlock: the lock is on a network filesystem (allowed by the
+	// caller), where flock(2) may be a POSIX lock that conflicts with
+	// SQLite's own (sqlitelock.Attempt.NoFlock).
+	noFlock bool
 }
 
 func (m *sqliteMechanism) kind() Mechanism { return MechanismSQLite }
@@ -67,7 +71,7 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx}
+	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx, NoFlock: m.noFlock}
 	if self != nil {
 		a.Guard = func(ctx context.Context, path string) (func(), error) {
 			g, err := stamplock.Guard(ctx, m.p, *self, path)
@@ -96,6 +100,9 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 
 // failed words an attempt's error for the caller.
 func (m *sqliteMechanism) failed(err error) error {
+	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok && busy.Flock {
+		return &HeldError{Path: m.path, Reason: sqlitelock.FlockReason}
+	}
 	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
 		return &HeldError{Path: m.path, Holder: busy.Holder()}
 	}
@@ -161,6 +168,8 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 			st = m.recorded()
 		}
 		st.State = StateHeld
+	case sqlitelock.Flocked:
+		st.State, st.Reason = StateHeld, sqlitelock.FlockReason
 	case sqlitelock.Stamped:
 		self := selfIdentity(m.p)
 		if self == nil {

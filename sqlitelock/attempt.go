@@ -74,6 +74,11 @@ type Attempt struct {
 	// dead holder's mark is removed, and returns its release; nil (this
 	// process's identity unknown) removes such marks without it.
 	Guard func(ctx context.Context, path string) (release func(), err error)
+	// NoFlock leaves out the flock(2) lock the attempt takes beside
+	// SQLite's where the FS can (lockfs.Flocker): for a network
+	// filesystem, which may make flock(2) a POSIX lock that conflicts with
+	// SQLite's own.
+	NoFlock bool
 }
 
 // Lock is a held SQLite lock.
@@ -91,6 +96,9 @@ type Lock struct {
 	broken bool
 	id     lockfs.FileID
 	remove bool
+	// flocked is the pinned file, kept open while the lock is held for
+	// the flock(2) lock on it; nil without one.
+	flocked lockfs.File
 	// nonce is this holder's mark's, once it is written.
 	nonce string
 	// held is set once the attempt has succeeded: nobody else removes
@@ -103,6 +111,9 @@ type Busy struct {
 	Path string
 	// Record is what .holder says; nil when unknown.
 	Record *Record
+	// Flock is set when a flock(2) lock on the file (flock(1)'s) keeps
+	// the lock: its holder is unknown.
+	Flock bool
 }
 
 // Holder is the holder's identity, or nil when unknown.
@@ -115,6 +126,9 @@ func (b *Busy) Holder() *platform.Identity { return b.Record.Holder() }
 var ErrStamped = errors.New("sqlitelock: a stamp is at the lock's path")
 
 func (b *Busy) Error() string {
+	if b.Flock {
+		return fmt.Sprintf("sqlitelock: %s is held (holder unknown: %s)", b.Path, FlockReason)
+	}
 	if h := b.Holder(); h != nil {
 		return fmt.Sprintf("sqlitelock: %s is held by %s", b.Path, h)
 	}
@@ -155,12 +169,17 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer pin.Close()
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	defer func() {
+		if l.flocked != pin || !l.held {
+			pin.Close()
+		}
+	}()
 	conn, err := a.Conns.Get()
 	if err != nil {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	l.conn = conn
 	if err := l.take(p, a); err != nil {
 		l.detach()
 		switch {
@@ -187,6 +206,10 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		l.detach()
 		return nil, errSwapped
 	}
+	if err := l.flock(p, a, pin); err != nil {
+		l.detach()
+		return nil, err
+	}
 	if err := l.mark(p, a); err != nil {
 		l.detach()
 		return nil, err
@@ -203,6 +226,55 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	}
 	l.held = true
 	return l, nil
+}
+
+// FlockReason is why a lock held by a flock(2) lock has no known holder.
+const FlockReason = "a flock(2) lock"
+
+// flock takes a flock(2) lock on the pinned file, beside SQLite's, where
+// the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
+// each other (docs/design.md, "flock(1)"). It is taken once SQLite's lock
+// is, so two proclock processes never meet at it: only a flock(1) holder,
+// or an IsHeld's brief shared lock, which a first attempt waits out for up
+// to BusyTimeout. A filesystem that refuses flock(2) (an error other than
+// a conflict) goes without it: SQLite's lock is the lock.
+func (l *Lock) flock(p *platform.Platform, a Attempt, pin lockfs.File) error {
+	fl, ok := p.FS.(lockfs.Flocker)
+	if !ok || a.NoFlock {
+		return nil
+	}
+	clock := p.Time()
+	start := clock.Now()
+	for {
+		got, err := fl.TryFlock(pin, true)
+		switch {
+		case err != nil:
+			return nil
+		case got:
+			l.flocked = pin
+			return nil
+		}
+		if !a.First || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(a.context(), time.Millisecond) != nil {
+			return &Busy{Path: l.path, Flock: true}
+		}
+	}
+}
+
+// flockHeld reports whether a flock(2) lock that conflicts with a shared
+// one is on the file at path: flock(1)'s, as a probe that writes nothing
+// sees it.
+func flockHeld(fsys lockfs.FS, path string) bool {
+	fl, ok := fsys.(lockfs.Flocker)
+	if !ok {
+		return false
+	}
+	f, err := fsys.OpenNoFollow(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got, err := fl.TryFlock(f, false)
+	return err == nil && !got
 }
 
 // sqliteName is the name SQLite is to open the file at path by, within its
@@ -248,6 +320,8 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 		return openError(p.FS, path, err)
 	case state == Held:
 		return &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+	case flockHeld(p.FS, path):
+		return &Busy{Path: path, Flock: true}
 	}
 	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 }

@@ -23,6 +23,9 @@ const (
 	// Stamped: a stamp (or a torn one) is at the path: the file
 	// mechanism's lock, for the caller to judge.
 	Stamped
+	// Flocked: no connection holds it, but a flock(2) lock does
+	// (flock(1)'s): held, holder unknown.
+	Flocked
 )
 
 // Probe reports whether the lock at path is held, writing nothing: one
@@ -52,6 +55,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 	state, err := probeConn(conn, name)
 	putProbed(conns, conn, state, err)
 	if err == nil {
+		if state == Free && flockHeld(p.FS, path) {
+			return Flocked, nil
+		}
 		return state, nil
 	}
 	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {

@@ -22,6 +22,12 @@ func (l *Lock) Release() error {
 		}
 	}
 	errs = append(errs, l.unmark())
+	if l.flocked != nil {
+		// Before SQLite's lock: a proclock process that takes SQLite's
+		// lock next finds the flock(2) lock gone, not ours.
+		errs = append(errs, l.flocked.Close())
+		l.flocked = nil
+	}
 	errs = append(errs, l.detach())
 	return errors.Join(errs...)
 }
