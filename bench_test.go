@@ -47,6 +47,24 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 		})
 	}
+	// SQLite without the flock(2) lock beside its own (an FS without
+	// lockfs.Flocker): what exclusion with flock(1) costs.
+	b.Run("sqlite-without-flock", func(b *testing.B) {
+		p := nativePlatform(proclock.MechanismSQLite)
+		p.FS = &withoutFlock{p.FS}
+		path := filepath.Join(b.TempDir(), "bench.lock")
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Release(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The floor of any lock file: create exclusively, write a stamp,
 	// close, remove.
 	b.Run("raw-excl-create", func(b *testing.B) {
@@ -68,6 +86,10 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 	})
 }
+
+// withoutFlock is an FS with every power of the one it wraps but
+// lockfs.Flocker's (and the others not in lockfs.FS).
+type withoutFlock struct{ lockfs.FS }
 
 // BenchmarkIsHeld: a free lock, and one held by another holder (a SQLite
 // connection outside proclock; a lock file stamped by pid 1, which lives).
