@@ -119,11 +119,10 @@ func Reason(err error, path string) string {
 		return "permission denied" + sidecarNamed(err, path)
 	case errors.Is(err, ErrPathTooLong), errors.Is(err, lockfs.ErrNameTooLong):
 		return "name too long" + tooLongDetail(err) + sidecarNamed(err, path)
-	case errors.Is(err, sqlitelock.ErrSymlink):
-		return "is a symlink: a lock is never taken through one"
-	case errors.Is(err, sqlitelock.ErrNotRegular):
-		return "not a lock file: a device, FIFO or socket"
 	case errors.Is(err, ErrNotLockFile):
+		// One wording for every kind (a script, a FIFO, a device, a
+		// symlink, ...), so that both mechanisms, and status and run,
+		// say the same of one path.
 		return "not a lock file: proclock never changes it; lock another path"
 	case errors.Is(err, lockfs.ErrIsDir):
 		return "is a directory"
