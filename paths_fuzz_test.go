@@ -78,7 +78,7 @@ func checkErrorLine(t *testing.T, err error, path string) {
 		t.Fatalf("error of more than one line: %q", msg)
 	case strings.Count(msg, path) != 1:
 		t.Fatalf("error names the path %d times: %q", strings.Count(msg, path), msg)
-	case strings.Contains(msg, "sqlite3:") || strings.Contains(msg, "file:"):
+	case strings.Contains(msg, "sqlite3:") || strings.Contains(msg, "?mode="):
 		t.Fatalf("error shows SQLite's words: %q", msg)
 	}
 }
