@@ -35,12 +35,14 @@ func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
 
 // ReadMark reads the mark of the lock at path, never following a symlink.
 // A mark that cannot be read is present, its holder unknown. A mark whose
-// name the filesystem calls too long is absent: nobody can have made it.
-// (The lock's path is checked beforehand to leave room for its sidecars,
-// SidecarRoom, so the name is what is too long, not the path.)
+// name the filesystem calls too long is absent, nobody can have made it,
+// when its path is known to fit (lockfs.PathLimits): then the name is what
+// is too long, on a filesystem whose NAME_MAX is below 255, not the path,
+// which another process might name shorter.
 func ReadMark(fsys lockfs.FS, path string) Mark {
-	f, err := fsys.OpenNoFollow(MarkPath(path))
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) {
+	name := MarkPath(path)
+	f, err := fsys.OpenNoFollow(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
 		return Mark{}
 	}
 	if err != nil {
@@ -59,6 +61,16 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		m.Record = &r
 	}
 	return m
+}
+
+// pathFits reports whether fsys is known to take a path as long as name.
+func pathFits(fsys lockfs.FS, name string) bool {
+	limits, ok := fsys.(lockfs.PathLimits)
+	if !ok {
+		return false
+	}
+	pathMax, _ := limits.PathLimits()
+	return pathMax > 0 && len(name) <= pathMax
 }
 
 // Live reports whether the mark keeps others out: it names a holder that
