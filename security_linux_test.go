@@ -20,6 +20,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -150,19 +151,8 @@ func secOther(t *testing.T) (cred *syscall.Credential, ok bool) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, true
 }
 
-// secSharedDir is a new directory that other users may enter and read,
-// owned by this process's user; the test's temporary parent is opened up
-// too (it is created 0700).
-func secSharedDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// secSharedDir is a new directory that other users may enter and read.
+func secSharedDir(t *testing.T) string { return locktest.SharedDir(t) }
 
 // secExe is a copy of the test binary that another user may run: the go
 // tool's build directory is private to this user.
@@ -175,23 +165,7 @@ func secExe(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		return self
 	}
-	exe := filepath.Join(secSharedDir(t), "proclock.test")
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(exe, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return exe
+	return locktest.SharedCopy(t, self)
 }
 
 // secCommand is the test binary (exe) as a helper in mode, run as cred's

@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // badPath is a path proclock cannot lock, made in dir.
@@ -179,40 +180,11 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
-// sharedDir is a new directory other users may enter; the test's
-// temporary parent is opened up too (it is created 0700).
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+// sharedDir is a new directory other users may enter.
+func sharedDir(t *testing.T) string { return locktest.SharedDir(t) }
 
 // sharedBinary is a copy of the proclock binary that another user may run.
-func sharedBinary(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(sharedDir(t), "proclock")
-	src, err := os.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+func sharedBinary(t *testing.T) string { return locktest.SharedCopy(t, bin) }
 
 // runCmd runs a prepared proclock command to the end.
 func runCmd(t *testing.T, cmd *exec.Cmd) result {
