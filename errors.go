@@ -84,7 +84,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return "proclock: " + e.Op + " " + e.Path + ": " + Reason(e.Err, e.Path)
+	return "proclock: " + e.Op + " " + e.Path + ": " + plainCause(e.Err, e.Path)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -99,10 +99,10 @@ func pathError(op, path string, err error) error {
 	return &Error{Op: op, Path: path, Err: err}
 }
 
-// Reason words err, the cause of a failure on the lock at path, in plain
+// plainCause words err, the cause of a failure on the lock at path, in plain
 // words for people: never a path (but a sidecar's base name, when that is
 // what failed), never SQLite's internals. Status.Reason and Error use it.
-func Reason(err error, path string) string {
+func plainCause(err error, path string) string {
 	if netErr, ok := errors.AsType[*networkFSError](err); ok {
 		return netErr.Error()
 	}

@@ -187,10 +187,10 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		st.State, st.Reason, st.cause = StateInaccessible, Reason(err, st.Path), err
+		st.State, st.Reason, st.cause = StateInaccessible, plainCause(err, st.Path), err
 		return st, nil
 	case errors.Is(err, lockrec.ErrNotLockFile):
-		st.State, st.Reason, st.cause = StateForeign, Reason(err, st.Path), err
+		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
 		return st, nil
 	}
 	return st, err
