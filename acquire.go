@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -89,11 +90,21 @@ func (l *Lock) Release() error {
 // matching ctx.Err().
 //
 // Bad input (an empty path, a directory at path, a missing parent
-// directory) gives an error wrapping a *fs.PathError, and creates nothing.
+// directory, a path too long for the system) gives an *Error wrapping a
+// *fs.PathError or a documented sentinel, and creates nothing.
 func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("proclock: acquire %s: %w", path, err)
+		return nil, &Error{Op: "acquire", Path: path, Err: err}
 	}
+	l, err := acquire(ctx, p, path, opts)
+	if err != nil {
+		return nil, pathError("acquire", path, err)
+	}
+	return l, nil
+}
+
+// acquire is Acquire; its errors are the causes, for Acquire to word.
+func acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	t, err := target(p, path)
 	if err != nil {
 		return nil, err
@@ -101,9 +112,12 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err := t.mech.ready(); err != nil {
 		return nil, err
 	}
-	if !opts.AllowNetworkFS {
-		if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+	if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+		if !opts.AllowNetworkFS {
 			return nil, err
+		}
+		if m, ok := t.mech.(*sqliteMechanism); ok {
+			m.noFlock = true
 		}
 	}
 	if err := turns.enter(ctx, t.key, opts.Wait); err != nil {
@@ -143,6 +157,12 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	if err := lockfs.CheckPath("acquire", path); err != nil {
 		return lockTarget{}, err
 	}
+	if limits, ok := p.FS.(lockfs.PathLimits); ok {
+		pathMax, nameMax := limits.PathLimits()
+		if err := lockrec.CheckLength(path, pathMax, nameMax); err != nil {
+			return lockTarget{}, err
+		}
+	}
 	base := filepath.Base(path)
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
@@ -150,7 +170,7 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	dir := filepath.Dir(path)
 	dirID, err := p.FS.DirID(dir)
 	if err != nil {
-		return lockTarget{}, fmt.Errorf("proclock: lock directory: %w", err)
+		return lockTarget{}, err
 	}
 	t := lockTarget{path: path, dir: dir}
 	if !reflect.TypeOf(p.FS).Comparable() {

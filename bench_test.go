@@ -31,22 +31,15 @@ func nativePlatform(mech proclock.Mechanism) *platform.Platform {
 // BenchmarkAcquireRelease: one uncontended acquisition and release.
 func BenchmarkAcquireRelease(b *testing.B) {
 	for _, mech := range mechanisms {
-		b.Run(string(mech), func(b *testing.B) {
-			p := nativePlatform(mech)
-			path := filepath.Join(b.TempDir(), "bench.lock")
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := l.Release(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run(string(mech), func(b *testing.B) { benchAcquireRelease(b, nativePlatform(mech)) })
 	}
+	// SQLite without the flock(2) lock beside its own (an FS without
+	// lockfs.Flocker): what exclusion with flock(1) costs.
+	b.Run("sqlite-without-flock", func(b *testing.B) {
+		p := nativePlatform(proclock.MechanismSQLite)
+		p.FS = &withoutFlock{p.FS}
+		benchAcquireRelease(b, p)
+	})
 	// The floor of any lock file: create exclusively, write a stamp,
 	// close, remove.
 	b.Run("raw-excl-create", func(b *testing.B) {
@@ -68,6 +61,26 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		}
 	})
 }
+
+// benchAcquireRelease times an uncontended Acquire and Release through p.
+func benchAcquireRelease(b *testing.B, p *platform.Platform) {
+	path := filepath.Join(b.TempDir(), "bench.lock")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// withoutFlock is an FS with every power of the one it wraps but
+// lockfs.Flocker's (and the others not in lockfs.FS).
+type withoutFlock struct{ lockfs.FS }
 
 // BenchmarkIsHeld: a free lock, and one held by another holder (a SQLite
 // connection outside proclock; a lock file stamped by pid 1, which lives).

@@ -3,9 +3,17 @@ package proclock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // ErrHeld is matched (errors.Is) by every error that says a lock is held by
@@ -18,9 +26,16 @@ type HeldError struct {
 	Path string
 	// Holder is the holder's recorded identity; nil when unknown.
 	Holder *platform.Identity
+	// Reason says, when Holder is nil, what is known of the holder:
+	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
+	// lock on the file); "" when nothing is.
+	Reason string
 }
 
 func (e *HeldError) Error() string {
+	if e.Holder == nil && e.Reason != "" {
+		return fmt.Sprintf("proclock: %s is held (holder unknown: %s)", e.Path, e.Reason)
+	}
 	if e.Holder == nil {
 		return fmt.Sprintf("proclock: %s is held (holder unknown)", e.Path)
 	}
@@ -41,3 +56,120 @@ var ErrNetworkFS = errors.New("proclock: lock directory is on a network filesyst
 // file over 64 KiB. proclock never removes or changes such a file
 // (docs/protocol.md says what is a lock file).
 var ErrNotLockFile = lockrec.ErrNotLockFile
+
+// ErrPathTooLong is matched by the error for a lock path proclock refuses
+// as too long before it creates anything: a base name over NAME_MAX, a
+// path with less than 64 bytes to spare under PATH_MAX (its sidecars need
+// them: docs/protocol.md, "Names"), or, for the SQLite mechanism where
+// SQLite cannot be given a short name for the file (everywhere but linux
+// with /proc), a path over SQLite's limit of 1016 bytes, made absolute. It
+// matches lockfs.ErrNameTooLong (the system's ENAMETOOLONG) too.
+var ErrPathTooLong = lockrec.ErrPathTooLong
+
+// Error is the error Acquire, IsHeld and Inspect return when they cannot
+// take or read the lock at a path, for any other reason than its being
+// held (ErrHeld). Its message is one line: what failed, on which path, and
+// the cause in plain words ("permission denied", "no such directory",
+// "not a lock file", "name too long", "on a network filesystem", ...).
+// Unwrap gives the cause in full, with the system's and SQLite's own
+// words, for errors.Is and errors.As: errors.Is(err, fs.ErrPermission),
+// errors.Is(err, ErrNotLockFile) and so on.
+type Error struct {
+	// Op is what failed: "acquire" or "inspect".
+	Op string
+	// Path is the lock's path, as the caller gave it.
+	Path string
+	// Err is the cause.
+	Err error
+}
+
+func (e *Error) Error() string {
+	return "proclock: " + e.Op + " " + e.Path + ": " + plainCause(e.Err, e.Path)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// pathError wraps err, the cause of a failure of op on the lock at path,
+// in an *Error; errors that already are one, held errors and a caller's
+// cancellation pass as they are.
+func pathError(op, path string, err error) error {
+	if _, ok := errors.AsType[*Error](err); ok || err == nil || errors.Is(err, ErrHeld) {
+		return err
+	}
+	return &Error{Op: op, Path: path, Err: err}
+}
+
+// plainCause words err, the cause of a failure on the lock at path, in plain
+// words for people: never a path (but a sidecar's base name, when that is
+// what failed), never SQLite's internals. Status.Reason and Error use it.
+func plainCause(err error, path string) string {
+	if netErr, ok := errors.AsType[*networkFSError](err); ok {
+		return netErr.Error()
+	}
+	if idErr, ok := errors.AsType[*identityError](err); ok {
+		return idErr.Error()
+	}
+	switch {
+	case errors.Is(err, fs.ErrInvalid):
+		return "empty path"
+	case errors.Is(err, sqlitelock.ErrReadOnly):
+		return "permission denied: this user can read the lock file but not write it; " +
+			"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied" + sidecarNamed(err, path)
+	case errors.Is(err, ErrPathTooLong), errors.Is(err, lockfs.ErrNameTooLong):
+		return "name too long" + tooLongDetail(err) + sidecarNamed(err, path)
+	case errors.Is(err, ErrNotLockFile):
+		// One wording for every kind (a script, a FIFO, a device, a
+		// symlink, ...), so that both mechanisms, and status and run,
+		// say the same of one path.
+		return "not a lock file: proclock never changes it; lock another path"
+	case errors.Is(err, lockfs.ErrIsDir):
+		return "is a directory"
+	case errors.Is(err, lockfs.ErrNotDir):
+		return "a part of the path is not a directory"
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such directory"
+	case errors.Is(err, sqlitelock.ErrPanic):
+		return "SQLite failed (an internal error; please report it)"
+	}
+	return detail(err)
+}
+
+// tooLongDetail is what a refusal of a long path says beyond "name too
+// long" (lockrec.TooLong's words), or "" for the system's own refusal.
+func tooLongDetail(err error) string {
+	if tl, ok := errors.AsType[*lockrec.TooLongError](err); ok {
+		return ": " + tl.Why
+	}
+	return ""
+}
+
+// sidecarNamed names the sidecar that failed, when it is not the lock's
+// own file: ": the mark x.lock.holder".
+func sidecarNamed(err error, path string) string {
+	pe, ok := errors.AsType[*fs.PathError](err)
+	if !ok || pe.Path == path || pe.Path == "" || filepath.Dir(pe.Path) != filepath.Dir(path) {
+		return ""
+	}
+	return " (on " + filepath.Base(pe.Path) + ")"
+}
+
+// detail is the plainest words in err for an unforeseen cause: the
+// system's error text, else SQLite's words for its error code, else the
+// innermost message.
+func detail(err error) string {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		return errno.Error()
+	}
+	if code, ok := errors.AsType[sqlite3.ErrorCode](err); ok {
+		return strings.TrimPrefix(code.Error(), "sqlite3: ")
+	}
+	for {
+		pe, ok := errors.AsType[*fs.PathError](err)
+		if !ok {
+			return strings.TrimPrefix(err.Error(), "sqlite3: ")
+		}
+		err = pe.Err
+	}
+}

@@ -2,7 +2,6 @@ package proclock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/proclock/proclock/platform"
@@ -36,8 +35,10 @@ type Status struct {
 	Path  string `json:"path"`
 	State State  `json:"state"`
 	// Reason says why a lock is stale ("pid gone", "pid reused", "other
-	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible,
-	// or foreign ("not a lock file").
+	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible
+	// ("permission denied"), or foreign ("not a lock file: ..."), or, for
+	// a lock held by an unknown holder, what is known of it ("a flock(2)
+	// lock").
 	Reason string `json:"reason,omitempty"`
 	// Holder is the recorded holder, when known.
 	Holder *platform.Identity `json:"holder,omitempty"`
@@ -62,7 +63,7 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 	st, err := inspect(ctx, p, path, false)
 	if err == nil && (st.State == StateInaccessible || st.State == StateForeign) {
 		// Neither held nor free: Acquire would fail the same way.
-		err = st.cause
+		err = &Error{Op: "inspect", Path: path, Err: st.cause}
 	}
 	return st.State == StateHeld, err
 }
@@ -76,10 +77,20 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, er
 }
 
 // inspect is Inspect; with detail unset it reads no identity where the
-// mechanism needs none to answer (SQLite's .holder), as IsHeld wants.
+// mechanism needs none to answer (SQLite's .holder), as IsHeld wants. Its
+// errors are *Error.
 func inspect(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
+	st, err := inspectCause(ctx, p, path, detail)
+	if err != nil {
+		return st, pathError("inspect", path, err)
+	}
+	return st, nil
+}
+
+// inspectCause is inspect, its errors the causes.
+func inspectCause(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
 	if err := ctx.Err(); err != nil {
-		return Status{Path: path}, fmt.Errorf("proclock: inspect %s: %w", path, err)
+		return Status{Path: path}, err
 	}
 	t, err := target(p, path)
 	if err != nil {

@@ -45,7 +45,7 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 // releases, and the guard when a reclaim ends.
 func watched(path string) []string {
 	base := filepath.Base(path)
-	return []string{base, base + lockrec.MarkSuffix, base + stamplock.GuardSuffix}
+	return []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix), lockrec.SidecarName(base, stamplock.GuardSuffix)}
 }
 
 // sqliteMechanism holds a lock with an exclusive SQLite lock (package
@@ -53,6 +53,10 @@ func watched(path string) []string {
 type sqliteMechanism struct {
 	p    *platform.Platform
 	path string
+	// noFlock: the lock is on a network filesystem (allowed by the
+	// caller), where flock(2) may be a POSIX lock that conflicts with
+	// SQLite's own (sqlitelock.Attempt.NoFlock).
+	noFlock bool
 }
 
 func (m *sqliteMechanism) kind() Mechanism { return MechanismSQLite }
@@ -67,7 +71,7 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx}
+	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx, NoFlock: m.noFlock}
 	if self != nil {
 		a.Guard = func(ctx context.Context, path string) (func(), error) {
 			g, err := stamplock.Guard(ctx, m.p, *self, path)
@@ -96,13 +100,16 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 
 // failed words an attempt's error for the caller.
 func (m *sqliteMechanism) failed(err error) error {
+	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok && busy.Flock {
+		return &HeldError{Path: m.path, Reason: sqlitelock.FlockReason}
+	}
 	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
 		return &HeldError{Path: m.path, Holder: busy.Holder()}
 	}
 	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
 		return &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
 	}
-	return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+	return err
 }
 
 // clearStamp judges a stamp found at the path: a held error when its holder
@@ -115,7 +122,7 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 	pr, err := stamplock.Look(m.p, *self, m.path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+		return err
 	case pr.State == stamplock.Held && !pr.StampDead:
 		return &HeldError{Path: m.path, Holder: pr.Holder()}
 	case pr.State == stamplock.Stale || pr.StampDead:
@@ -163,6 +170,8 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 			st = m.recorded()
 		}
 		st.State = StateHeld
+	case sqlitelock.Flocked:
+		st.State, st.Reason = StateHeld, sqlitelock.FlockReason
 	case sqlitelock.Stamped:
 		self := selfIdentity(m.p)
 		if self == nil {
@@ -180,13 +189,13 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		st.State, st.Reason, st.cause = StateInaccessible, err.Error(), err
+		st.State, st.Reason, st.cause = StateInaccessible, plainCause(err, st.Path), err
 		return st, nil
 	case errors.Is(err, lockrec.ErrNotLockFile):
-		st.State, st.Reason, st.cause = StateForeign, lockrec.ErrNotLockFile.Error(), err
+		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
 		return st, nil
 	}
-	return st, fmt.Errorf("proclock: inspect %s: %w", st.Path, err)
+	return st, err
 }
 
 // fileMechanism holds a lock with a stamped lock file (package stamplock).
@@ -206,7 +215,7 @@ func (m *fileMechanism) ready() error {
 // holders and stamp its own files.
 func (m *fileMechanism) self() (platform.Identity, error) {
 	if m.p.Process == nil {
-		return platform.Identity{}, fmt.Errorf("proclock: file lock %s: %w", m.path, errNoProcess)
+		return platform.Identity{}, &identityError{errNoProcess}
 	}
 	id, err := m.p.Process.Self()
 	if err == nil && id.PID <= 0 {
@@ -215,10 +224,20 @@ func (m *fileMechanism) self() (platform.Identity, error) {
 		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
 	}
 	if err != nil {
-		return platform.Identity{}, fmt.Errorf("proclock: file lock %s needs this process's identity: %w", m.path, err)
+		return platform.Identity{}, &identityError{err}
 	}
 	return id, nil
 }
+
+// identityError says the file mechanism cannot work without this
+// process's identity, and why it has none.
+type identityError struct{ err error }
+
+func (e *identityError) Error() string {
+	return "the file mechanism needs this process's identity: " + e.err.Error()
+}
+
+func (e *identityError) Unwrap() error { return e.err }
 
 // errNoPID says a platform's identity of this process has no usable pid.
 var errNoPID = errors.New("identity has no process id")
@@ -236,7 +255,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("proclock: acquire %s: %w", m.path, err)
+		return nil, err
 	}
 	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
 }

@@ -18,5 +18,15 @@ func refuseNetworkFS(fsys lockfs.FS, dir string) error {
 	if err != nil || kind == "" {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is on %s (set Options.AllowNetworkFS to lock there anyway)", ErrNetworkFS, dir, kind)
+	return &networkFSError{kind: kind}
 }
+
+// networkFSError is the cause of a refusal to lock on a network
+// filesystem; it matches ErrNetworkFS.
+type networkFSError struct{ kind string }
+
+func (e *networkFSError) Error() string {
+	return fmt.Sprintf("on a network filesystem (%s), where locks are not reliable (Options.AllowNetworkFS locks there anyway)", e.kind)
+}
+
+func (e *networkFSError) Is(target error) bool { return target == ErrNetworkFS }

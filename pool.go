@@ -1,11 +1,13 @@
 package proclock
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // maxIdleConns is how many idle connections are kept in all, across
@@ -62,13 +64,21 @@ func (c *connCache) keep(sq platform.SQLite, conn *sqlite3.Conn) *sqlite3.Conn {
 // connPool lends connections of one SQLite value (sqlitelock.Conns).
 type connPool struct{ sq platform.SQLite }
 
-func (p connPool) Get() (*sqlite3.Conn, error) {
+// Get lends an idle connection, or opens one; a panic in go-sqlite3 is an
+// error matching sqlitelock.ErrPanic.
+func (p connPool) Get() (conn *sqlite3.Conn, err error) {
 	if conn := idleConns.take(p.sq); conn != nil {
 		return conn, nil
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			conn, err = nil, fmt.Errorf("%w: opening a connection: %v", sqlitelock.ErrPanic, r)
+		}
+	}()
 	return p.sq.Open(":memory:", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
 }
 
 func (p connPool) Put(conn *sqlite3.Conn) {
+	defer func() { recover() }()       // a connection that fails to close is gone either way
 	idleConns.keep(p.sq, conn).Close() // closing a nil Conn does nothing
 }

@@ -339,24 +339,38 @@ func (s *secSpyFS) OpenFile(name string, flag int, perm os.FileMode) (lockfs.Fil
 	return f, err
 }
 
-// TestFileModes: lock files, guard files and .holder are created 0644
-// before the umask, so with the usual umask 022 another user may read who
-// holds a lock but write none of its files; umask 077 makes them private.
-// (umask is process-wide: this test must not run in parallel.)
+// TestFileModes: lock files, guard files and .holder are created 0664
+// before the umask (docs/security.md), so with the usual umask 022 another
+// user may read who holds a lock but write none of its files, with umask
+// 002 the group may write them too, umask 077 makes them private, and no
+// umask, not even 000, makes them world-writable. (umask is process-wide:
+// this test must not run in parallel.)
 func TestFileModes(t *testing.T) {
-	const chosen fs.FileMode = 0o644
-	if stamplock.FileMode != chosen || sqlitelock.HolderFileMode != chosen {
-		t.Fatalf("modes %v, %v; docs/security.md documents %v", stamplock.FileMode, sqlitelock.HolderFileMode, chosen)
+	const chosen fs.FileMode = 0o664
+	if stamplock.FileMode != chosen || sqlitelock.HolderFileMode != chosen || sqlitelock.DatabaseFileMode != chosen {
+		t.Fatalf("modes %v, %v, %v; docs/security.md documents %v", stamplock.FileMode, sqlitelock.HolderFileMode, sqlitelock.DatabaseFileMode, chosen)
 	}
 	ctx := context.Background()
-	for _, mask := range []int{0o022, 0o077, 0} {
+	for _, mask := range []int{0o022, 0o002, 0o077, 0} {
 		want := chosen &^ fs.FileMode(mask)
+		if want&0o002 != 0 {
+			t.Fatalf("umask %03o would make files world-writable (%v)", mask, want)
+		}
 		t.Run(fmt.Sprintf("umask %03o", mask), func(t *testing.T) {
 			defer syscall.Umask(syscall.Umask(mask))
 			t.Run("file", func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "x.lock")
+				l, err := proclock.Acquire(ctx, nativePlatform(proclock.MechanismFile), path, proclock.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+				secWantMode(t, path, want)
+			})
+			t.Run("file guard", func(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, "x.lock")
-				secDeadStamp(t, path) // so that Acquire reclaims under a guard
+				secDeadStamp(t, path) // so that Acquire converts it under a guard
 				p := nativePlatform(proclock.MechanismFile)
 				spy := &secSpyFS{FS: p.FS, modes: map[string]fs.FileMode{}}
 				p.FS = spy
@@ -365,7 +379,6 @@ func TestFileModes(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer l.Release()
-				secWantMode(t, path, want)
 				if got, ok := spy.modes["x.lock"+stamplock.GuardSuffix]; !ok || got != want {
 					t.Errorf("guard file created %v (seen: %v); want %v", got, ok, want)
 				}

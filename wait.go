@@ -32,7 +32,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 			if cerr := ctx.Err(); cerr != nil {
 				// Obtained after the caller gave up: not theirs to hold.
 				l.release()
-				return nil, fmt.Errorf("proclock: acquire %s: %w", t.path, cerr)
+				return nil, cerr
 			}
 			return l, nil
 		}

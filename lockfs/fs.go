@@ -84,6 +84,10 @@ var ErrNoFileID = errors.New("lockfs: file identity not supported")
 // lock expects a file; it is the system's EISDIR.
 var ErrIsDir error = syscall.EISDIR
 
+// ErrNameTooLong is the error (wrapped in a *fs.PathError) for a path or a
+// file name longer than the system takes; it is the system's ENAMETOOLONG.
+var ErrNameTooLong error = syscall.ENAMETOOLONG
+
 // CheckPath rejects an empty path with a *fs.PathError wrapping
 // fs.ErrInvalid, the error every FS method gives for it.
 func CheckPath(op, name string) error {
@@ -111,3 +115,7 @@ type NetworkFS interface {
 // as go-sqlite3 opens a database (a sharing violation). Never on other
 // systems, which remove and rename open files.
 func InUse(err error) bool { return err != nil && inUse(err) }
+
+// ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
+// path that is not a directory; it is the system's ENOTDIR.
+var ErrNotDir error = syscall.ENOTDIR

@@ -3,7 +3,9 @@
 package platform
 
 import (
+	"errors"
 	"path/filepath"
+	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
@@ -24,6 +26,18 @@ type directVFS struct{ vfs.VFSFilename }
 
 func (directVFS) FullPathname(name string) (string, error) { return filepath.Abs(name) }
 
+// Access says a name longer than the system takes does not exist, which
+// is true: SQLite looks for a database's journal, "<name>-journal", and a
+// lock's base name of 248 bytes or more makes that name too long, which
+// the OS's VFS reports as an I/O error.
+func (v directVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
+	ok, err := v.VFSFilename.Access(name, flags)
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		return false, nil
+	}
+	return ok, err
+}
+
 // directVFSName is what directVFS is registered as.
 const directVFSName = "proclock-os"
 
@@ -43,4 +57,19 @@ func (osSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error)
 		return sqlite3.OpenFlags("file::memory:?vfs="+directVFSName, flags|sqlite3.OPEN_URI)
 	}
 	return sqlite3.OpenFlags(path, flags)
+}
+
+// SQLiteName names the file at path for SQLite (SQLiteNamer): path itself
+// when it is within SQLite's limit made absolute; else, where this OS can
+// (linux, through /proc), a short name by way of a descriptor of the
+// file's directory, which done closes; else ErrSQLitePathTooLong.
+func (osSQLite) SQLiteName(path string) (name string, done func(), err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(abs) <= MaxSQLitePath && len(path) <= MaxSQLitePath {
+		return path, func() {}, nil
+	}
+	return shortSQLiteName(filepath.Dir(abs), filepath.Base(abs))
 }

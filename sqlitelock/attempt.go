@@ -74,18 +74,31 @@ type Attempt struct {
 	// dead holder's mark is removed, and returns its release; nil (this
 	// process's identity unknown) removes such marks without it.
 	Guard func(ctx context.Context, path string) (release func(), err error)
+	// NoFlock leaves out the flock(2) lock the attempt takes beside
+	// SQLite's where the FS can (lockfs.Flocker): for a network
+	// filesystem, which may make flock(2) a POSIX lock that conflicts with
+	// SQLite's own.
+	NoFlock bool
 }
 
 // Lock is a held SQLite lock.
 type Lock struct {
-	fsys  lockfs.FS
-	path  string
+	fsys lockfs.FS
+	path string
+	// name is what SQLite opens the file at path by (sqliteName).
+	name  string
 	conn  *sqlite3.Conn
 	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
-	id       lockfs.FileID
-	remove   bool
+	// broken is set when a call into go-sqlite3 panicked on conn: it is
+	// closed, never given back.
+	broken bool
+	id     lockfs.FileID
+	remove bool
+	// flocked is the pinned file, kept open while the lock is held for
+	// the flock(2) lock on it; nil without one.
+	flocked lockfs.File
 	// nonce is this holder's mark's, once it is written.
 	nonce string
 	// held is set once the attempt has succeeded: nobody else removes
@@ -98,6 +111,9 @@ type Busy struct {
 	Path string
 	// Record is what .holder says; nil when unknown.
 	Record *Record
+	// Flock is set when a flock(2) lock on the file (flock(1)'s) keeps
+	// the lock: its holder is unknown.
+	Flock bool
 }
 
 // Holder is the holder's identity, or nil when unknown.
@@ -110,6 +126,9 @@ func (b *Busy) Holder() *platform.Identity { return b.Record.Holder() }
 var ErrStamped = errors.New("sqlitelock: a stamp is at the lock's path")
 
 func (b *Busy) Error() string {
+	if b.Flock {
+		return fmt.Sprintf("sqlitelock: %s is held (holder unknown: %s)", b.Path, FlockReason)
+	}
 	if h := b.Holder(); h != nil {
 		return fmt.Sprintf("sqlitelock: %s is held by %s", b.Path, h)
 	}
@@ -141,21 +160,35 @@ func Acquire(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
 
 func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
+	name, done, err := sqliteName(p, path)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	pin, pinned, err := pinFile(p.FS, path)
 	if err != nil {
 		return nil, err
 	}
-	defer pin.Close()
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	defer func() {
+		if l.flocked != pin || !l.held {
+			pin.Close()
+		}
+	}()
 	conn, err := a.Conns.Get()
 	if err != nil {
-		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
-	l := &Lock{fsys: p.FS, path: path, conn: conn, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	l.conn = conn
 	if err := l.take(p, a); err != nil {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
 			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+		case !l.attached && errors.Is(err, fs.ErrPermission):
+			// Readable (it is pinned) but not writable by this user:
+			// still held or free, by a look that writes nothing.
+			return nil, readOnlyVerdict(p, a.Conns, path, name)
 		case errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT):
 			// Stamped since it was pinned, or being rewritten by a
 			// file-mechanism process: for the caller to judge.
@@ -169,11 +202,15 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 			}
 			return nil, err
 		}
-		return nil, fmt.Errorf("sqlitelock: lock %s: %w", path, err)
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
 	if now, err := p.FS.FileID(path); err != nil || !now.Same(pinned) {
 		l.detach()
 		return nil, errSwapped
+	}
+	if err := l.flock(p, a, pin); err != nil {
+		l.detach()
+		return nil, err
 	}
 	if err := l.mark(p, a); err != nil {
 		l.detach()
@@ -193,12 +230,115 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	return l, nil
 }
 
-// attachSQL attaches the database at path to a borrowed connection, to
-// read and write it or only to read it, never to create it: proclock
-// creates the file (pinFile), with its own mode. Attaching reads the
-// schema, so it fails with BUSY against a holder.
-func attachSQL(path string, readOnly bool) string {
-	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(path, readOnly)) + " AS " + schema
+// FlockReason is why a lock held by a flock(2) lock has no known holder.
+const FlockReason = "a flock(2) lock"
+
+// flock takes a flock(2) lock on the pinned file, beside SQLite's, where
+// the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
+// each other (docs/design.md, "flock(1)"). It is taken once SQLite's lock
+// is, so two proclock processes never meet at it: only a flock(1) holder,
+// or an IsHeld's brief shared lock, which a first attempt waits out for up
+// to BusyTimeout. A filesystem that refuses flock(2) (an error other than
+// a conflict) goes without it: SQLite's lock is the lock.
+func (l *Lock) flock(p *platform.Platform, a Attempt, pin lockfs.File) error {
+	fl, ok := p.FS.(lockfs.Flocker)
+	if !ok || a.NoFlock {
+		return nil
+	}
+	clock := p.Time()
+	start := clock.Now()
+	for {
+		got, err := fl.TryFlock(pin, true)
+		switch {
+		case err != nil:
+			return nil
+		case got:
+			l.flocked = pin
+			return nil
+		}
+		if !a.First || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(a.context(), time.Millisecond) != nil {
+			return &Busy{Path: l.path, Flock: true}
+		}
+	}
+}
+
+// flockHeld reports whether a flock(2) lock that conflicts with a shared
+// one is on the file at path: flock(1)'s, as a probe that writes nothing
+// sees it.
+func flockHeld(fsys lockfs.FS, path string) bool {
+	fl, ok := fsys.(lockfs.Flocker)
+	if !ok {
+		return false
+	}
+	f, err := fsys.OpenNoFollow(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got, err := fl.TryFlock(f, false)
+	return err == nil && !got
+}
+
+// sqliteName is the name SQLite is to open the file at path by, within its
+// pathname limit (platform.SQLiteNamer), and the function that ends the
+// name's life once SQLite has opened the file. A path over the limit that
+// the platform cannot name shorter is refused (lockrec.ErrPathTooLong)
+// before anything is created.
+func sqliteName(p *platform.Platform, path string) (string, func(), error) {
+	if n, ok := p.SQLite.(platform.SQLiteNamer); ok {
+		name, done, err := n.SQLiteName(path)
+		if errors.Is(err, platform.ErrSQLitePathTooLong) {
+			return "", nil, tooLongForSQLite(path)
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return name, done, nil
+	}
+	if len(path) > platform.MaxSQLitePath {
+		return "", nil, tooLongForSQLite(path)
+	}
+	return path, func() {}, nil
+}
+
+func tooLongForSQLite(path string) error {
+	return &lockrec.TooLongError{Why: fmt.Sprintf(
+		"the path is %d bytes, and SQLite takes at most %d (made absolute) and cannot be given a shorter name for it on this system; the file mechanism takes it",
+		len(path), platform.MaxSQLitePath)}
+}
+
+// readOnlyVerdict is the outcome of an attempt on a lock file this user
+// can read but not write: held (a *Busy, naming the mark's holder) when a
+// read-only look finds it so, else ErrReadOnly.
+func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error {
+	conn, err := conns.Get()
+	if err != nil {
+		return &fs.PathError{Op: "lock", Path: path, Err: err}
+	}
+	state, err := probeConn(conn, name)
+	putProbed(conns, conn, state, err)
+	switch {
+	case err != nil:
+		return openError(p.FS, path, err)
+	case state == Held:
+		return &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+	case flockHeld(p.FS, path):
+		return &Busy{Path: path, Flock: true}
+	}
+	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+}
+
+// ErrReadOnly is matched by the error of an attempt on a free lock whose
+// file this user can read but not write. It matches fs.ErrPermission too.
+// (A held one gives a *Busy error as for anyone.)
+var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
+
+// attachSQL attaches the database SQLite knows by name (sqliteName) to a
+// borrowed connection, to read and write it or only to read it, never to
+// create it: proclock creates the file (pinFile), with its own mode.
+// Attaching reads the schema, so it fails with BUSY against a holder.
+func attachSQL(name string, readOnly bool) string {
+	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(name, readOnly)) + " AS " + schema
 }
 
 // fileURI names path as a SQLite URI filename, so that no character of the
@@ -299,15 +439,15 @@ func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64,
 	case info.IsDir():
 		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case !info.Mode().IsRegular():
-		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
+		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: ErrNotRegular}
 	}
 	id, err := fsys.FileIDOf(f)
 	return id, info.Size(), err
 }
 
-// errNotRegular is the error for a FIFO, socket or device at a lock's path:
-// not a lock file.
-var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
+// ErrNotRegular is matched by the error for a FIFO, socket or device at a
+// lock's path: not a lock file (it matches lockrec.ErrNotLockFile too).
+var ErrNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
 
 // stampedSince tells what the pinned file holds now: a stat, and a read
 // only when its size is not a SQLite lock's.
@@ -374,15 +514,23 @@ func openError(fsys lockfs.FS, path string, err error) error {
 // take attaches the lock's database and runs lockSQL. A first attempt
 // waits out BusyTimeout on the platform's clock and then retries a few
 // times; a later one tries once.
-func (l *Lock) take(p *platform.Platform, a Attempt) error {
+func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+		if errors.Is(err, ErrPanic) {
+			l.broken = true
+		}
+	}()
 	try := func() error {
 		if !l.attached {
-			if err := l.conn.Exec(attachSQL(l.path, false)); err != nil {
+			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
 				return err
 			}
 			l.attached = true
 		}
-		return l.conn.Exec(lockSQL)
+		return exec(l.conn, lockSQL)
 	}
 	if !a.First {
 		return try()
@@ -399,7 +547,7 @@ func (l *Lock) take(p *platform.Platform, a Attempt) error {
 		}
 		return clock.Sleep(ctx, time.Millisecond) == nil
 	})
-	err := try()
+	err = try()
 	l.conn.BusyHandler(nil)
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {

@@ -13,7 +13,8 @@ import (
 
 // HolderSuffix names the mark beside the lock: "<path>.holder", the
 // holder's record. It names the holder for diagnostics, and it keeps
-// processes without SQLite out (docs/protocol.md).
+// processes without SQLite out (docs/protocol.md). A long base name's
+// mark is shortened (lockrec.MarkPath; docs/protocol.md, "Names").
 const HolderSuffix = lockrec.MarkSuffix
 
 // HolderFileMode is the mode .holder files are created with.
@@ -95,7 +96,7 @@ func (l *Lock) unmark() error {
 		}
 	}
 	l.nonce = ""
-	return removeIfThere(l.fsys, l.path+HolderSuffix)
+	return removeIfThere(l.fsys, lockrec.MarkPath(l.path))
 }
 
 // ReadHolder returns what the .holder file of the lock at path says, or

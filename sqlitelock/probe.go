@@ -23,6 +23,9 @@ const (
 	// Stamped: a stamp (or a torn one) is at the path: the file
 	// mechanism's lock, for the caller to judge.
 	Stamped
+	// Flocked: no connection holds it, but a flock(2) lock does
+	// (flock(1)'s): held, holder unknown.
+	Flocked
 )
 
 // Probe reports whether the lock at path is held, writing nothing: one
@@ -43,17 +46,21 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 			return state, err
 		}
 	}
+	name, done, err := sqliteName(p, path)
+	if err != nil {
+		return Absent, err
+	}
+	defer done()
 	conn, err := conns.Get()
 	if err != nil {
 		return Absent, &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
-	state, err := probeConn(conn, path)
-	if state == Free && conn.Exec("DETACH "+schema) != nil {
-		conn.Close()
-	} else {
-		conns.Put(conn) // attached only when free, and detached now
-	}
+	state, err := probeConn(conn, name)
+	putProbed(conns, conn, state, err)
 	if err == nil {
+		if state == Free && flockHeld(p.FS, path) {
+			return Flocked, nil
+		}
 		return state, nil
 	}
 	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
@@ -65,16 +72,28 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 	return Absent, err
 }
 
-// probeConn attaches the database read-only, which takes a shared lock to
-// read its schema: that fails at once against an exclusive holder.
-func probeConn(conn *sqlite3.Conn, path string) (State, error) {
-	switch err := conn.Exec(attachSQL(path, true)); {
+// probeConn attaches the database SQLite knows by name read-only, which
+// takes a shared lock to read its schema: that fails at once against an
+// exclusive holder.
+func probeConn(conn *sqlite3.Conn, name string) (State, error) {
+	switch err := exec(conn, attachSQL(name, true)); {
 	case errors.Is(err, sqlite3.BUSY):
 		return Held, nil
 	case err != nil:
 		return Absent, err
 	}
 	return Free, nil
+}
+
+// putProbed gives back a connection probeConn used: detached first when
+// the probe attached it (Free); closed when that fails, or when a call
+// into go-sqlite3 panicked on it (err).
+func putProbed(conns Conns, conn *sqlite3.Conn, state State, err error) {
+	if errors.Is(err, ErrPanic) || (state == Free && exec(conn, "DETACH "+schema) != nil) {
+		closeConn(conn)
+		return
+	}
+	conns.Put(conn)
 }
 
 // classify tells, by its bytes, what is at path when SQLite cannot: a

@@ -28,6 +28,12 @@ func (l *Lock) Release() error {
 		}
 	}
 	errs = append(errs, l.unmark())
+	if l.flocked != nil {
+		// Before SQLite's lock: a proclock process that takes SQLite's
+		// lock next finds the flock(2) lock gone, not ours.
+		errs = append(errs, l.flocked.Close())
+		l.flocked = nil
+	}
 	errs = append(errs, l.detach())
 	if inUse {
 		errs = append(errs, l.removeUnopened())
@@ -37,17 +43,25 @@ func (l *Lock) Release() error {
 
 // detach drops the lock and gives the connection back; a connection that
 // cannot be cleaned is closed instead, which drops the lock too.
-func (l *Lock) detach() error {
+func (l *Lock) detach() (err error) {
 	conn := l.conn
 	l.conn = nil
+	if l.broken {
+		return closeConn(conn)
+	}
+	defer func() {
+		if r := recover(); r != nil { // from GetAutocommit
+			err = errors.Join(&panicError{value: r}, closeConn(conn))
+		}
+	}()
 	if !conn.GetAutocommit() {
-		if err := conn.Exec("ROLLBACK"); err != nil {
-			return errors.Join(err, conn.Close())
+		if err := exec(conn, "ROLLBACK"); err != nil {
+			return errors.Join(err, closeConn(conn))
 		}
 	}
 	if l.attached {
-		if err := conn.Exec("DETACH " + schema); err != nil {
-			return conn.Close()
+		if err := exec(conn, "DETACH "+schema); err != nil {
+			return closeConn(conn)
 		}
 	}
 	l.conns.Put(conn)

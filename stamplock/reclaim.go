@@ -15,8 +15,13 @@ import (
 
 // GuardSuffix names the guard of a lock: one process at a time holds
 // "<path>.stale", itself a stamped lock file, while it changes the lock's
-// files without being their holder (docs/protocol.md).
+// files without being their holder (docs/protocol.md). A long base name's
+// guard is shortened (GuardPath).
 const GuardSuffix = ".stale"
+
+// GuardPath is the path of the guard of the lock (or guard) at path
+// (docs/protocol.md, "Names").
+func GuardPath(path string) string { return lockrec.Sidecar(path, GuardSuffix) }
 
 // maxGuardDepth bounds the nesting of guards (a stale guard is reclaimed
 // under its own guard). The deepest guard is reclaimed without one, so a
@@ -27,7 +32,7 @@ const maxGuardDepth = 3
 // files under it; Release lets it go. A guard held by someone else is a
 // *Busy error.
 func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	guard, err := acquire(ctx, p, here, path+GuardSuffix, 1)
+	guard, err := acquire(ctx, p, here, GuardPath(path), 1)
 	if _, ok := errors.AsType[*Busy](err); ok {
 		return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
 	}
@@ -130,7 +135,7 @@ func rewrite(f lockfs.File, data []byte) error {
 // finds the file changed or gone returns nil: the caller looks again.
 func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
-		guard, err := acquire(ctx, p, here, path+GuardSuffix, depth+1)
+		guard, err := acquire(ctx, p, here, GuardPath(path), depth+1)
 		if _, ok := errors.AsType[*Busy](err); ok {
 			return &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
 		}
@@ -151,7 +156,7 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen lo
 	if !now.Same(seen) {
 		return nil
 	}
-	private := fmt.Sprintf("%s.stale-%d-%s", path, here.PID, rand.Text())
+	private := lockrec.Sidecar(path, fmt.Sprintf("%s-%d-%s", GuardSuffix, here.PID, rand.Text()))
 	if err := p.FS.Rename(path, private); err != nil {
 		return ignoreNotExist(err, nil)
 	}

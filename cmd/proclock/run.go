@@ -440,7 +440,7 @@ func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Wri
 func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, then string) {
 	st := proclock.Status{Path: o.path, State: proclock.StateHeld, Mechanism: mechanismOf(p)}
 	if held, ok := errors.AsType[*proclock.HeldError](err); ok {
-		st.Holder = held.Holder
+		st.Holder, st.Reason = held.Holder, held.Reason
 	}
 	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld && now.Holder != nil {
 		st = now

@@ -27,17 +27,23 @@ Options:
   -h, --help     print this help
 
 States:
-  absent        nothing at PATH: free
+  absent        nothing at PATH, in a directory that exists: free
   free          the lock's file exists and nobody holds it
   stale         a lock file whose holder is gone (pid gone, pid reused,
                 other boot, unstamped or unreadable for over 30 s): free to
                 take; the next taker removes it
   held          someone holds it: pid, host, process start, when it took
-                the lock, for how long, mechanism
+                the lock, for how long, mechanism; or an unknown holder,
+                such as flock(1)'s (a flock(2) lock)
   inaccessible  this user may not read the lock's file
   foreign       the file at PATH is not a lock file (a script, text, a
                 database with tables, a FIFO, ...): no lock can be taken
                 there, and proclock never changes it
+
+Errors, one line on stderr ("proclock: inspect PATH: CAUSE"), the same
+that proclock run gives for PATH: is a directory, no such directory, a
+part of the path is not a directory, name too long, on a network
+filesystem.
 
 Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
 foreign or an error.
@@ -250,6 +256,9 @@ func describeStatus(st proclock.Status) string {
 // mechanism.
 func holderFacts(st proclock.Status) []string {
 	who := "an unknown holder (no identity recorded)"
+	if st.Holder == nil && st.State == proclock.StateHeld && st.Reason != "" {
+		who = "an unknown holder (" + st.Reason + ")"
+	}
 	var facts []string
 	if st.Holder != nil {
 		who = st.Holder.String()

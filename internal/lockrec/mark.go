@@ -11,8 +11,13 @@ import (
 )
 
 // MarkSuffix names a lock's mark: "<path>.holder", the record of a SQLite
-// holder, by which processes without SQLite keep out (docs/protocol.md).
+// holder, by which processes without SQLite keep out (docs/protocol.md);
+// shortened for a long base name (MarkPath).
 const MarkSuffix = ".holder"
+
+// MarkPath is the path of the mark of the lock at path (docs/protocol.md,
+// "Names").
+func MarkPath(path string) string { return Sidecar(path, MarkSuffix) }
 
 // Mark is what was found at a lock's mark.
 type Mark struct {
@@ -44,10 +49,15 @@ const MarkWindow = 30 * time.Second
 func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
 
 // ReadMark reads the mark of the lock at path, never following a symlink.
-// A mark that cannot be read is present, its holder unknown.
+// A mark that cannot be read is present, its holder unknown. A mark whose
+// name the filesystem calls too long is absent, nobody can have made it,
+// when its path is known to fit (lockfs.PathLimits): then the name is what
+// is too long, on a filesystem whose NAME_MAX is below 255, not the path,
+// which another process might name shorter.
 func ReadMark(fsys lockfs.FS, path string) Mark {
-	f, err := fsys.OpenNoFollow(path + MarkSuffix)
-	if errors.Is(err, fs.ErrNotExist) {
+	name := MarkPath(path)
+	f, err := fsys.OpenNoFollow(name)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
 		return Mark{}
 	}
 	if err != nil {
@@ -73,6 +83,16 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		m.Record = &r
 	}
 	return m
+}
+
+// pathFits reports whether fsys is known to take a path as long as name.
+func pathFits(fsys lockfs.FS, name string) bool {
+	limits, ok := fsys.(lockfs.PathLimits)
+	if !ok {
+		return false
+	}
+	pathMax, _ := limits.PathLimits()
+	return pathMax > 0 && len(name) <= pathMax
 }
 
 // Live reports whether the mark keeps others out: it names a holder that
@@ -105,7 +125,7 @@ func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 // it fails with an error matching fs.ErrExist when a mark is there, and
 // never replaces one.
 func CreateMark(fsys lockfs.FS, path string, rec Record) error {
-	name := path + MarkSuffix
+	name := MarkPath(path)
 	f, err := fsys.OpenFile(name, lockfs.CreateExcl, FileMode)
 	if err != nil {
 		return err
@@ -127,7 +147,7 @@ func RemoveMarkIf(fsys lockfs.FS, path string, raw []byte) error {
 	if !m.Present || !bytes.Equal(m.Raw, raw) {
 		return nil
 	}
-	if err := fsys.Remove(path + MarkSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := fsys.Remove(MarkPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

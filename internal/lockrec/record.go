@@ -22,8 +22,10 @@ import (
 const Format = "proclock/1"
 
 // FileMode is the mode every file proclock creates is created with, before
-// the umask: anyone may read who holds a lock; only its owner may write it.
-const FileMode fs.FileMode = 0o644
+// the umask: anyone may read who holds a lock; its owner, and its group
+// where the umask allows (002), may write it; others never, whatever the
+// umask (docs/security.md).
+const FileMode fs.FileMode = 0o664
 
 // MaxSize is the most a lock file or a mark may hold and still be read.
 const MaxSize = 64 << 10

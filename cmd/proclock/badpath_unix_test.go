@@ -1,0 +1,200 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/proclock/proclock/internal/locktest"
+)
+
+// badPath is a path proclock cannot lock, made in dir.
+type badPath struct {
+	name string
+	make func(t *testing.T, dir string) string
+	// asOther runs proclock as another user (nobody), for whom the path
+	// is unreadable.
+	asOther bool
+}
+
+var badPaths = []badPath{
+	{name: "a directory", make: func(t *testing.T, dir string) string {
+		return mkdir(t, filepath.Join(dir, "d"))
+	}},
+	{name: "a directory, trailing slash", make: func(t *testing.T, dir string) string {
+		return mkdir(t, filepath.Join(dir, "d")) + "/"
+	}},
+	{name: "a device", make: func(t *testing.T, dir string) string { return os.DevNull }},
+	{name: "a FIFO", make: func(t *testing.T, dir string) string {
+		path := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}},
+	{name: "a missing parent", make: func(t *testing.T, dir string) string {
+		return filepath.Join(dir, "missing", "x.lock")
+	}},
+	{name: "a parent that is a file", make: func(t *testing.T, dir string) string {
+		return filepath.Join(writeFile(t, filepath.Join(dir, "file"), "text\n", 0o644), "x.lock")
+	}},
+	{name: "a foreign file", make: func(t *testing.T, dir string) string {
+		return writeFile(t, filepath.Join(dir, "script.sh"), "#!/bin/sh\necho hi\n", 0o755)
+	}},
+	{name: "a symlink", make: func(t *testing.T, dir string) string {
+		target := writeFile(t, filepath.Join(dir, "target"), "", 0o644)
+		path := filepath.Join(dir, "link")
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}},
+	{name: "an unreadable file", asOther: true, make: func(t *testing.T, dir string) string {
+		return writeFile(t, filepath.Join(dir, "private.lock"), "", 0o600)
+	}},
+	{name: "a name over NAME_MAX", make: func(t *testing.T, dir string) string {
+		return filepath.Join(dir, strings.Repeat("n", 256))
+	}},
+	{name: "a path near PATH_MAX", make: func(t *testing.T, dir string) string {
+		for len(dir) < 4000 {
+			dir = filepath.Join(dir, strings.Repeat("d", 200))
+		}
+		mkdir(t, dir)
+		return filepath.Join(dir, strings.Repeat("n", 4095-len(dir)-1))
+	}},
+}
+
+func mkdir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path, data string, mode os.FileMode) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestBadPathErrors shows every error line the command prints for a path
+// it cannot lock, on both mechanisms, and checks that run and status agree
+// on it: one line, the path once, the cause in plain words, never
+// SQLite's; status names the same cause (as its error, or as the reason of
+// the state it prints), in text and in --json; nothing is created.
+func TestBadPathErrors(t *testing.T) {
+	shared := sharedBinary(t)
+	for _, bp := range badPaths {
+		for _, mech := range mechanisms {
+			t.Run(bp.name+"/"+mech, func(t *testing.T) {
+				if bp.asOther && os.Geteuid() != 0 {
+					t.Skip("needs root to run proclock as another user")
+				}
+				dir := sharedDir(t)
+				path := bp.make(t, dir)
+				before := listDir(t, dir)
+				as := func(args ...string) result {
+					cmd := proclockCmd(args)
+					if bp.asOther {
+						cmd.Path, cmd.Args[0] = shared, shared
+						cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+					}
+					return runCmd(t, cmd)
+				}
+				run := as("run", "-n", "--mechanism", mech, path, "--", "true")
+				t.Logf("run:    %s", strings.TrimSpace(run.stderr))
+				if run.code != exitUsage || run.stdout != "" {
+					t.Errorf("run: exit %d, stdout %q; want exit 2, nothing on stdout", run.code, run.stdout)
+				}
+				cause := checkErrorLine(t, "run", run.stderr, "proclock: acquire ", path)
+
+				status := as("status", "--mechanism", mech, path)
+				t.Logf("status: %s", strings.TrimSpace(status.stdout+status.stderr))
+				if status.code != exitUsage {
+					t.Errorf("status: exit %d; want 2", status.code)
+				}
+				if status.stderr != "" {
+					if got := checkErrorLine(t, "status", status.stderr, "proclock: inspect ", path); got != cause {
+						t.Errorf("status says %q, run %q: they disagree", got, cause)
+					}
+				} else if !strings.Contains(status.stdout, cause) || strings.Count(status.stdout, path) != 1 || strings.Contains(status.stdout, "sqlite3:") {
+					t.Errorf("status printed %q; want the cause %q, the path once", status.stdout, cause)
+				} else {
+					js := as("status", "--json", "--mechanism", mech, path)
+					var st struct{ State, Reason string }
+					if err := json.Unmarshal([]byte(js.stdout), &st); err != nil || js.code != exitUsage {
+						t.Fatalf("status --json: exit %d, %q, %v", js.code, js.stdout, err)
+					}
+					if !slices.Contains([]string{"inaccessible", "foreign"}, st.State) || st.Reason != cause {
+						t.Errorf("status --json: state %q, reason %q; want inaccessible or foreign, reason %q", st.State, st.Reason, cause)
+					}
+				}
+				if after := listDir(t, dir); !slices.Equal(after, before) {
+					t.Errorf("the directory held %q, now %q", before, after)
+				}
+			})
+		}
+	}
+}
+
+// checkErrorLine checks that s is one line, prefix, the path once, then a
+// cause in plain words, and returns the cause.
+func checkErrorLine(t *testing.T, what, s, prefix, path string) string {
+	t.Helper()
+	oneLine(t, what, s)
+	switch {
+	case !strings.HasPrefix(s, prefix+path+": "):
+		t.Errorf("%s: %q; want it to start %q", what, s, prefix+path+": ")
+	case strings.Count(s, path) != 1:
+		t.Errorf("%s: %q names the path %d times", what, s, strings.Count(s, path))
+	case strings.Contains(s, "sqlite3:") || strings.Contains(s, "?mode="):
+		t.Errorf("%s: %q shows SQLite's words", what, s)
+	}
+	cause := strings.TrimSpace(strings.TrimPrefix(s, prefix+path+": "))
+	if cause == "" {
+		t.Errorf("%s: %q gives no cause", what, s)
+	}
+	return cause
+}
+
+// listDir lists everything under dir.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			names = append(names, p)
+		}
+		return nil
+	})
+	return names
+}
+
+// sharedDir is a new directory other users may enter.
+func sharedDir(t *testing.T) string { return locktest.SharedDir(t) }
+
+// sharedBinary is a copy of the proclock binary that another user may run.
+func sharedBinary(t *testing.T) string { return locktest.SharedCopy(t, bin) }
+
+// runCmd runs a prepared proclock command to the end.
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("proclock %q: %v", cmd.Args[1:], err)
+		}
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}

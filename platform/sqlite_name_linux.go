@@ -1,0 +1,36 @@
+//go:build linux && !sqlite3_dotlk
+
+package platform
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// shortSQLiteName names base in dir by way of a descriptor of dir:
+// "/proc/self/fd/N/base", which SQLite's VFS opens (not following a
+// symlink at base) as it would the long path. The name is checked to lead
+// to dir itself, so that a /proc of another pid namespace, or none, is
+// never trusted; done closes the descriptor.
+func shortSQLiteName(dir, base string) (string, func(), error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	done := func() { unix.Close(fd) }
+	via := "/proc/self/fd/" + strconv.Itoa(fd)
+	var opened, named unix.Stat_t
+	if unix.Fstat(fd, &opened) != nil || unix.Stat(via, &named) != nil || opened.Dev != named.Dev || opened.Ino != named.Ino {
+		done()
+		return "", nil, fmt.Errorf("%w (and /proc/self/fd cannot name its directory)", ErrSQLitePathTooLong)
+	}
+	name := via + "/" + base
+	if len(name) > MaxSQLitePath {
+		done()
+		return "", nil, ErrSQLitePathTooLong
+	}
+	return name, done, nil
+}

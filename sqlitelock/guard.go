@@ -1,0 +1,44 @@
+package sqlitelock
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ncruces/go-sqlite3"
+)
+
+// ErrPanic is matched by the error of a call into go-sqlite3 that
+// panicked. The call's connection is closed, never reused, and the
+// attempt fails with this error (docs/design.md, "Calls into SQLite").
+var ErrPanic = errors.New("sqlitelock: go-sqlite3 panicked")
+
+// panicError carries what go-sqlite3 panicked with.
+type panicError struct{ value any }
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("sqlitelock: go-sqlite3 panicked: %v", e.value)
+}
+
+func (e *panicError) Is(target error) bool { return target == ErrPanic }
+
+// exec runs sql on conn; a panic in go-sqlite3 is an error matching
+// ErrPanic.
+func exec(conn *sqlite3.Conn, sql string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return conn.Exec(sql)
+}
+
+// closeConn closes conn; a panic in go-sqlite3 is an error matching
+// ErrPanic.
+func closeConn(conn *sqlite3.Conn) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	return conn.Close()
+}

@@ -1,0 +1,70 @@
+package sqlitelock_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/vfs"
+
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
+)
+
+// panicVFS is the OS's VFS but for FullPathname, which panics, as
+// go-sqlite3's own does on a name over 1024 bytes.
+type panicVFS struct{ vfs.VFSFilename }
+
+func (panicVFS) FullPathname(string) (string, error) { panic("sqlite3: missing NUL terminator") }
+
+const panicVFSName = "proclock-test-panics"
+
+func init() { vfs.Register(panicVFSName, panicVFS{vfs.Find("os").(vfs.VFSFilename)}) }
+
+// panicSQLite opens in-memory connections through panicVFS, so that every
+// file attached to them goes through its FullPathname.
+type panicSQLite struct{}
+
+func (panicSQLite) Open(_ string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
+	return sqlite3.OpenFlags("file::memory:?vfs="+panicVFSName, flags|sqlite3.OPEN_URI)
+}
+
+// countedConns counts the connections given back.
+type countedConns struct {
+	conns
+	put int
+}
+
+func (c *countedConns) Put(conn *sqlite3.Conn) {
+	c.put++
+	c.conns.Put(conn)
+}
+
+// TestGoSQLite3PanicIsAnError: a panic inside go-sqlite3 (here in the VFS
+// it calls back) comes out of Acquire and Probe as an error matching
+// ErrPanic, in the caller's goroutine, and the connection it happened on
+// is closed, never given back to be reused (docs/design.md).
+func TestGoSQLite3PanicIsAnError(t *testing.T) {
+	p := &platform.Platform{FS: lockfs.OS(), SQLite: panicSQLite{}}
+	path := filepath.Join(t.TempDir(), "x.lock")
+	cs := &countedConns{conns: conns{p.SQLite}}
+	l, err := sqlitelock.Acquire(p, path, sqlitelock.Attempt{First: true, Conns: cs})
+	if !errors.Is(err, sqlitelock.ErrPanic) || l != nil {
+		t.Fatalf("Acquire through a VFS that panics: %v, %v; want an error matching ErrPanic", l, err)
+	}
+	if cs.put != 0 {
+		t.Errorf("the connection that panicked was given back %d times; want closed", cs.put)
+	}
+	if _, err := os.Lstat(path + sqlitelock.HolderSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed attempt left a mark: %v", err)
+	}
+	if _, err := sqlitelock.Probe(p, cs, path); !errors.Is(err, sqlitelock.ErrPanic) {
+		t.Errorf("Probe through a VFS that panics: %v; want an error matching ErrPanic", err)
+	}
+	if cs.put != 0 {
+		t.Errorf("the probe's connection that panicked was given back; want closed")
+	}
+}
