@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
@@ -36,16 +35,6 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 		return &sqliteMechanism{p: p, path: path}
 	}
 	return &fileMechanism{p: p, path: path}
-}
-
-// watched names the files, in the lock's directory, whose going away may
-// free the lock, whichever mechanism holds it: what a waiter's wake-up
-// source watches. The lock file goes when a file holder releases (or a
-// SQLite holder with RemoveOnRelease), the mark when a SQLite holder
-// releases, and the guard when a reclaim ends.
-func watched(path string) []string {
-	base := filepath.Base(path)
-	return []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix), lockrec.SidecarName(base, stamplock.GuardSuffix)}
 }
 
 // sqliteMechanism holds a lock with an exclusive SQLite lock (package

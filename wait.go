@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -58,11 +59,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 // platform's wake-up source it ends early, reporting woke, when the lock's
 // files change or the holder named by held, alive on this host, exits.
 func pause(ctx context.Context, p *platform.Platform, t lockTarget, held error, d time.Duration) (woke bool, err error) {
-	if p.Wake == nil {
-		return false, p.Time().Sleep(ctx, d)
-	}
-	why, err := p.Wake.Wait(ctx, t.dir, watched(t.path), livePID(p, held), d)
-	return why != platform.WakeTimeout, err
+	return p.Pause(ctx, t.dir, lockrec.Watched(t.path), livePID(p, held), d)
 }
 
 // livePID is the pid of the holder that held names, when it runs on this

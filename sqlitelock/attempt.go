@@ -184,7 +184,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
-			return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+			return nil, &Busy{Path: path, Record: liveHolder(p, a.Self, path)}
 		case !l.attached && errors.Is(err, fs.ErrPermission):
 			// Readable (it is pinned) but not writable by this user:
 			// still held or free, by a look that writes nothing.
@@ -539,22 +539,33 @@ func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// Every wait goes through the platform's one pause, so that a holder
+	// letting go (its mark going away) ends it at once; after such a
+	// wake-up the next wait is short, since the holder drops its kernel
+	// lock a moment after it removes its mark.
 	clock := p.Time()
 	start := clock.Now()
+	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
 	l.conn.BusyHandler(func(context.Context, int) bool {
 		if clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
-		return clock.Sleep(ctx, time.Millisecond) == nil
+		_, serr := p.Pause(ctx, dir, names, 0, time.Millisecond)
+		return serr == nil
 	})
 	err = try()
 	l.conn.BusyHandler(nil)
+	woke := false
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {
 			return err
 		}
 		pause := retryMin + rand.N(retrySpread)
-		if serr := clock.Sleep(ctx, pause); serr != nil {
+		if woke {
+			pause = time.Millisecond
+		}
+		var serr error
+		if woke, serr = p.Pause(ctx, dir, names, 0, pause); serr != nil {
 			return err
 		}
 		err = try()

@@ -109,6 +109,17 @@ func ReadHolder(fsys lockfs.FS, path string) *Record {
 	return m.Record
 }
 
+// liveHolder is what the mark of a busy lock says of its holder, unless its
+// writer is dead for certain: the kernel's lock is then another process's
+// that has not written its mark yet, and the holder is unknown.
+func liveHolder(p *platform.Platform, self *platform.Identity, path string) *Record {
+	m := lockrec.ReadMark(p.FS, path)
+	if !m.Record.Known() || m.Dead(p, self) {
+		return nil
+	}
+	return m.Record
+}
+
 // ParseHolder parses a .holder file's bytes, ours or another tool's; nil
 // when they name no holder.
 func ParseHolder(data []byte) *Record {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
@@ -168,11 +169,15 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 		if !m.Live(p, &here) {
 			break
 		}
-		if i == markWaits || p.Time().Sleep(ctx, wait) != nil {
-			l.backOff()
-			return nil, &Busy{Path: l.path, Probe: Probe{State: Held, Reason: ReasonMarked, Mark: &m}}
+		// The mark going away (its writer backing off) ends the wait.
+		if i < markWaits {
+			if _, err := p.Pause(ctx, filepath.Dir(l.path), lockrec.Watched(l.path), 0, wait); err == nil {
+				wait *= 2
+				continue
+			}
 		}
-		wait *= 2
+		l.backOff()
+		return nil, &Busy{Path: l.path, Probe: Probe{State: Held, Reason: ReasonMarked, Mark: &m}}
 	}
 	if err := l.confirm(p, here); err != nil {
 		l.abandon()

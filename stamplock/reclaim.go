@@ -17,7 +17,7 @@ import (
 // "<path>.stale", itself a stamped lock file, while it changes the lock's
 // files without being their holder (docs/protocol.md). A long base name's
 // guard is shortened (GuardPath).
-const GuardSuffix = ".stale"
+const GuardSuffix = lockrec.GuardSuffix
 
 // GuardPath is the path of the guard of the lock (or guard) at path
 // (docs/protocol.md, "Names").

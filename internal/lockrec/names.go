@@ -93,3 +93,16 @@ func CheckLength(path string, pathMax, nameMax int) error {
 	}
 	return nil
 }
+
+// GuardSuffix names the guard of a lock (see package stamplock).
+const GuardSuffix = ".stale"
+
+// Watched names the files, in the lock's directory, whose going away may
+// free the lock at path, whichever mechanism holds it: what a waiter's
+// wake-up source watches. The lock file goes when a file holder releases
+// (or a SQLite holder with RemoveOnRelease), the mark when a SQLite holder
+// releases, and the guard when a reclaim ends.
+func Watched(path string) []string {
+	base := filepath.Base(path)
+	return []string{base, SidecarName(base, MarkSuffix), SidecarName(base, GuardSuffix)}
+}
