@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // FuzzAcquirePath: any path under a temporary directory, on either
@@ -43,6 +44,7 @@ func FuzzAcquirePath(f *testing.F) {
 		mech := proclock.MechanismSQLite
 		if file {
 			mech = proclock.MechanismFile
+			locktest.SkipOnWine(t, locktest.WineBirthTime)
 		}
 		l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{RemoveOnRelease: true})
 		if err != nil {
