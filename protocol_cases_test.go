@@ -220,3 +220,30 @@ func TestDeadStampBesideUnknownMark(t *testing.T) {
 	}
 	l.Release()
 }
+
+// The same with a torn stamp: a file process died while writing its stamp
+// into the file an identity-less SQLite holder held, and the holder died
+// too. Past the 30 s window the torn stamp is cleared like a dead one, and
+// the next SQLite process takes the lock. (Found by spin.)
+func TestTornStampBesideUnknownMark(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	s1, s2 := w.Spawn(), w.Spawn()
+	s1.FailIdentity(errors.New("no /proc"))
+	if _, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := w.FS().OpenFile(appLock, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Write([]byte(`{"format":"proclock/1","host":"h`))
+	fh.Close()
+	s1.Kill()
+	w.Advance(time.Hour)
+	l, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+	if err != nil {
+		t.Fatalf("SQLite process after both died: %v; want the lock", err)
+	}
+	l.Release()
+}

@@ -61,7 +61,8 @@ type Probe struct {
 	// Age is how long ago the file was last written.
 	Age time.Duration
 	// StampDead is set when a live mark holds the lock, and the file
-	// holds a stamp whose holder is dead: Clear may empty it.
+	// holds a stamp whose holder is dead, or a torn one past
+	// UnstampedWindow: Clear may empty it.
 	StampDead bool
 
 	seen lockrec.Sighting
@@ -95,12 +96,16 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
 	if m := lockrec.ReadMark(p.FS, path); m.Live(p, &here) {
 		pr.State, pr.Reason, pr.Mark = Held, ReasonMarked, &m
-		if seen.Kind == lockrec.Stamp {
+		switch seen.Kind {
+		case lockrec.Stamp:
 			// A stamp in a file a SQLite process holds: its writer
 			// backed off, or died before it could. A dead one's is
 			// cleared (Clear), whoever holds the file.
 			pr.Stamp = seen.Stamp
 			pr.StampDead = judged(p, here, pr).State == Stale
+		case lockrec.Torn:
+			// So is a torn one past the window: its writer is gone.
+			pr.StampDead = pr.Age > UnstampedWindow
 		}
 		return pr, nil
 	}
