@@ -65,36 +65,37 @@ func take(ctx context.Context, kind, path string, wait bool) (release func() err
 		}
 		return l.Release, nil
 	case kindFlock:
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		// System calls alone, no *os.File: the kernel's floor.
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
 		if err != nil {
-			return nil, err
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
 		how := unix.LOCK_EX
 		if !wait {
 			how |= unix.LOCK_NB
 		}
-		if err := unix.Flock(int(f.Fd()), how); err != nil {
-			f.Close()
+		if err := unix.Flock(fd, how); err != nil {
+			unix.Close(fd)
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return nil, errBusy
 			}
-			return nil, fmt.Errorf("flock %s: %w", path, err)
+			return nil, &fs.PathError{Op: "flock", Path: path, Err: err}
 		}
-		return f.Close, nil // closing the last descriptor drops the lock
+		return func() error { return unix.Close(fd) }, nil // the last close lets go
 	case kindOFD:
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
 		if err != nil {
-			return nil, err
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
-		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
-		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
-			f.Close()
+		lk := unix.Flock_t{Type: unix.F_WRLCK}
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != nil {
+			unix.Close(fd)
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
 				return nil, errBusy
 			}
-			return nil, fmt.Errorf("F_OFD_SETLK %s: %w", path, err)
+			return nil, &fs.PathError{Op: "F_OFD_SETLK", Path: path, Err: err}
 		}
-		return f.Close, nil
+		return func() error { return unix.Close(fd) }, nil
 	case kindExcl:
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
@@ -158,14 +159,14 @@ func probe(ctx context.Context, kind, path string) (bool, error) {
 		}
 		return false, release()
 	case kindOFD:
-		f, err := os.Open(path)
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return false, err
+			return false, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
-		defer f.Close()
-		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
-		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk); err != nil {
-			return false, fmt.Errorf("F_OFD_GETLK %s: %w", path, err)
+		defer unix.Close(fd)
+		lk := unix.Flock_t{Type: unix.F_WRLCK}
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk); err != nil {
+			return false, &fs.PathError{Op: "F_OFD_GETLK", Path: path, Err: err}
 		}
 		return lk.Type != unix.F_UNLCK, nil
 	case kindExcl:
