@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# syscalls.sh KIND OP [N]: the system calls of one acquisition and release
-# (OP acquire) or one probe (OP isheld) of lock KIND (proclock-sqlite,
-# proclock-file, flock, ofd, excl, gofrs, lockedfile, nightlyone), counted
-# by strace -f over N operations (default 100) past three to warm up, and
-# divided by N. For isheld the lock is free; a SQLite lock's file exists.
+# syscalls.sh KIND OP [free|held] [N]: the system calls of one acquisition
+# and release (OP acquire) or one probe (OP isheld) of lock KIND
+# (proclock-sqlite, proclock-file, flock, ofd, excl, gofrs, lockedfile,
+# nightlyone), counted by strace -f over N operations (default 100) past
+# three to warm up, and divided by N. A probe asks about a free lock (a
+# SQLite lock's file exists) or, with held, one a helper process holds.
 # Needs strace. Run from bench/.
 set -euo pipefail
-kind=$1 op=$2 n=${3:-100}
+kind=$1 op=$2 state=${3:-free} n=${4:-100}
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+holder=
+trap '[ -n "$holder" ] && kill "$holder"; rm -rf "$dir"' EXIT
 go test -c -o "$dir/bench.test" .
 path=$dir/app.lock
-if [ "$op" = isheld ] && [ "$kind" = proclock-sqlite ]; then
-  # A free SQLite lock has its file: take and release it once.
+if [ "$op" = isheld ]; then
+  # A free lock's file, as it is after a release.
   PROCLOCK_BENCH_ROLE=once "$dir/bench.test" "$kind" acquire "$path" 0 >/dev/null
+fi
+if [ "$state" = held ]; then
+  mkfifo "$dir/in" "$dir/out"
+  PROCLOCK_BENCH_ROLE=hold "$dir/bench.test" "$kind" "$path" <"$dir/in" >"$dir/out" &
+  holder=$!
+  exec 3>"$dir/in"
+  echo take >&3
+  read -r said <"$dir/out"
+  [ "$said" = held ] || { echo "holder said: $said" >&2; exit 1; }
 fi
 PROCLOCK_BENCH_ROLE=once strace -f -qq -o "$dir/trace" "$dir/bench.test" "$kind" "$op" "$path" "$n" >/dev/null
 awk -v n="$n" '

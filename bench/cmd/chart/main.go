@@ -211,7 +211,7 @@ func draw(w io.Writer, title string, groups []group) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", 10, esc(title))
-	fmt.Fprintf(&b, `<text x="%d" y="40" fill="#555">dashed: the targets, median under %d µs, p99 under %d ms; log scale</text>`+"\n", 10, targetMedian, targetP99/1000)
+	fmt.Fprintf(&b, `<text x="%d" y="40" fill="#555">holder and waiter in two processes; dashed: the targets, median under %d µs, p99 under %d ms; log scale</text>`+"\n", 10, targetMedian, targetP99/1000)
 	// Decades and the targets.
 	for d := lo; d <= hi*1.0001; d *= 10 {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x(d), top-6, x(d), plotB)
@@ -249,7 +249,11 @@ func arrivalTitle(arrival string) string {
 	case arrival == "kill":
 		return "holder SIGKILLed (waiter settled)"
 	case strings.HasPrefix(arrival, "arrive-"):
-		return "waiter came " + strings.TrimPrefix(arrival, "arrive-") + " before the release"
+		before := strings.TrimPrefix(arrival, "arrive-")
+		if n := strings.TrimSuffix(before, "ms"); n != before {
+			before = n + " ms"
+		}
+		return "waiter came " + before + " before the release"
 	}
 	return arrival
 }
