@@ -301,6 +301,16 @@ func startHelper(tb testing.TB, role string, args ...string) *helper {
 	return h
 }
 
+// holding starts a helper that holds the lock at path until the end of
+// the benchmark, or until told to release it.
+func holding(tb testing.TB, kind, path string) *helper {
+	tb.Helper()
+	h := startHelper(tb, "hold", kind, path)
+	h.say("take")
+	h.expect("held")
+	return h
+}
+
 // say sends the helper one line.
 func (h *helper) say(line string) {
 	if _, err := fmt.Fprintln(h.in, line); err != nil {

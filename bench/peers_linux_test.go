@@ -62,9 +62,7 @@ func BenchmarkIsHeld(b *testing.B) {
 					b.Fatal(err)
 				}
 				if held {
-					h := startHelper(b, "hold", holderKind(kind), path)
-					h.say("take")
-					h.expect("held")
+					holding(b, holderKind(kind), path)
 				}
 				b.ReportAllocs()
 				for b.Loop() {

@@ -79,9 +79,7 @@ func BenchmarkStatusCold(b *testing.B) {
 					b.Fatal(err)
 				}
 				if held {
-					h := startHelper(b, "hold", c.kind, path)
-					h.say("take")
-					h.expect("held")
+					holding(b, c.kind, path)
 				}
 				args := []string{path}
 				if c.command == "proclock" {

@@ -17,9 +17,7 @@ func BenchmarkWaitingCPU(b *testing.B) {
 	for _, kind := range waitKinds {
 		b.Run(kind, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "app.lock")
-			holder := startHelper(b, "hold", kind, path)
-			holder.say("take")
-			holder.expect("held")
+			holding(b, kind, path)
 			var pct float64
 			oneRound(b, func() {
 				got := startHelper(b, "waitcpu", kind, path, wait.String()).expect("cpu")
@@ -53,9 +51,7 @@ func BenchmarkHerd(b *testing.B) {
 	for _, kind := range waitKinds {
 		b.Run(kind, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "app.lock")
-			holder := startHelper(b, "hold", kind, path)
-			holder.say("take")
-			holder.expect("held")
+			holder := holding(b, kind, path)
 			n := herdSize()
 			herd := make([]*helper, n)
 			for i := range herd {
