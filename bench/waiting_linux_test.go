@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkWaitingCPU: the CPU a waiter process uses while it waits for a
+// lock that stays held, 2 s (300 ms under -short), from its own rusage, as
+// %cpu-waiting: percent of one core.
+func BenchmarkWaitingCPU(b *testing.B) {
+	wait := 2 * time.Second
+	if testing.Short() {
+		wait = 300 * time.Millisecond
+	}
+	for _, kind := range waitKinds {
+		b.Run(kind, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "app.lock")
+			holding(b, kind, path)
+			var pct float64
+			oneRound(b, func() {
+				got := startHelper(b, "waitcpu", kind, path, wait.String()).expect("cpu")
+				pct = 100 * float64(got[0]) / float64(got[1])
+			})
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(pct, "%cpu-waiting")
+		})
+	}
+}
+
+// herdSize is how many processes wait on one lock (4 under -short); each
+// holds it 20 ms when its turn comes.
+func herdSize() int {
+	if testing.Short() {
+		return 4
+	}
+	return 16
+}
+
+const herdHold = 20 * time.Millisecond
+
+// BenchmarkHerd: 16 waiter processes on one lock, settled into their wait;
+// then the holder lets go and the lock passes through all of them, each
+// holding it 20 ms. Each waiter counts the CPU it burns from the first
+// release until it holds the lock (its own acquisition included). Reports
+// their sum per release as cpu-µs/release and over the time the lock took
+// to pass through all as %cpu-herd: what the waiters cost the machine,
+// in percent of one core, while the lock changes hands every 20 ms.
+func BenchmarkHerd(b *testing.B) {
+	for _, kind := range waitKinds {
+		b.Run(kind, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "app.lock")
+			holder := holding(b, kind, path)
+			n := herdSize()
+			herd := make([]*helper, n)
+			for i := range herd {
+				herd[i] = startHelper(b, "herd", kind, path, herdHold.String())
+			}
+			for _, h := range herd {
+				h.expect("ready")
+			}
+			var burnt, span int64
+			oneRound(b, func() {
+				for _, h := range herd {
+					h.say("go")
+				}
+				// Not waiting for anything: past every waiter's first attempt.
+				time.Sleep(300 * time.Millisecond)
+				for _, h := range herd {
+					h.say("mark")
+				}
+				for _, h := range herd {
+					h.expect("marked")
+				}
+				holder.say("release")
+				from := holder.expect("released")[0]
+				for _, h := range herd {
+					got := h.expect("done")
+					burnt += got[0]
+					span = max(span, got[1]-from)
+				}
+			})
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(burnt)/float64(n)/1e3, "cpu-µs/release")
+			b.ReportMetric(100*float64(burnt)/float64(span), "%cpu-herd")
+			b.ReportMetric(float64(n), "waiters")
+		})
+	}
+}
