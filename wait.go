@@ -18,7 +18,7 @@ import (
 const (
 	backoffFirst = 4 * time.Millisecond
 	backoffMax   = 100 * time.Millisecond
-	backoffWoken = time.Millisecond
+	backoffWoken = 200 * time.Microsecond
 )
 
 // attemptUntil makes attempts at t until one holds the lock, or, with

@@ -30,6 +30,11 @@ const (
 	retrySpread = 20 * time.Millisecond
 )
 
+// afterWake is how long a first attempt waits before trying again once a
+// holder was seen letting go: it drops the kernel's lock a moment after
+// it removes its mark.
+const afterWake = 100 * time.Microsecond
+
 // maxSwaps bounds the attempts dropped because the file at the path
 // changed while it was being locked.
 const maxSwaps = 8
@@ -546,23 +551,28 @@ func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
 	clock := p.Time()
 	start := clock.Now()
 	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
+	woke := false
 	l.conn.BusyHandler(func(context.Context, int) bool {
 		if clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
-		_, serr := p.Pause(ctx, dir, names, 0, time.Millisecond)
+		d := time.Millisecond
+		if woke {
+			d = afterWake
+		}
+		var serr error
+		woke, serr = p.Pause(ctx, dir, names, 0, d)
 		return serr == nil
 	})
 	err = try()
 	l.conn.BusyHandler(nil)
-	woke := false
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {
 			return err
 		}
 		pause := retryMin + rand.N(retrySpread)
 		if woke {
-			pause = time.Millisecond
+			pause = afterWake
 		}
 		var serr error
 		if woke, serr = p.Pause(ctx, dir, names, 0, pause); serr != nil {
