@@ -307,7 +307,9 @@ func TestLockFileUnreadable(t *testing.T) {
 // An instance on another host (two machines sharing a directory) or in
 // another pid namespace (a container) cannot be judged from here: its lock
 // file is never taken over, even a day after it died. A reboot of this
-// host ends every instance of the boot before.
+// host ends every instance of the boot before, containers' too: another
+// boot is judged before another pid namespace (docs/design.md, "Judge
+// order").
 func TestOtherHostsNamespacesAndBoots(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -317,6 +319,7 @@ func TestOtherHostsNamespacesAndBoots(t *testing.T) {
 		{"other host", func(w *fake.World) *fake.World { return w.NewHost("otherhost") }, false},
 		{"other pid namespace", (*fake.World).NewPIDNamespace, false},
 		{"this host, before a reboot", func(w *fake.World) *fake.World { return w }, true},
+		{"other pid namespace, before a reboot", (*fake.World).NewPIDNamespace, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := fake.New()
