@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(gcHolderEnv); spec != "" {
 		serveGCHolder(spec)
 	}
+	if spec := os.Getenv(containerHolderEnv); spec != "" {
+		serveContainerHolder(spec)
+	}
 	os.Exit(m.Run())
 }
 
