@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,97 +40,57 @@ func stallOnce(w *fake.World, p *fake.Process, op fake.Op, path string, when fak
 
 // A SQLite holder with RemoveOnRelease removes the lock file, then its
 // mark. Between the two, a second SQLite process creates a new lock file,
-// locks it and finds the old mark (unknown: the first holder has no
-// identity). Were it to remove that mark and write its own, the first
-// holder's release would remove the second's mark, and a file process
-// would find the database without a mark and take the lock too. The mark
-// names the file its writer locked, not the second's: the second leaves it.
+// locks it and finds the old mark, which one of the two cannot judge (it
+// has no identity, or the holder has none). Were it to remove that mark and
+// write its own, the first holder's release would remove the second's mark,
+// and a file process would find the database without a mark and take the
+// lock too. The mark names the file its writer locked, not the second's:
+// the second leaves it, and reads the lock as held until the first is done.
 func TestRemoveOnReleaseUnmarkRemovesNextHoldersMark(t *testing.T) {
-	ctx := context.Background()
-	w := fake.New()
-	s1, s2, f := w.Spawn(), w.Spawn(), w.Spawn()
-	s1.FailIdentity(errors.New("no /proc"))
+	for _, unknown := range []string{"releasing holder", "next holder"} {
+		t.Run(strings.ReplaceAll(unknown, " ", "_"), func(t *testing.T) {
+			ctx := context.Background()
+			w := fake.New()
+			s1, s2, f := w.Spawn(), w.Spawn(), w.Spawn()
+			if unknown == "releasing holder" {
+				s1.FailIdentity(errors.New("no /proc"))
+			} else {
+				s2.FailIdentity(errors.New("no /proc"))
+			}
+			l1, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{RemoveOnRelease: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
+			done := make(chan error)
+			go func() { done <- l1.Release() }()
+			<-reached // s1 removed the lock file and is about to remove its mark
 
-	l1, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{RemoveOnRelease: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
-	done := make(chan error)
-	go func() { done <- l1.Release() }()
-	<-reached // s1 removed the lock file and is about to remove its mark
+			if l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
+				if err == nil {
+					l2.Release()
+				}
+				t.Fatalf("s2 while s1 releases: %v; want held", err)
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
+			if err != nil {
+				t.Fatalf("s2 once s1 has released: %v", err)
+			}
+			defer l2.Release()
 
-	// The mark names the file s1 locked, which is gone: it may be a
-	// releasing holder's, so s2 leaves it and reads the lock as held.
-	if l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
-		if err == nil {
-			l2.Release()
-		}
-		t.Fatalf("s2 while s1 releases: %v; want held", err)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
-	if err != nil {
-		t.Fatalf("s2 once s1 has released: %v", err)
-	}
-	defer l2.Release()
-
-	l3, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
-	if err == nil {
-		l3.Release()
-		t.Fatalf("a file process took the lock while SQLite process %d holds it: two holders", s2.PID())
-	}
-	if !errors.Is(err, proclock.ErrHeld) {
-		t.Fatalf("file process: %v; want held", err)
-	}
-}
-
-// The same with the roles swapped: the releasing holder has an identity,
-// the next SQLite process has none, and must not clear a mark it cannot
-// judge that names another file.
-func TestRemoveOnReleaseUnknownNextClearsLiveMark(t *testing.T) {
-	ctx := context.Background()
-	w := fake.New()
-	s1, s2, f := w.Spawn(), w.Spawn(), w.Spawn()
-	s2.FailIdentity(errors.New("no /proc"))
-
-	l1, err := proclock.Acquire(ctx, s1.Platform(), appLock, proclock.Options{RemoveOnRelease: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
-	done := make(chan error)
-	go func() { done <- l1.Release() }()
-	<-reached
-
-	// The mark names the file s1 locked, which is gone: it may be a
-	// releasing holder's, so s2 leaves it and reads the lock as held.
-	if l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
-		if err == nil {
-			l2.Release()
-		}
-		t.Fatalf("s2 while s1 releases: %v; want held", err)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	l2, err := proclock.Acquire(ctx, s2.Platform(), appLock, proclock.Options{})
-	if err != nil {
-		t.Fatalf("s2 once s1 has released: %v", err)
-	}
-	defer l2.Release()
-
-	l3, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
-	if err == nil {
-		l3.Release()
-		t.Fatalf("a file process took the lock while SQLite process %d holds it: two holders", s2.PID())
-	}
-	if !errors.Is(err, proclock.ErrHeld) {
-		t.Fatalf("file process: %v; want held", err)
+			l3, err := proclock.Acquire(ctx, fileMech(f), appLock, proclock.Options{})
+			if err == nil {
+				l3.Release()
+				t.Fatalf("a file process took the lock while SQLite process %d holds it: two holders", s2.PID())
+			}
+			if !errors.Is(err, proclock.ErrHeld) {
+				t.Fatalf("file process: %v; want held", err)
+			}
+		})
 	}
 }
 
