@@ -76,6 +76,13 @@ func (a FileID) Same(b FileID) bool {
 	return true
 }
 
+// SameOpen reports whether a and b are the same file, where one of them was
+// read from a file held open for as long as the answer matters: an open
+// file's inode cannot be given to another, so device and inode tell, and
+// birth times, which some systems move (wine reports the last write's),
+// are left out.
+func (a FileID) SameOpen(b FileID) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
+
 // ErrNoFileID is returned (wrapped) by FileID and FileIDOf where the
 // system cannot identify files.
 var ErrNoFileID = errors.New("lockfs: file identity not supported")

@@ -209,7 +209,7 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		}
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
-	if now, err := p.FS.FileID(path); err != nil || !now.Same(pinned) {
+	if now, err := p.FS.FileID(path); err != nil || !now.SameOpen(pinned) {
 		l.detach()
 		return nil, errSwapped
 	}

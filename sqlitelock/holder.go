@@ -75,7 +75,7 @@ func (l *Lock) clearMark(p *platform.Platform, a Attempt, m lockrec.Mark) error 
 		}
 		defer release()
 	}
-	if now, err := p.FS.FileID(l.path); err != nil || !now.Same(l.id) {
+	if now, err := p.FS.FileID(l.path); err != nil || !now.SameOpen(l.id) {
 		return errSwapped
 	}
 	return lockrec.RemoveMarkIf(p.FS, l.path, m.Raw)

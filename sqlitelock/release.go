@@ -20,7 +20,7 @@ func (l *Lock) Release() error {
 	var errs []error
 	inUse := false
 	if l.remove {
-		if id, err := l.fsys.FileID(l.path); err == nil && id.Same(l.id) {
+		if id, err := l.fsys.FileID(l.path); err == nil && id.SameOpen(l.id) {
 			err := removeIfThere(l.fsys, l.path)
 			if inUse = lockfs.InUse(err); !inUse {
 				errs = append(errs, err)

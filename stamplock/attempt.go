@@ -236,7 +236,7 @@ func (l *Lock) ours() (bool, error) {
 		id, err := l.fsys.FileID(l.path)
 		switch {
 		case err == nil:
-			return id.Same(l.id), nil
+			return id.SameOpen(l.id), nil
 		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
 		}

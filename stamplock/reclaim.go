@@ -110,7 +110,7 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	}
 	// The open follows a symlink: the identity tells whether it opened
 	// the file that was read.
-	if id, err := p.FS.FileIDOf(f); err != nil || !id.Same(now.ID) {
+	if id, err := p.FS.FileIDOf(f); err != nil || !id.SameOpen(now.ID) {
 		f.Close()
 		return nil, errLost
 	}
