@@ -14,38 +14,51 @@
  *   torn), an "old" bit (its mtime is more than 30 s ago), a "writing" bit
  *   (a live file-mechanism process is between creating or truncating it and
  *   writing its stamp) and a kernel lock owner: SQLite's exclusive lock is a
- *   lock on the inode, not on the name.
- * - The mark P.holder: absent, or the record of process i, judged live or
- *   dead from alive[i]. The writer's id doubles as the record's nonce.
+ *   lock on the inode, not on the name. The empty database and an empty
+ *   file are one kind here: both are "not a stamp", and the model lets
+ *   either be old at any moment, which is what the file mechanism's judge
+ *   makes of the database at once (free) and of an empty file after 30 s.
+ * - The mark P.holder: absent, or a file written by process i (the writer's
+ *   id doubles as the record's nonce) naming the inode its writer locked
+ *   (markino: the record's LockDev/LockIno). It is created with O_EXCL and
+ *   then written, two steps: in between it has no record (markst), and a
+ *   reader judges it by its mtime, dead once older than 30 s (markold).
+ *   A written mark is judged live or dead from alive[i], when the reader can
+ *   judge its writer at all.
  * - The guard P.stale: a mutex with an owner, released when its owner
  *   crashes. That stands for the guard's own stale reclaim (a stamped file
  *   lock reclaimed once its holder is dead), which is the file mechanism's
  *   older, separately tested protocol; the model does not re-prove it.
  * - Time: instead of a clock, whoever reads an empty or torn inode's mtime
- *   may find it old (the nondeterministic AGE below), unless a live file
- *   process is between its create (or truncate) and its stamp. Every write
- *   makes the inode young again. This keeps the state space small and
- *   excludes exactly the documented limit (docs/protocol.md, "Limits"): a
- *   file holder stalled for more than 30 s between create and stamp. A
- *   SQLite process never writes its empty file, so a SQLite holder's file may
- *   be old at any moment, also between its lock and its mark: the model lets
- *   that happen, which is the hard case.
+ *   finds it old (AGE below), unless a live file process is between its
+ *   create (or truncate) and its stamp; whoever reads a mark without a
+ *   record may find it old (MAGE), unless its writer is alive (and so
+ *   between creating and writing it). Every write makes the inode young
+ *   again. This keeps the state space small and excludes exactly the
+ *   documented limit (docs/protocol.md, "Limits"): a holder stalled for
+ *   more than 30 s between create and stamp (or mark). A SQLite process
+ *   never writes its empty file, so a SQLite holder's file may be old at
+ *   any moment, also between its lock and its mark: the model lets that
+ *   happen, which is the hard case.
  *   The re-check "unchanged (inode, size, mtime, bytes)" under the guard is
  *   modelled as "same inode, same kind and stamp owner, and (empty or torn)
  *   still old". A file written and aged again between the judge and the
  *   re-check passes the model's re-check where the real one fails: the model
- *   allows more than the code does, so it errs on the safe side.
+ *   allows more than the code does, so it errs on the safe side. The
+ *   re-check of a mark compares its bytes: writer, inode and whether it is
+ *   written; two marks without a record have the same (no) bytes.
  * - Each filesystem operation is one atomic step: open, read through an open
  *   descriptor, O_EXCL create, unlink by name, truncate, write a stamp, take
- *   or drop the kernel's lock. "Check that P still names X, then unlink P"
- *   is two steps, as in the code. Writing a stamp is one step, or a crash
- *   half way that leaves a torn file.
+ *   or drop the kernel's lock. "Check that P (or the mark) is still X, then
+ *   unlink it" is two steps, as in the code. Writing a stamp is one step, or
+ *   a crash half way that leaves a torn file.
  * - Crashes: a crasher process may kill any lock user at any step (at most
  *   NCRASH in a run). A dead process's kernel locks and guard are dropped at
  *   once; its files, stamps and mark stay, and readers judge them dead.
  * - Each user makes at most TRIES attempts ("start over" counts as one) and
- *   holds at most once. A file process re-reads a live mark WAITS times
- *   before it backs off.
+ *   holds at most HOLDS times. A file process re-reads a live mark WAITS
+ *   times before it backs off; a SQLite process creates its mark at most 3
+ *   times in one attempt (markTries), as in the code.
  *
  * Properties
  *
@@ -55,25 +68,32 @@
  *     release begins. SQLite: P names the locked inode, the kernel lock and
  *     the mark are ours. File: P names our inode, with our stamp.
  * (c) no wedge: once every user has finished or crashed, a fresh user of
- *     either mechanism (chosen nondeterministically), arriving after every
- *     file is older than 30 s and never crashing, acquires within 3
- *     attempts: asserted. A user blocked for ever (on the guard, say) makes
- *     the fresh user wait for ever, which spin reports as an invalid end
- *     state.
+ *     either mechanism (chosen nondeterministically), with an identity,
+ *     arriving after every file is older than 30 s and never crashing,
+ *     acquires within 3 attempts: asserted. A user blocked for ever (on the
+ *     guard, say) makes the fresh user wait for ever, which spin reports as
+ *     an invalid end state. Two documented limits (docs/protocol.md,
+ *     "Limits") are excused, and only they: a written mark whose writer
+ *     nobody can judge keeps a fresh *file* user out; and when that mark
+ *     names an inode P no longer names (its writer was killed between
+ *     unlinking P with RemoveOnRelease and unlinking its mark), it keeps a
+ *     fresh SQLite user out too.
  *
  * Configurations (-D): CFG_SSF (default: 2 SQLite, the first with
  * RemoveOnRelease, and 1 file), CFG_SFF (1 SQLite, 2 file), CFG_SSR (2
  * SQLite, both with RemoveOnRelease), CFG_FF (2 file), CFG_SF (1 SQLite
- * with RemoveOnRelease, 1 file, each holding up to twice). TRIES, NCRASH,
+ * with RemoveOnRelease, 1 file, each holding up to twice), CFG_SSSF (3
+ * SQLite, 1 file; meant for TRIES=1). TRIES, NCRASH,
  * WAITS, HOLDS override the bounds.
  *
  * Variants of the world (-D):
  *   NOID1          SQLite user 1 has no identity: its mark says "holder
- *                  unknown", it reads every stamp as held and takes no guard
+ *                  unknown", it reads every stamp as held, judges no mark
+ *                  and takes no guard
  *   FOREIGN1       SQLite user 1 is in another pid namespace: each side
  *                  reads the other's mark and stamps as "cannot be judged"
- *   MARK_TWO_STEP  the mark is created (O_EXCL), then written: a reader in
- *                  between finds it unreadable
+ *   MARK_ONE_STEP  the mark is created and written in one step (the code
+ *                  creates it with O_EXCL, then writes it: the default)
  *
  * Mutations (-D), each a design choice undone (docs/protocol.md, "What each
  * choice defends against"):
@@ -88,18 +108,30 @@
  *   M_MARK_BEFORE_P the judge (and the guard's re-check) read the mark
  *                   before P
  *   M_NO_RECHECK_MARK the guard's re-check does not read the mark again
+ *   M_CLEAR_UNJUDGEABLE step 4 as first written: a SQLite process with an
+ *                   identity removes (under the guard) every mark that is
+ *                   not a live holder's it can judge, whatever file it
+ *                   names; one without an identity removes none
+ *   M_ANY_INODE     step 4 takes any written mark for a leftover, whatever
+ *                   inode it names (the mark's LockIno undone)
+ *   M_NO_LEFTOVER   step 4 removes only marks whose writer is dead for
+ *                   certain, never a leftover naming the pinned file
+ *   M_NO_MARK_GUARD step 4 removes a mark without taking the guard
+ *   M_UNLOCK_FIRST  a SQLite holder lets go of the kernel's lock before it
+ *                   removes its mark
+ *   M_NO_STAMPDEAD  a SQLite process clears a dead stamp only when no live
+ *                   mark is beside it (StampDead undone)
+ *   M_NO_MARKWINDOW a mark without a record is never dead (the 30 s rule
+ *                   for marks undone)
  * -DNO_B leaves property (b) out, to see whether a mutation goes on to two
- * holders.
+ * holders; -DSTRICT_C excuses nothing in (c), to see the documented limits,
+ * and -DFRESH_SQLITE makes (c)'s fresh user a SQLite one.
  *
- * Proposed fixes (-D), for the failures found with NOID1 and FOREIGN1:
- *   FIX_OWN_MARK_GUARD a SQLite process removes its own mark under the guard
- *                   when it backs off at step 5, and with RemoveOnRelease it
- *                   removes P and then its mark under the guard; one without
- *                   an identity leaves its mark on backing off and leaves P
- *                   on release
- *   FIX_NOID_GUARD  with FIX_OWN_MARK_GUARD: one without an identity takes
- *                   the guard too (its guard stamp, holder unknown, judged by
- *                   the 30 s rule)
+ * Proposed fix (-D), for what the model finds (docs/protocol.md, "Marks
+ * nobody can judge"):
+ *   FIX_TORN_CLEAR  a SQLite process clears a torn stamp older than 30 s
+ *                   beside a live mark, as it clears a dead stamp
+ *                   (StampDead for a torn file too)
  */
 
 #ifndef TRIES
@@ -111,6 +143,7 @@
 #ifndef WAITS
 #define WAITS 1
 #endif
+#define MARKTRIES 3
 
 #if defined(CFG_SFF)
 #define NS 1
@@ -127,6 +160,12 @@
 #define NF 2
 #define ROR1 0
 #define ROR2 0
+#elif defined(CFG_SSSF)
+#define NS 3
+#define NF 1
+#define ROR1 0
+#define ROR2 0
+#define ROR3 0
 #elif defined(CFG_SF)
 #define NS 1
 #define NF 1
@@ -144,6 +183,9 @@
 #endif
 #ifndef HOLDS
 #define HOLDS 1
+#endif
+#ifndef ROR3
+#define ROR3 0
 #endif
 
 #define NPROC (NS + NF)
@@ -166,7 +208,9 @@ byte klock[MAXINO];                    /* the kernel's exclusive lock (SQLite) *
 
 /* P.holder and P.stale */
 byte mark;                             /* writer of the mark, 0: absent */
+byte markino;                          /* the inode the mark names (LockIno) */
 bit markst;                            /* the mark is created, not yet written */
+bit markold;                           /* ... and its mtime is more than 30 s ago */
 byte guard;                            /* owner of the guard, 0: free */
 
 /* processes */
@@ -186,26 +230,29 @@ byte holders;
 #endif
 
 /*
- * A reader's verdict on the mark: held when its writer is alive, or cannot
- * be judged (its writer has no identity, noid[w], or lives in another pid
- * namespace than the reader, ns[w] != ns[me]), or the mark is unreadable
- * (created, not yet written: markst). LIVE_MARK is that verdict; KEEP_MARK
- * is step 4's: a SQLite process with an identity removes (under the guard)
- * every mark that is not a live, known holder's; one without an identity
- * judges nothing and keeps every mark.
+ * A reader's verdict on the mark (lockrec.Mark.Dead, Live). Dead: its
+ * writer is gone for certain (a written mark whose writer this reader can
+ * judge, CANJUDGE, and is dead), or it has no record and is older than
+ * 30 s. Live: there, and not dead; so a mark whose writer cannot be judged
+ * (no identity, noid[w], or another pid namespace than the reader's,
+ * ns[w] != ns[me]) is live, as is a young mark without a record.
  */
-#ifdef FIX_NOID_GUARD
-#define NOID_GUARD 1
-#else
-#define NOID_GUARD 0
-#endif
-
 #define CANJUDGE(w) (!noid[w] && !noid[me] && ns[w] == ns[me])
-#define LIVE_MARK (mark != 0 && (markst || !CANJUDGE(mark) || alive[mark]))
-#define KEEP_MARK (mark != 0 && (noid[me] || (!markst && CANJUDGE(mark) && alive[mark])))
+#ifdef M_NO_MARKWINDOW
+#define MARK_DEAD (mark != 0 && !markst && CANJUDGE(mark) && !alive[mark])
+#else
+#define MARK_DEAD (mark != 0 && (markst && markold || !markst && CANJUDGE(mark) && !alive[mark]))
+#endif
+#define LIVE_MARK (mark != 0 && !MARK_DEAD)
 
-/* reading an empty or torn file's mtime: it may be old by now */
+/* reading an empty or torn file's mtime: old by now, unless being stamped */
 #define AGE(j) if :: writing[j] == 0 -> old[j] = 1 :: else -> skip fi
+/* reading the mtime of a mark without a record: it may be old by now,
+ * unless its writer is alive (and so about to write it) */
+#define MAGE if :: markst && !alive[mark] -> markold = 1 :: true -> skip fi
+
+/* unlinking the mark by name, whoever's it is */
+#define UNLINK_MARK mark = 0; markino = 0; markst = 0; markold = 0
 
 inline newinode(x) {
 	nino++;
@@ -225,7 +272,7 @@ inline unlockguard() {
 }
 
 /* the fresh user of (c) starts when everyone else is gone, after 30 s */
-inline fresh_start() {
+inline fresh_start(sqlite) {
 	if
 	:: fresh ->
 		atomic {
@@ -237,8 +284,15 @@ inline fresh_start() {
 			:: else -> break
 			od;
 			i = 0;
-			/* the documented limit: a mark nobody can judge keeps file users out */
-			limit = (mark != 0 && (markst || !CANJUDGE(mark)))
+			markold = 1;
+			/* the documented limits: a written mark nobody can judge keeps
+			 * file users out; naming an inode P does not name, SQLite
+			 * users too */
+#ifdef STRICT_C
+			limit = 0
+#else
+			limit = (mark != 0 && !markst && !CANJUDGE(mark) && (!sqlite || markino != P))
+#endif
 		}
 	:: else -> skip
 	fi
@@ -262,22 +316,29 @@ inline readP(j, emptytoo) {
 	}
 }
 
+/* a dead stamp; an empty or torn file past 30 s */
+#define STAMP_DEAD (jk == STAMP && CANJUDGE(jo) && !alive[jo])
+#define UNSTAMPED_OLD (jk != STAMP && jold)
+
 inline verdict() {
-	stale = !ml && ((jk == STAMP && CANJUDGE(jo) && !alive[jo]) || (jk != STAMP && jold))
+	stale = !ml && (STAMP_DEAD || UNSTAMPED_OLD)
 }
 
 #ifdef M_MARK_BEFORE_P
-#define JUDGE_MARK_FIRST ml = LIVE_MARK
+#define JUDGE_MARK_FIRST atomic { MAGE; ml = LIVE_MARK }
 #define JUDGE_MARK_AFTER skip
 #else
 #define JUDGE_MARK_FIRST skip
-#define JUDGE_MARK_AFTER ml = LIVE_MARK
+#define JUDGE_MARK_AFTER atomic { MAGE; ml = LIVE_MARK }
 #endif
+
+/* is P still the file judged stale (inode, kind, stamp owner, age)? */
+#define SAME_FILE(j) (P == j && kind[j] == jk && owner[j] == jo && (jk == STAMP || old[j]))
 
 /* under the guard: is P still the file judged stale, and no live mark? */
 inline recheck(j) {
 	JUDGE_MARK_FIRST;
-	ok = (P == j && kind[j] == jk && owner[j] == jo && (jk == STAMP || old[j]));
+	ok = SAME_FILE(j);
 	JUDGE_MARK_AFTER;
 #ifdef M_NO_RECHECK_MARK
 	ml = 0;
@@ -286,13 +347,59 @@ inline recheck(j) {
 	ml = 0
 }
 
+/*
+ * Step 4's verdict on a mark already there (sqlitelock.Lock.mark), read
+ * into m (writer), ms (no record yet), mi (inode named), md (dead, as this
+ * reader judges it). A leftover names the pinned file, whose kernel lock
+ * this process holds; any other mark is removed only when its writer is
+ * dead for certain, and never by a process without an identity.
+ */
+/* stamplock.Look's StampDead: a dead stamp beside a live mark is cleared;
+ * a torn file past 30 s beside one is not, unless FIX_TORN_CLEAR */
+#ifdef M_NO_STAMPDEAD
+#define STAMPDEAD_ML 0
+#else
+#define STAMPDEAD_ML 1
+#endif
+#ifdef FIX_TORN_CLEAR
+#define TORN_ML 1
+#else
+#define TORN_ML 0
+#endif
+
+#ifdef M_ANY_INODE
+#define LEFTOVER (!ms)
+#else
+#define LEFTOVER (!ms && mi == pin)
+#endif
+#ifdef M_CLEAR_UNJUDGEABLE
+#define REMOVABLE (!noid[me] && !(!ms && CANJUDGE(m) && alive[m]))
+#elif defined(M_NO_LEFTOVER)
+#define REMOVABLE (!noid[me] && md)
+#elif defined(FIX_NOID_KEEPS)
+#define REMOVABLE (!noid[me] && (LEFTOVER || md))
+#else
+#define REMOVABLE (LEFTOVER || (!noid[me] && md))
+#endif
+
+#ifdef M_NO_MARK_GUARD
+#define NO_MARK_GUARD 1
+#else
+#define NO_MARK_GUARD 0
+#endif
+#ifdef FIX_NOID_GUARD
+#define NOID_GUARD 1
+#else
+#define NOID_GUARD 0
+#endif
+
 proctype Sqlite(byte me; byte tries; bit ror; bit fresh)
 {
-	byte pin, lk, jk, jo, m, i, nheld;
-	bit jold, ml, ms, stale, ok, h, limit;
+	byte pin, lk, jk, jo, m, mi, mt, i, nheld;
+	bit jold, ml, ms, md, stale, ok, h, limit;
 
 	{
-	fresh_start();
+	fresh_start(1);
 attempt:
 	if
 	:: tries == 0 || nheld == HOLDS -> goto finish
@@ -311,23 +418,30 @@ attempt:
 	:: jk == EMPTY -> goto lock
 	:: else -> skip
 	fi;
-	/* not empty: the root judges the stamp (or the torn file); without an
+	/* not empty: the root judges the stamp (or the torn file): without an
 	 * identity of its own it reads every stamp as held */
+	if
+	:: noid[me] -> goto fail
+	:: else -> skip
+	fi;
 	JUDGE_MARK_FIRST;
 	JUDGE_MARK_AFTER;
-	verdict();
-	stale = stale && !noid[me];
+	/* stale, or a dead stamp beside a live mark (StampDead): clear it */
+	stale = (STAMPDEAD_ML || !ml) && STAMP_DEAD || (TORN_ML || !ml) && UNSTAMPED_OLD;
+	ml = 0;
 	if
-	:: !stale -> goto fail                    /* held by the stamp's holder */
+	:: !stale -> goto fail                    /* held by the stamp's or the mark's holder */
 	:: else -> skip
 	fi;
-	/* clear: under the guard, read P and the mark again, truncate in place */
+	/* clear: under the guard, read P again (marks do not matter), and
+	 * write the empty database in place */
 	lockguard();
-	recheck(pin);
-	if
-	:: ok -> atomic { kind[pin] = EMPTY; owner[pin] = 0; old[pin] = 0 }
-	:: else -> skip
-	fi;
+	atomic {
+		if
+		:: SAME_FILE(pin) -> kind[pin] = EMPTY; owner[pin] = 0; old[pin] = 0
+		:: else -> skip
+		fi
+	}
 	unlockguard();
 	goto fail                                  /* and try again */
 
@@ -345,71 +459,82 @@ lock:	/* 2. the kernel's exclusive lock on the pinned inode */
 	:: else -> goto unlock
 	fi;
 
-markc:	/* 4. create the mark */
+markc:	/* 4. create the mark, naming the pinned file */
+	if
+	:: mt == MARKTRIES -> goto unlock          /* busy */
+	:: else -> mt++
+	fi;
 #ifdef M_MARK_RENAME
-	mark = me;                                 /* written whole, renamed over */
-#else
-#ifdef MARK_TWO_STEP
-	atomic {
-		if
-		:: mark == 0 -> mark = me; markst = 1
-		:: else -> goto markx
-		fi
-	}
-	markst = 0;                                /* write the record */
+	atomic { mark = me; markino = pin; markst = 0; markold = 0 };   /* written whole, renamed over */
 	goto look;
-markx:
 #else
 	atomic {
 		if
-		:: mark == 0 -> mark = me; goto look
+		:: mark == 0 ->
+			mark = me; markino = pin; markold = 0;
+#ifdef MARK_ONE_STEP
+			markst = 0; goto look
+#else
+			markst = 1; goto markw
+#endif
 		:: else -> skip
 		fi
 	}
-#endif
 	/* there is one: read it */
-	atomic { m = mark; ms = markst; ml = KEEP_MARK }
+	atomic {
+		m = mark; ms = markst; mi = markino;
+		MAGE;
+		md = MARK_DEAD
+	}
 	if
-	:: m == 0 -> goto markc                    /* gone meanwhile */
-	:: ml -> ml = 0; m = 0; ms = 0; goto unlock        /* held by that holder */
+	:: m == 0 -> goto unlock                   /* gone meanwhile: busy, holder unknown */
+	:: !REMOVABLE -> goto unlock               /* held by that holder */
 	:: else -> skip
 	fi;
-	/* dead, unknown or unreadable: remove it under the guard, if it is the
-	 * same mark and P the pinned file */
-	lockguard();
-	atomic { ok = (mark == m && markst == ms && P == pin) };
+	/* remove it: under the guard (with an identity), if P is still the
+	 * pinned file and the mark still has the same bytes */
 	if
-	:: ok -> mark = 0
+	:: (!noid[me] || NOID_GUARD) && !NO_MARK_GUARD -> lockguard()
+	:: else -> skip
+	fi;
+	if
+	:: P != pin -> goto unlock                 /* start over */
+	:: else -> skip
+	fi;
+	atomic { ok = (mark != 0 && markst == ms && (ms || mark == m && markino == mi)) };
+	if
+	:: ok -> atomic { UNLINK_MARK }
 	:: else -> skip
 	fi;
 	ok = 0;
-	unlockguard();
-	m = 0; ms = 0;
+	if
+	:: guard == me -> unlockguard()
+	:: else -> skip
+	fi;
+	atomic { m = 0; ms = 0; mi = 0; md = 0 };
 	goto markc
 #endif
+
+markw:	/* the mark's second step: write the record into the file created */
+	atomic {
+		if
+		:: mark == me && markst -> markst = 0
+		:: else -> skip                        /* unlinked meanwhile: written to nobody */
+		fi
+	}
 
 look:	/* 5. look for a stamp in the pinned file */
 #ifndef M_NO_STAMP_LOOK
 	if
 	:: kind[pin] != EMPTY ->
-		/* a file process stamped it: remove our mark, back off */
-#ifdef FIX_OWN_MARK_GUARD
-		/* proposed: under the guard (FIX_NOID_GUARD: a process without an
-		 * identity takes it too; else it leaves its mark) */
+		/* a file process stamped it: remove our mark (read it, compare
+		 * the nonce, unlink it), back off */
+		atomic { ok = (mark == me && !markst) };
 		if
-		:: noid[me] && !NOID_GUARD -> goto unlock
-		:: else -> lockguard()
-		fi;
-#endif
-		atomic { ok = (mark == me) };
-		if
-		:: ok -> mark = 0
+		:: ok -> atomic { UNLINK_MARK }
 		:: else -> skip
 		fi;
 		ok = 0;
-#ifdef FIX_OWN_MARK_GUARD
-		unlockguard();
-#endif
 		goto unlock
 	:: else -> skip
 	fi;
@@ -420,39 +545,15 @@ look:	/* 5. look for a stamp in the pinned file */
 
 	/* release */
 	atomic {
-		CHECK_B(P == pin && klock[pin] == me && mark == me);
+		CHECK_B(P == pin && klock[pin] == me && mark == me && !markst && markino == pin);
 		h = 0; holders--; nheld++
 	}
-#ifdef M_ROR_MARK_FIRST
-	atomic { ok = (mark == me) };
-	if
-	:: ok -> mark = 0
-	:: else -> skip
-	fi;
-	ok = 0;
+#ifdef M_UNLOCK_FIRST
+	atomic { klock[pin] = 0; lk = 0 };
 #endif
-#ifdef FIX_OWN_MARK_GUARD
-	/* proposed: RemoveOnRelease removes P, then the mark, under the guard;
-	 * a holder without an identity (it has no guard) leaves P in place */
-	if
-	:: ror && (!noid[me] || NOID_GUARD) ->
-		lockguard();
-		atomic { ok = (P == pin) };
-		if
-		:: ok -> P = 0
-		:: else -> skip
-		fi;
-		atomic { ok = (mark == me) };
-		if
-		:: ok -> mark = 0
-		:: else -> skip
-		fi;
-		ok = 0;
-		unlockguard();
-		goto unlock
-	:: else -> skip
-	fi;
-#else
+#ifdef M_ROR_MARK_FIRST
+	atomic { UNLINK_MARK };
+#endif
 	if
 	:: ror ->
 		atomic { ok = (P == pin) };          /* stat P: still the pinned file? */
@@ -463,24 +564,22 @@ look:	/* 5. look for a stamp in the pinned file */
 		ok = 0
 	:: else -> skip
 	fi;
-#endif
 #ifndef M_ROR_MARK_FIRST
-	atomic { ok = (mark == me) };              /* read the mark, compare the nonce */
-	if
-	:: ok -> mark = 0                          /* unlink it */
-	:: else -> skip
-	fi;
-	ok = 0;
+	atomic { UNLINK_MARK };                    /* a holder's mark is its own: unlinked by name */
 #endif
 
 unlock:
-	atomic { klock[pin] = 0; lk = 0 }
+	if
+	:: guard == me -> unlockguard()
+	:: else -> skip
+	fi;
+	atomic { klock[lk] = 0; lk = 0 }
 fail:
-	atomic { pin = 0; jk = 0; jo = 0; jold = 0; stale = 0; ok = 0 }
+	atomic { pin = 0; jk = 0; jo = 0; jold = 0; stale = 0; ok = 0; m = 0; ms = 0; mi = 0; md = 0; mt = 0 }
 	goto attempt
 finish:
 	atomic {
-		assert(!fresh || nheld > 0);                /* (c) */
+		assert(!fresh || nheld > 0 || limit);  /* (c) */
 		alive[me] = 0;
 		nfinished++
 	}
@@ -500,7 +599,7 @@ finish:
 			:: h -> holders--
 			:: else -> skip
 			fi;
-			pin = 0; lk = 0; jk = 0; jo = 0; m = 0; ms = 0;
+			pin = 0; lk = 0; jk = 0; jo = 0; m = 0; ms = 0; mi = 0; md = 0; mt = 0;
 			jold = 0; ml = 0; stale = 0; ok = 0; h = 0; nheld = 0; tries = 0;
 			nfinished++
 		}
@@ -513,7 +612,7 @@ proctype File(byte me; byte tries; bit fresh)
 	bit jold, ml, stale, ok, h, limit;
 
 	{
-	fresh_start();
+	fresh_start(0);
 attempt:
 	if
 	:: tries == 0 || nheld == HOLDS -> goto finish
@@ -555,7 +654,7 @@ create:	/* 1. create P with O_EXCL */
 #ifdef M_RENAME_ASIDE
 	/* rename P aside; check it; a changed file is linked back */
 	P = 0;
-	atomic { ok = (kind[j] == jk && owner[j] == jo && !LIVE_MARK) };
+	atomic { MAGE; ok = (kind[j] == jk && owner[j] == jo && !LIVE_MARK) };
 	if
 	:: ok -> skip                              /* unlink the private name */
 	:: else -> atomic { if :: P == 0 -> P = j :: else -> skip fi }
@@ -600,7 +699,7 @@ stamp:
 lookmark:	/* 2. look for a mark; a live one: wait, re-reading it */
 	w = 0;
 	do
-	:: atomic { ml = LIVE_MARK };
+	:: atomic { MAGE; ml = LIVE_MARK };
 		if
 		:: !ml -> break
 		:: else -> skip
@@ -639,11 +738,12 @@ confirm:	/* 3. P still names our file, with our stamp */
 	fi;
 	goto fail
 
-backoff:	/* truncate our stamp (if it still is ours); never remove P */
+backoff:	/* write the empty database over our stamp (if P is still our
+		 * file, with our stamp); never remove P */
 	atomic {
 		ml = 0; w = 0;
 		if
-		:: kind[my] == STAMP && owner[my] == me -> kind[my] = EMPTY; old[my] = 0
+		:: P == my && kind[my] == STAMP && owner[my] == me -> kind[my] = EMPTY; old[my] = 0
 		:: else -> skip
 		fi
 	}
@@ -685,7 +785,9 @@ proctype Fresh()
 	nfinished == NPROC;
 	if
 	:: run Sqlite(FRESH, 3, 0, 1)
+#ifndef FRESH_SQLITE
 	:: run File(FRESH, 3, 1)
+#endif
 	fi
 }
 
@@ -698,6 +800,9 @@ end:
 	:: atomic { crashes < NCRASH && alive[2] && !dying[2] -> dying[2] = 1; crashes++ }
 #if NPROC >= 3
 	:: atomic { crashes < NCRASH && alive[3] && !dying[3] -> dying[3] = 1; crashes++ }
+#endif
+#if NPROC >= 4
+	:: atomic { crashes < NCRASH && alive[4] && !dying[4] -> dying[4] = 1; crashes++ }
 #endif
 	od
 }
@@ -721,6 +826,9 @@ init
 #endif
 #if NS >= 2
 		run Sqlite(2, TRIES, ROR2, 0);
+#endif
+#if NS >= 3
+		run Sqlite(3, TRIES, ROR3, 0);
 #endif
 #if NF >= 1
 		run File(NS + 1, TRIES, 0);
