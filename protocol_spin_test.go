@@ -76,8 +76,8 @@ var modelRuns = []modelRun{
 	//
 	// A torn file past 30 s beside a mark nobody can judge: every user
 	// reads it as held, for ever.
-	{"noid-torn-wedge", []string{"-DCFG_SF", "-DNOID1", "-DNCRASH=2"}, wedged, small},
-	{"foreign-torn-wedge", []string{"-DCFG_SF", "-DFOREIGN1", "-DNCRASH=2"}, wedged, small},
+	{"noid-torn-wedge", []string{"-DCFG_SF", "-DNOID1", "-DNCRASH=2", "-DM_NO_TORN_CLEAR"}, wedged, small},
+	{"foreign-torn-wedge", []string{"-DCFG_SF", "-DFOREIGN1", "-DNCRASH=2", "-DM_NO_TORN_CLEAR"}, wedged, small},
 	{"fix-torn-clear-noid", []string{"-DCFG_SF", "-DNOID1", "-DNCRASH=2", "-DFIX_TORN_CLEAR"}, "", small},
 	{"fix-torn-clear-foreign", []string{"-DCFG_SF", "-DFOREIGN1", "-DNCRASH=2", "-DFIX_TORN_CLEAR"}, "", small},
 	// A process without an identity removes a leftover without the

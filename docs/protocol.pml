@@ -127,12 +127,16 @@
  * holders; -DSTRICT_C excuses nothing in (c), to see the documented limits,
  * and -DFRESH_SQLITE makes (c)'s fresh user a SQLite one.
  *
- * Proposed fix (-D), for what the model finds (docs/protocol.md, "Marks
- * nobody can judge"):
- *   FIX_TORN_CLEAR  a SQLite process clears a torn stamp older than 30 s
- *                   beside a live mark, as it clears a dead stamp
- *                   (StampDead for a torn file too)
+ * FIX_TORN_CLEAR, proposed for what the model found (docs/protocol.md,
+ * "Marks nobody can judge"): a SQLite process clears a torn stamp older
+ * than 30 s beside a live mark, as it clears a dead stamp (StampDead for a
+ * torn file too). The code does this (stamplock.Look), so it is on unless
+ * -DM_NO_TORN_CLEAR undoes it.
  */
+
+#ifndef M_NO_TORN_CLEAR
+#define FIX_TORN_CLEAR
+#endif
 
 #ifndef TRIES
 #define TRIES 2
