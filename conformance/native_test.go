@@ -37,7 +37,10 @@ func TestNativeStress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress runs 4000 acquisitions across 8 processes; skipped in -short")
 	}
-	const procs, rounds = 8, 500
+	procs, rounds := 8, 500
+	if raceEnabled {
+		procs, rounds = 4, 150
+	}
 	sqlite, file := proclock.MechanismSQLite, proclock.MechanismFile
 	for _, tc := range []struct {
 		mechs  []proclock.Mechanism // peer i uses mechs[i % len(mechs)]
