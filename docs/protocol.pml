@@ -127,11 +127,17 @@
  * holders; -DSTRICT_C excuses nothing in (c), to see the documented limits,
  * and -DFRESH_SQLITE makes (c)'s fresh user a SQLite one.
  *
- * Proposed fix (-D), for what the model finds (docs/protocol.md, "Marks
- * nobody can judge"):
- *   FIX_TORN_CLEAR  a SQLite process clears a torn stamp older than 30 s
- *                   beside a live mark, as it clears a dead stamp
- *                   (StampDead for a torn file too)
+ * Proposed fixes (-D), for what the model finds in the code as it is
+ * (docs/protocol.md, "Marks nobody can judge"):
+ *   FIX_TORN_CLEAR  a SQLite process clears a torn file older than 30 s
+ *                   beside a live mark, as it clears a dead stamp there
+ *                   (StampDead for a torn file too); else a torn file beside
+ *                   a mark nobody can judge wedges every user
+ *   FIX_NOID_KEEPS  a SQLite process without an identity removes no mark,
+ *                   not even a leftover naming its file; else its unguarded
+ *                   removal can unlink another process's fresh mark
+ *   FIX_NOID_GUARD  instead: it removes a leftover under the guard too (its
+ *                   guard stamp, holder unknown, judged by the 30 s rule)
  */
 
 #ifndef TRIES
