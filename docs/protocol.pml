@@ -127,11 +127,19 @@
  * holders; -DSTRICT_C excuses nothing in (c), to see the documented limits,
  * and -DFRESH_SQLITE makes (c)'s fresh user a SQLite one.
  *
- * FIX_TORN_CLEAR, proposed for what the model found (docs/protocol.md,
- * "Marks nobody can judge"): a SQLite process clears a torn stamp older
- * than 30 s beside a live mark, as it clears a dead stamp (StampDead for a
- * torn file too). The code does this (stamplock.Look), so it is on unless
- * -DM_NO_TORN_CLEAR undoes it.
+ * Proposed fixes (-D), for what the model found (docs/protocol.md, "Marks
+ * nobody can judge"):
+ *   FIX_TORN_CLEAR  a SQLite process clears a torn file older than 30 s
+ *                   beside a live mark, as it clears a dead stamp there
+ *                   (StampDead for a torn file too); else a torn file beside
+ *                   a mark nobody can judge wedges every user. The code does
+ *                   this (stamplock.Look), so it is on unless
+ *                   -DM_NO_TORN_CLEAR undoes it.
+ *   FIX_NOID_KEEPS  a SQLite process without an identity removes no mark,
+ *                   not even a leftover naming its file; else its unguarded
+ *                   removal can unlink another process's fresh mark
+ *   FIX_NOID_GUARD  instead: it removes a leftover under the guard too (its
+ *                   guard stamp, holder unknown, judged by the 30 s rule)
  */
 
 #ifndef M_NO_TORN_CLEAR
