@@ -63,8 +63,8 @@ func (w Wakeup) String() string {
 // Pause waits d on p's clock, or less: with a wake-up source, until one of
 // names in dir goes away or process pid exits (see Waker.Wait), reporting
 // woke. It is the one wait of every acquisition: between attempts, in a
-// first attempt's busy wait and retries, and while a stamp waits for a
-// SQLite process to back off. It returns ctx.Err() when ctx ends first.
+// first attempt's retries, and while a stamp waits for a SQLite process to
+// back off. It returns ctx.Err() when ctx ends first.
 func (p *Platform) Pause(ctx context.Context, dir string, names []string, pid int, d time.Duration) (woke bool, err error) {
 	if p.Wake == nil {
 		return false, p.Time().Sleep(ctx, d)
