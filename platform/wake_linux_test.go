@@ -179,7 +179,9 @@ func TestWakerContext(t *testing.T) {
 		}
 	})
 	t.Run("deadline", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		// Long enough to be set up and watching first, even under the
+		// race detector on a busy machine; far shorter than wakeLong.
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 		defer cancel()
 		res := startWait(t, ctx, t.TempDir(), []string{"app.lock"}, 0, wakeLong)
 		if r := <-res; !errors.Is(r.err, context.DeadlineExceeded) {
