@@ -53,31 +53,71 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	if info.IsDir() {
 		return Sighting{}, &fs.PathError{Op: "open", Path: path, Err: lockfs.ErrIsDir}
 	}
-	s := Sighting{Kind: Foreign, Size: info.Size(), Mtime: info.ModTime()}
+	s := Sighting{Kind: Foreign}
 	s.ID, _ = fsys.FileIDOf(f) // without an identity, size, time and bytes still tell files apart
-	if !info.Mode().IsRegular() || info.Size() > MaxSize {
-		return s, nil
-	}
-	if info.Size() == 0 {
-		s.Kind = Empty
-		return s, nil
-	}
-	s.Content, err = readOnce(f, info.Size())
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return Sighting{}, err
-	case err != nil || len(s.Content) > MaxSize:
+	info, s.Content, err = readStable(f, info)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return Sighting{}, err
+		}
 		s.Content = nil
-		return s, nil
 	}
-	s.Kind, s.Stamp = classify(s.Content)
+	s.Size, s.Mtime = info.Size(), info.ModTime()
+	switch {
+	case errors.Is(err, errUnsettled):
+		s.Kind = Torn
+	case err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize:
+	default:
+		s.Kind, s.Stamp = classify(s.Content)
+	}
 	return s, nil
+}
+
+// settleReads bounds the reads readStable makes of a file that keeps
+// changing under it.
+const settleReads = 4
+
+// errUnsettled says a file changed during every read readStable made of it.
+var errUnsettled = errors.New("lock file changed while read")
+
+// readStable reads a regular file of at most MaxSize bytes, whose stat
+// before the read is info, in one read, and stats it again after: a read
+// is kept only when the file's size and time did not change across it and
+// it returned that size. Linux does not make a read atomic with a writer's
+// truncate and write: a read that began before them can return the old
+// bytes with the new size (a whole stamp and zeros), which is neither.
+// A file that changes across every read is errUnsettled: someone is
+// writing it now. It returns the stat the bytes agree with; a file that is
+// not regular, or too large, is not read (nil bytes, no error).
+func readStable(f lockfs.File, info fs.FileInfo) (fs.FileInfo, []byte, error) {
+	for range settleReads {
+		if !info.Mode().IsRegular() || info.Size() > MaxSize {
+			return info, nil, nil
+		}
+		var data []byte
+		if info.Size() > 0 {
+			var err error
+			if data, err = readOnce(f, info.Size()); err != nil {
+				return info, nil, err
+			}
+		}
+		after, err := f.Stat()
+		if err != nil {
+			return info, nil, err
+		}
+		if int64(len(data)) == info.Size() && after.Size() == info.Size() && after.ModTime().Equal(info.ModTime()) {
+			return info, data, nil
+		}
+		info = after
+	}
+	return info, nil, errUnsettled
 }
 
 // readOnce reads a file of about size bytes in one read, so that a writer
 // that replaces its bytes (truncating, then writing the new ones, as
-// proclock's writers do) is seen before or after, never half way: two
-// reads could join the start of one stamp to the end of another.
+// proclock's writers do) is seen before or after, not as two reads that
+// join the start of one stamp to the end of another. It reads a byte more
+// than size, to see a file that grew.
 func readOnce(f lockfs.File, size int64) ([]byte, error) {
 	data := make([]byte, min(size, MaxSize)+1)
 	n, err := f.ReadAt(data, 0)
@@ -105,19 +145,19 @@ func lstatSighting(fsys lockfs.FS, path string) (Sighting, error) {
 // stat.
 func ReadOpen(f lockfs.File) (Kind, []byte, error) {
 	info, err := f.Stat()
+	if err != nil {
+		return Foreign, nil, err
+	}
+	if info.Size() == 0 && info.Mode().IsRegular() {
+		return Empty, nil, nil
+	}
+	info, data, err := readStable(f, info)
 	switch {
+	case errors.Is(err, errUnsettled):
+		return Torn, nil, nil
 	case err != nil:
 		return Foreign, nil, err
 	case !info.Mode().IsRegular() || info.Size() > MaxSize:
-		return Foreign, nil, nil
-	case info.Size() == 0:
-		return Empty, nil, nil
-	}
-	data, err := readOnce(f, info.Size())
-	switch {
-	case err != nil:
-		return Foreign, nil, err
-	case len(data) > MaxSize:
 		return Foreign, nil, nil
 	}
 	return Classify(data), data, nil
