@@ -145,14 +145,10 @@ func secSharedDir(t *testing.T) string { return locktest.SharedDir(t) }
 // tool's build directory is private to this user.
 func secExe(t *testing.T) string {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if os.Geteuid() != 0 {
-		return self
+		return locktest.Self()
 	}
-	return locktest.SharedCopy(t, self)
+	return locktest.SharedCopy(t, locktest.Self())
 }
 
 // secCommand is the test binary (exe) as a helper in mode, run as cred's
