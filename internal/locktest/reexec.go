@@ -11,23 +11,9 @@ import (
 	"testing"
 )
 
-// The one way proclock's tests get a second process: the test binary
-// re-executed to play a role instead of running tests.
-//
-//   - The child's environment names the role in RoleEnv; its command line
-//     is the test binary, -test.run=^$, and the role's arguments.
-//   - The package's TestMain hands the process to the role (Main, or
-//     MaybePlay before its own set-up), which returns the exit status.
-//   - The role talks to its parent however it likes, usually lines or
-//     JSON on stdin and stdout; Start pipes both.
-//
-// -test.run=^$ keeps a child whose TestMain does not dispatch from running
-// the package's tests (and so from starting children of its own): it runs
-// none, and its parent sees a child that never played its role.
-
-// RoleEnv, in a process's environment, names the role the test binary
+// roleEnv, in a process's environment, names the role the test binary
 // plays instead of running its tests.
-const RoleEnv = "PROCLOCK_TEST_ROLE"
+const roleEnv = "PROCLOCK_TEST_ROLE"
 
 // noTests is the first argument of every role's command line.
 const noTests = "-test.run=^$"
@@ -56,9 +42,9 @@ func NewRole(name string, run func(args []string) int) *Role {
 
 // Roles every package has.
 var (
-	// Exit ends at once, with status 0: its pid, once reaped, is a
+	// exitRole ends at once, with status 0: its pid, once reaped, is a
 	// process that is gone (see DeadPID).
-	Exit = NewRole("exit", func([]string) int { return 0 })
+	exitRole = NewRole("exit", func([]string) int { return 0 })
 	// Block waits until its stdin is closed, then exits 0.
 	Block = NewRole("block", func([]string) int {
 		io.Copy(io.Discard, os.Stdin)
@@ -80,13 +66,13 @@ func Main(m *testing.M) {
 // with its status; in a process started to run tests it returns at once.
 // A TestMain that does more than Main calls it first.
 func MaybePlay() {
-	name := os.Getenv(RoleEnv)
+	name := os.Getenv(roleEnv)
 	if name == "" {
 		return
 	}
 	r := roles[name]
 	if r == nil {
-		fmt.Fprintf(os.Stderr, "locktest: %s=%q names no role of this test binary\n", RoleEnv, name)
+		fmt.Fprintf(os.Stderr, "locktest: %s=%q names no role of this test binary\n", roleEnv, name)
 		os.Exit(2)
 	}
 	args := os.Args[1:]
@@ -95,9 +81,6 @@ func MaybePlay() {
 	}
 	os.Exit(r.run(args))
 }
-
-// Name is the role's name, the value of RoleEnv that selects it.
-func (r *Role) Name() string { return r.name }
 
 // Self is the path of this test binary.
 func Self() string {
@@ -126,16 +109,16 @@ func (r *Role) Argv(args ...string) []string {
 }
 
 // Environ is env for a process that plays r (or passes its environment on
-// to one): RoleEnv set to r, and the race detector's second of sleep at
+// to one): roleEnv set to r, and the race detector's second of sleep at
 // exit turned off.
 func (r *Role) Environ(env []string) []string {
 	kept := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, RoleEnv+"=") {
+		if !strings.HasPrefix(kv, roleEnv+"=") {
 			kept = append(kept, kv)
 		}
 	}
-	return append(kept, RoleEnv+"="+r.name, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	return append(kept, roleEnv+"="+r.name, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // A Child is a process a test started, with its stdin and stdout piped to
@@ -242,7 +225,7 @@ func Output(t testing.TB, cmd *exec.Cmd) []byte {
 // TestMain must dispatch roles (Main).
 func DeadPID(t testing.TB) int {
 	t.Helper()
-	cmd := Exit.Command()
+	cmd := exitRole.Command()
 	Output(t, cmd)
 	return cmd.Process.Pid
 }
