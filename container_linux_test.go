@@ -1,12 +1,10 @@
 package proclock_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,19 +13,20 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
-// containerHolderEnv, set to "<mechanism>:<path>", makes the test binary a
-// holder in a container of its own: TestContainerHolder starts it in new
-// pid, UTS and mount namespaces, and it names its host "container", mounts
-// its own /proc, and then serves as a handoff holder (takes the lock, says
-// "held", keeps it until killed).
-const containerHolderEnv = "PROCLOCK_CONTAINER_HOLDER"
+// containerHolder, given a mechanism and a path, is a holder in a
+// container of its own: TestContainerHolder starts it in new pid, UTS and
+// mount namespaces, and it names its host "container", mounts its own
+// /proc, and then serves as a handoff holder (takes the lock, says "held",
+// keeps it until killed).
+var containerHolder = locktest.NewRole("container-holder", serveContainerHolder)
 
 // containerHost is the host name of TestContainerHolder's container.
 const containerHost = "container"
 
-func serveContainerHolder(spec string) {
+func serveContainerHolder(args []string) int {
 	err := unix.Sethostname([]byte(containerHost))
 	if err == nil {
 		// Private mounts first, so that the new /proc stays in here.
@@ -38,9 +37,9 @@ func serveContainerHolder(spec string) {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "container set-up:", err)
-		os.Exit(2)
+		return 2
 	}
-	serveHandoffHolder(spec)
+	return holdUntilKilled(proclock.Mechanism(args[0]), args[1])
 }
 
 // TestContainerHolder: a holder in a container (its own pid namespace and
@@ -82,8 +81,7 @@ func TestContainerHolder(t *testing.T) {
 				t.Fatalf("holder %+v; want pid 1 on %q, of another pid namespace than %d", h, containerHost, self.PIDNamespace)
 			}
 
-			holder.Process.Kill()
-			holder.Wait()
+			holder.Kill()
 			_, err = proclock.Acquire(ctx, here, path, proclock.Options{})
 			if tc.name == "sqlite" {
 				if err != nil {
@@ -118,30 +116,22 @@ func TestContainerHolder(t *testing.T) {
 // new pid, UTS and mount namespaces, and returns once it holds the lock;
 // it skips the test where namespaces cannot be made (they need
 // CAP_SYS_ADMIN).
-func startContainerHolder(t *testing.T, mech proclock.Mechanism, path string) *exec.Cmd {
+func startContainerHolder(t *testing.T, mech proclock.Mechanism, path string) *locktest.Child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), containerHolderEnv+"="+string(mech)+":"+path)
+	cmd := containerHolder.Command(string(mech), path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWUTS | unix.CLONE_NEWNS}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
+	c, err := locktest.TryStart(t, cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) {
 			t.Skipf("cannot make pid, UTS and mount namespaces here (CAP_SYS_ADMIN, or a sandbox that forbids them): %v", err)
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "held\n" {
+	line, err := c.Line()
+	if line != "held" {
 		t.Fatalf("container holder: %q, %v; stderr: %s", line, err, stderr.String())
 	}
-	return cmd
+	return c
 }

@@ -1,7 +1,6 @@
 package proclock_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // flock(1) and the SQLite mechanism on one file exclude each other, both
@@ -44,33 +44,11 @@ func flockTry(t *testing.T, bin, path string) bool {
 // flockHold starts flock(1) holding path until the returned function runs.
 func flockHold(t *testing.T, bin, path string) (release func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "-n", path, "sh", "-c", "echo locked; exec cat")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
+	c := locktest.Start(t, exec.Command(bin, "-n", path, "sh", "-c", "echo locked; exec cat"))
+	if line, _ := c.Line(); line != "locked" {
 		t.Fatalf("flock(1) said %q; want it to hold the lock", line)
 	}
-	done := false
-	release = func() {
-		if !done {
-			done = true
-			stdin.Close()
-			cmd.Wait()
-		}
-	}
-	t.Cleanup(release)
-	return release
+	return func() { c.End() }
 }
 
 func TestFlockExcludesSQLite(t *testing.T) {
@@ -125,24 +103,11 @@ func TestFlockDroppedOnKill(t *testing.T) {
 	bin := flockBinary(t)
 	exe := secExe(t)
 	path := filepath.Join(secSharedDir(t), "x.lock")
-	holder := secCommand(exe, nil, secHoldAndSpawn, string(proclock.MechanismSQLite), path)
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	holder := locktest.Start(t, secCommand(exe, nil, secHoldAndSpawn, string(proclock.MechanismSQLite), path))
+	defer holder.Stdin.Close()
+	line, _ := holder.Line()
 	f := strings.Fields(line)
 	if len(f) != 2 || f[0] != "ready" {
-		holder.Process.Kill()
-		holder.Wait()
 		t.Fatalf("holder said %q", line)
 	}
 	grandchild, _ := strconv.Atoi(f[1])
@@ -150,7 +115,7 @@ func TestFlockDroppedOnKill(t *testing.T) {
 	if flockTry(t, bin, path) {
 		t.Fatalf("flock(1) took the lock a live proclock holds")
 	}
-	holder.Process.Signal(syscall.SIGKILL)
+	holder.Cmd.Process.Signal(syscall.SIGKILL)
 	holder.Wait()
 	if !flockTry(t, bin, path) {
 		t.Errorf("flock(1) could not take the lock of a holder killed with SIGKILL (its child still runs)")

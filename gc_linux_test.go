@@ -6,31 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
-// gcHolderEnv makes the test binary a daemon that takes the lock named by
-// the variable ("<mechanism>:<path>") without keeping the *Lock, runs the
-// garbage collector over and over, and then waits on stdin.
-const gcHolderEnv = "PROCLOCK_TEST_GC_HOLDER"
-
-func serveGCHolder(spec string) {
-	mech, path, _ := strings.Cut(spec, ":")
-	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(mech)), path, proclock.Options{}); err != nil {
+// gcHolder, given a mechanism and a path, is a daemon that takes the lock
+// without keeping the *Lock, runs the garbage collector over and over,
+// and then waits on stdin.
+var gcHolder = locktest.NewRole("gc-holder", func(args []string) int {
+	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
 	}
 	collectGarbage()
 	fmt.Println("collected")
 	bufio.NewReader(os.Stdin).ReadString('\n')
-	os.Exit(0)
-}
+	return 0
+})
 
 // collectGarbage runs the collector several times, with allocation in
 // between, so that anything unreachable is finalized.
@@ -54,25 +50,11 @@ func TestDroppedLockStaysHeldNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
 		t.Run(string(mech), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "daemon.lock")
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), gcHolderEnv+"="+string(mech)+":"+path)
+			cmd := gcHolder.Command(string(mech), path)
 			cmd.Stderr = os.Stderr
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				stdin.Close()
-				cmd.Wait()
-			}()
-			if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "collected\n" {
+			c := locktest.Start(t, cmd)
+			defer c.End()
+			if line, err := c.Line(); err != nil || line != "collected" {
 				t.Fatalf("daemon said %q, %v", line, err)
 			}
 			for _, other := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
@@ -85,8 +67,8 @@ func TestDroppedLockStaysHeldNative(t *testing.T) {
 					l.Release()
 					t.Fatalf("%s: took the lock of a daemon that dropped its *Lock", other)
 				}
-				if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != cmd.Process.Pid {
-					t.Fatalf("%s: Acquire = %v; want held by pid %d", other, err, cmd.Process.Pid)
+				if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != c.Pid() {
+					t.Fatalf("%s: Acquire = %v; want held by pid %d", other, err, c.Pid())
 				}
 			}
 		})

@@ -1,7 +1,6 @@
 package proclock_test
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // Two users of one group sharing a lock in a setgid directory (issue 10,
@@ -48,24 +48,12 @@ func groupDir(t *testing.T) string {
 // let go when the returned function runs.
 func groupHold(t *testing.T, exe string, cred *syscall.Credential, mech proclock.Mechanism, path string) (pid int, release func()) {
 	t.Helper()
-	holder := secCommand(exe, cred, secHoldAndSpawn, string(mech), path)
-	stdin, err := holder.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := holder.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd := secCommand(exe, cred, secHoldAndSpawn, string(mech), path)
 	var stderr strings.Builder
-	holder.Stderr = &stderr
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	cmd.Stderr = &stderr
+	holder := locktest.Start(t, cmd)
+	line, _ := holder.Line()
 	if !strings.HasPrefix(line, "ready ") {
-		holder.Process.Kill()
-		holder.Wait()
 		t.Fatalf("holder as uid %d said %q; stderr: %s", cred.Uid, line, stderr.String())
 	}
 	released := false
@@ -74,13 +62,12 @@ func groupHold(t *testing.T, exe string, cred *syscall.Credential, mech proclock
 			return
 		}
 		released = true
-		stdin.Close()
-		if err := holder.Wait(); err != nil {
+		if err := holder.End(); err != nil {
 			t.Errorf("holder as uid %d: %v; stderr: %s", cred.Uid, err, stderr.String())
 		}
 	}
 	t.Cleanup(release)
-	return holder.Process.Pid, release
+	return holder.Pid(), release
 }
 
 // TestGroupSharedLock: with umask 002 (every user of the lock), two users

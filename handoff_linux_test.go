@@ -1,13 +1,11 @@
 package proclock_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -15,37 +13,21 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
-// handoffHolderEnv, set to "<mechanism>:<path>", makes the test binary a
-// holder for BenchmarkHandoff: it takes the lock, says "held", and keeps it
-// until it is killed.
-const handoffHolderEnv = "PROCLOCK_HANDOFF_HOLDER"
+// handoffHolder, given a mechanism and a path, is a holder for
+// BenchmarkHandoff: it takes the lock, says "held", and keeps it until it
+// is killed.
+var handoffHolder = locktest.NewRole("handoff-holder", func(args []string) int {
+	return holdUntilKilled(proclock.Mechanism(args[0]), args[1])
+})
 
-func TestMain(m *testing.M) {
-	if spec := os.Getenv(handoffHolderEnv); spec != "" {
-		serveHandoffHolder(spec)
-	}
-	if spec := os.Getenv(gcHolderEnv); spec != "" {
-		serveGCHolder(spec)
-	}
-	if spec := os.Getenv(containerHolderEnv); spec != "" {
-		serveContainerHolder(spec)
-	}
-	os.Exit(m.Run())
-}
-
-func serveHandoffHolder(spec string) {
-	var mech, path string
-	if i := len(proclock.MechanismSQLite); len(spec) > i && spec[:i] == string(proclock.MechanismSQLite) {
-		mech, path = spec[:i], spec[i+1:]
-	} else {
-		mech, path = string(proclock.MechanismFile), spec[len(proclock.MechanismFile)+1:]
-	}
-	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(mech)), path, proclock.Options{}); err != nil {
+func holdUntilKilled(mech proclock.Mechanism, path string) int {
+	if _, err := proclock.Acquire(context.Background(), nativePlatform(mech), path, proclock.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
 	}
 	fmt.Println("held")
 	select {} // until killed
@@ -134,24 +116,15 @@ func holdInProcess(mech proclock.Mechanism, path string) func(b *testing.B) func
 // holdInChild holds path in a child process, and lets go by SIGKILL.
 func holdInChild(mech proclock.Mechanism, path string) func(b *testing.B) func() {
 	return func(b *testing.B) func() {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), handoffHolderEnv+"="+string(mech)+":"+path)
+		cmd := handoffHolder.Command(string(mech), path)
 		cmd.Stderr = os.Stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "held\n" {
-			cmd.Process.Kill()
-			cmd.Wait()
+		c := locktest.Start(b, cmd)
+		if line, err := c.Line(); err != nil || line != "held" {
 			b.Fatalf("holder process: %q, %v", line, err)
 		}
 		return func() {
-			cmd.Process.Signal(syscall.SIGKILL)
-			go cmd.Wait() // reaped in the background: a zombie holds nothing
+			c.Cmd.Process.Signal(syscall.SIGKILL)
+			go c.Wait() // reaped in the background: a zombie holds nothing
 		}
 	}
 }

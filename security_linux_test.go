@@ -1,7 +1,6 @@
 package proclock_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,21 +30,13 @@ import (
 // the process that must be refused runs as nobody (a re-executed test
 // binary with SysProcAttr.Credential).
 
-// secHelperEnv makes the test binary a helper process instead of running
-// tests. Dispatched from init, so the package's TestMain stays free for
-// others.
-const secHelperEnv = "PROCLOCK_SECURITY_TEST_HELPER"
-
-func init() {
-	if mode := os.Getenv(secHelperEnv); mode != "" {
-		os.Exit(secHelper(mode, os.Args[1:]))
-	}
-}
+// secHelper is the test binary as a helper process of these tests; its
+// first argument is the mode.
+var secHelperRole = locktest.NewRole("security", func(args []string) int { return secHelper(args[0], args[1:]) })
 
 // Helper modes.
 const (
-	secHoldAndSpawn = "hold-and-spawn" // mech path: take the lock, start a secSleep grandchild, print "ready <pid>", wait for stdin to close
-	secSleep        = "sleep"          // wait for stdin to close
+	secHoldAndSpawn = "hold-and-spawn" // mech path: take the lock, start a grandchild (locktest.Block), print "ready <pid>", wait for stdin to close
 	secTry          = "try"            // mech path: one Acquire and one Inspect, reported as JSON (secTryReport)
 	secShare        = "share"          // path: hold a SHARED lock through a read-only connection until stdin closes
 )
@@ -75,17 +66,13 @@ func secHelper(mode string, args []string) int {
 			return 2
 		}
 		defer l.Release()
-		child := exec.Command(os.Args[0])
-		child.Env = append(secQuickExit(os.Environ()), secHelperEnv+"="+secSleep)
+		child := locktest.Block.Command()
 		child.Stdin = os.Stdin // the one file handed on on purpose
 		if err := child.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 		fmt.Println("ready", child.Process.Pid)
-		io.Copy(io.Discard, os.Stdin)
-		return 0
-	case secSleep:
 		io.Copy(io.Discard, os.Stdin)
 		return 0
 	case secTry:
@@ -158,21 +145,16 @@ func secSharedDir(t *testing.T) string { return locktest.SharedDir(t) }
 // tool's build directory is private to this user.
 func secExe(t *testing.T) string {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if os.Geteuid() != 0 {
-		return self
+		return locktest.Self()
 	}
-	return locktest.SharedCopy(t, self)
+	return locktest.SharedCopy(t, locktest.Self())
 }
 
 // secCommand is the test binary (exe) as a helper in mode, run as cred's
 // user when cred is set.
 func secCommand(exe string, cred *syscall.Credential, mode string, args ...string) *exec.Cmd {
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(secQuickExit(os.Environ()), secHelperEnv+"="+mode)
+	cmd := secHelperRole.CommandAt(exe, append([]string{mode}, args...)...)
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
@@ -182,16 +164,10 @@ func secCommand(exe string, cred *syscall.Credential, mode string, args ...strin
 // secTryAs runs a secTry helper and returns its report.
 func secTryAs(t *testing.T, exe string, cred *syscall.Credential, mech proclock.Mechanism, path string) secTryReport {
 	t.Helper()
-	cmd := secCommand(exe, cred, secTry, string(mech), path)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("helper: %v; stderr: %s", err, stderr.String())
-	}
+	out := locktest.Output(t, secCommand(exe, cred, secTry, string(mech), path))
 	var r secTryReport
 	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("helper said %q: %v; stderr: %s", out, err, stderr.String())
+		t.Fatalf("helper said %q: %v", out, err)
 	}
 	if cred != nil && r.UID != int(cred.Uid) {
 		t.Fatalf("helper ran as uid %d; want %d", r.UID, cred.Uid)
@@ -299,23 +275,12 @@ func TestReadAccessBlocksSQLite(t *testing.T) {
 	}
 	l.Release() // the database file stays, 0644
 
-	sharer := secCommand(exe, cred, secShare, path)
-	stdin, err := sharer.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := sharer.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd := secCommand(exe, cred, secShare, path)
 	var stderr strings.Builder
-	sharer.Stderr = &stderr
-	if err := sharer.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer sharer.Wait()
-	defer stdin.Close()
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "shared\n" {
+	cmd.Stderr = &stderr
+	sharer := locktest.Start(t, cmd)
+	defer sharer.End()
+	if line, err := sharer.Line(); line != "shared" {
 		t.Fatalf("sharer said %q, %v; stderr: %s", line, err, stderr.String())
 	}
 
@@ -332,8 +297,7 @@ func TestReadAccessBlocksSQLite(t *testing.T) {
 		t.Fatalf("IsHeld beside a reader = %v, %v; want free", held, err)
 	}
 
-	stdin.Close()
-	if err := sharer.Wait(); err != nil {
+	if err := sharer.End(); err != nil {
 		t.Fatalf("sharer: %v; stderr: %s", err, stderr.String())
 	}
 	l, err = proclock.Acquire(ctx, p, path, proclock.Options{})
@@ -358,31 +322,22 @@ func TestLockNotInheritedByChildren(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join(dir, "x.lock")
-			holder := secCommand(os.Args[0], nil, secHoldAndSpawn, string(mech), path)
-			// Not StdinPipe: Wait would close it, and the grandchild,
-			// which reads it, would leave before it is looked at.
+			cmd := secCommand(locktest.Self(), nil, secHoldAndSpawn, string(mech), path)
+			// Not a pipe of Start's: Wait would close it, and the
+			// grandchild, which reads it, would leave before it is looked at.
 			stdinR, stdinW, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer stdinW.Close() // lets the grandchild go
-			holder.Stdin = stdinR
-			stdout, err := holder.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
+			cmd.Stdin = stdinR
 			var stderr strings.Builder
-			holder.Stderr = &stderr
-			err = holder.Start()
+			cmd.Stderr = &stderr
+			holder := locktest.Start(t, cmd)
 			stdinR.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(stdout).ReadString('\n')
+			line, err := holder.Line()
 			f := strings.Fields(line)
 			if len(f) != 2 || f[0] != "ready" {
-				holder.Process.Kill()
-				holder.Wait()
 				t.Fatalf("holder said %q, %v; stderr: %s", line, err, stderr.String())
 			}
 			grandchild, _ := strconv.Atoi(f[1])
@@ -392,17 +347,17 @@ func TestLockNotInheritedByChildren(t *testing.T) {
 				t.Fatalf("IsHeld while the holder runs = %v, %v; want held", held, err)
 			}
 			// The check sees a lock file when one is open: the holder's.
-			if n := len(secOpenLockFiles(t, holder.Process.Pid, path)); n == 0 {
+			if n := len(secOpenLockFiles(t, holder.Pid(), path)); n == 0 {
 				t.Fatalf("the holder has no file of the lock open: the check proves nothing")
 			}
 			if open := secOpenLockFiles(t, grandchild, path); len(open) != 0 {
 				t.Fatalf("the holder's child has the lock's files open: %q", open)
 			}
 
-			holder.Process.Signal(syscall.SIGKILL)
+			holder.Cmd.Process.Signal(syscall.SIGKILL)
 			holder.Wait()
-			if ws, ok := holder.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-				t.Fatalf("holder ended with %v; want killed by SIGKILL", holder.ProcessState)
+			if ws, ok := holder.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("holder ended with %v; want killed by SIGKILL", holder.Cmd.ProcessState)
 			}
 			l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{})
 			if err != nil {

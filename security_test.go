@@ -10,7 +10,6 @@ import (
 	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -57,29 +56,11 @@ func secDeadStamp(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id.PID, id.StartTime = secDeadPID(t), 0
+	id.PID, id.StartTime = locktest.DeadPID(t), 0
 	data := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// secDeadPID is the pid of a child that has exited and been reaped, as a
-// holder killed with kill -9 is to the next process.
-func secDeadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = secQuickExit(os.Environ())
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	return cmd.Process.Pid
-}
-
-// secQuickExit is env for a child test binary that ends at once: under the
-// race detector a process otherwise sleeps a second on exit.
-func secQuickExit(env []string) []string {
-	return append(env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // TestSymlinkAtPathNotFollowed: an attacker's symlink at the lock's path,

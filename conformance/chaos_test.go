@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/conformance"
+	"github.com/proclock/proclock/internal/peer"
 )
 
 const (
@@ -113,14 +113,14 @@ func mechsName(mechs []proclock.Mechanism) string {
 // chaosRun is what a chaos run leaves: its plan, the peers that stopped on
 // their own, and the kills.
 type chaosRun struct {
-	plan     conformance.ChaosPlan
+	plan     peer.ChaosPlan
 	finished []chaosOutcome
 	kills    []chaosKill
 }
 
 type chaosOutcome struct {
 	pid int
-	res conformance.ChaosResult
+	res peer.ChaosResult
 	err error
 }
 
@@ -134,7 +134,7 @@ type chaosKill struct {
 // because the log has its sections.
 func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int) chaosRun {
 	dir := t.TempDir()
-	r := chaosRun{plan: conformance.ChaosPlan{
+	r := chaosRun{plan: peer.ChaosPlan{
 		Lock:      filepath.Join(dir, "chaos.lock"),
 		Marker:    filepath.Join(dir, "occupied"),
 		Log:       filepath.Join(dir, "log"),
@@ -146,10 +146,10 @@ func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int) chaosRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	outcomes := make(chan chaosOutcome)
-	live := map[int]*conformance.NativePeer{}
+	live := map[int]*peer.Native{}
 	started := 0
 	spawn := func() {
-		p := conformance.SpawnNative(t, mechs[started%len(mechs)])
+		p := peer.Spawn(t, mechs[started%len(mechs)])
 		pid := p.Process().Pid
 		live[pid] = p
 		started++
@@ -230,7 +230,7 @@ func insider(marker string) (int, bool) {
 // a kill between creating a lock file and stamping it is a documented
 // limit (docs/design.md, known limits), not what this test is after. A peer that is not
 // inside is let go on.
-func stopInside(t *testing.T, p *conformance.NativePeer, marker string) bool {
+func stopInside(t *testing.T, p *peer.Native, marker string) bool {
 	t.Helper()
 	pid := p.Process().Pid
 	if err := p.Process().Signal(syscall.SIGSTOP); err != nil {
@@ -256,7 +256,7 @@ func stopInside(t *testing.T, p *conformance.NativePeer, marker string) bool {
 }
 
 // describeChaos says what is at a wedged run's lock, for the failure.
-func describeChaos(plan conformance.ChaosPlan) string {
+func describeChaos(plan peer.ChaosPlan) string {
 	var b strings.Builder
 	for _, name := range []string{plan.Lock, plan.Lock + ".holder", plan.Marker} {
 		data, err := os.ReadFile(name)

@@ -6,7 +6,8 @@
 // the harness's mechanism.
 //
 // A project puts its platform through the suite from a test of its own,
-// with a Harness that spawns its processes (see Fake and Native):
+// with a Harness that spawns its processes (see Fake and Native, and
+// FakePeer for a harness of one's own over fake worlds):
 //
 //	func TestLocks(t *testing.T) {
 //		conformance.Run(t, conformance.Fake(proclock.MechanismFile))

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -55,11 +56,18 @@ func (fw *fakeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer 
 	} else if p.SQLite == nil {
 		t.Skipf("the fake world has no SQLite for the %s mechanism", mech)
 	}
+	return FakePeer(proc, p)
+}
+
+// FakePeer returns a Peer that runs proclock's calls in this test process,
+// through p, as the fake process proc: proc is who it is (Identity), how it
+// dies (Kill) and what loses its identity (FailIdentity). It is the Peer
+// of a harness of your own over fake worlds whose processes lock through
+// a platform of your own, made from proc's (docs/testing.md).
+func FakePeer(proc *fake.Process, p *platform.Platform) Peer {
 	return &fakePeer{proc: proc, p: p, locks: map[string]*proclock.Lock{}}
 }
 
-// fakePeer runs proclock in this process, through a fake process's
-// platform.
 type fakePeer struct {
 	proc *fake.Process
 	p    *platform.Platform
@@ -100,6 +108,9 @@ func (fp *fakePeer) Inspect(ctx context.Context, path string) (proclock.Status, 
 }
 
 func (fp *fakePeer) Kill() { fp.proc.Kill() }
+
+// errNoIdentity is what a peer told to lose its identity gets from Self.
+var errNoIdentity = errors.New("identity denied (staged by the harness)")
 
 func (fp *fakePeer) FailIdentity() bool {
 	fp.proc.FailIdentity(errNoIdentity)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/conformance"
+	"github.com/proclock/proclock/internal/peer"
 )
 
 // A SQLite holder killed with SIGKILL lets a waiting process in at once:
@@ -16,8 +16,8 @@ import (
 // still the same empty file, and no journal was ever written.
 func TestNativeSQLiteKilledHolderWaiter(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "app.lock")
-	holder := conformance.SpawnNative(t, proclock.MechanismSQLite)
-	waiter := conformance.SpawnNative(t, proclock.MechanismSQLite)
+	holder := peer.Spawn(t, proclock.MechanismSQLite)
+	waiter := peer.Spawn(t, proclock.MechanismSQLite)
 	if err := holder.Acquire(context.Background(), lock, proclock.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +69,9 @@ func TestNativeSQLiteRemoveOnReleaseRace(t *testing.T) {
 		rounds = 20
 	}
 	lock := filepath.Join(t.TempDir(), "app.lock")
-	a := conformance.SpawnNative(t, proclock.MechanismSQLite)
-	b := conformance.SpawnNative(t, proclock.MechanismSQLite)
-	c := conformance.SpawnNative(t, proclock.MechanismSQLite)
+	a := peer.Spawn(t, proclock.MechanismSQLite)
+	b := peer.Spawn(t, proclock.MechanismSQLite)
+	c := peer.Spawn(t, proclock.MechanismSQLite)
 	opts := proclock.Options{RemoveOnRelease: true}
 	for round := range rounds {
 		if err := a.Acquire(context.Background(), lock, opts); err != nil {

@@ -12,12 +12,10 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/conformance"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/internal/peer"
 )
 
-func TestMain(m *testing.M) {
-	conformance.MaybeServePeer()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { locktest.Main(m) }
 
 func TestNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
@@ -64,18 +62,18 @@ func TestNativeStress(t *testing.T) {
 				locktest.SkipOnWine(t, locktest.WineBirthTime)
 			}
 			dir := t.TempDir()
-			plan := conformance.StressPlan{
+			plan := peer.StressPlan{
 				Lock:    filepath.Join(dir, "stress.lock"),
 				Marker:  filepath.Join(dir, "occupied"),
 				Counter: filepath.Join(dir, "counter"),
 				N:       rounds,
 				Opts:    proclock.Options{RemoveOnRelease: tc.remove},
 			}
-			peers := make([]*conformance.NativePeer, procs)
+			peers := make([]*peer.Native, procs)
 			for i := range peers {
-				peers[i] = conformance.SpawnNative(t, tc.mechs[i%len(tc.mechs)])
+				peers[i] = peer.Spawn(t, tc.mechs[i%len(tc.mechs)])
 			}
-			results := make([]conformance.StressResult, procs)
+			results := make([]peer.StressResult, procs)
 			errs := make([]error, procs)
 			var wg sync.WaitGroup
 			for i, p := range peers {

@@ -5,53 +5,42 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"testing"
 
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
-// helperEnv, when set, makes the test binary a helper process for a test
-// that needs a second process, instead of running the tests.
-const helperEnv = "PROCLOCK_PLATFORM_TEST_HELPER"
+// Tests that need a second process re-execute this test binary in a role
+// (locktest.NewRole): these, and locktest.Block, which waits until its
+// stdin closes.
+func TestMain(m *testing.M) { locktest.Main(m) }
 
-const (
-	helperBlock    = "block"    // wait until stdin closes, then exit 0
-	helperLauncher = "launcher" // print Self().LauncherPID, then exit
-	helperSelf     = "self"     // print Self() as JSON, then wait as block
-)
-
-func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "":
-		os.Exit(m.Run())
-	case helperBlock:
-		io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	case helperSelf:
+var (
+	// selfRole prints Self() as JSON, then waits as locktest.Block.
+	selfRole = locktest.NewRole("self", func([]string) int {
 		id, err := platform.Native().Process.Self()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
+			return 2
 		}
 		if err := json.NewEncoder(os.Stdout).Encode(id); err != nil {
-			os.Exit(2)
+			return 2
 		}
 		io.Copy(io.Discard, os.Stdin)
-		os.Exit(0)
-	case helperLauncher:
+		return 0
+	})
+	// launcherRole prints Self().LauncherPID, then exits.
+	launcherRole = locktest.NewRole("launcher", func([]string) int {
 		id, err := platform.Native().Process.Self()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
+			return 2
 		}
 		fmt.Println(id.LauncherPID)
-		os.Exit(0)
-	default:
-		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
-		os.Exit(2)
-	}
-}
+		return 0
+	})
+)
 
 func nativeSelf(t *testing.T) platform.Identity {
 	t.Helper()
@@ -60,21 +49,4 @@ func nativeSelf(t *testing.T) platform.Identity {
 		t.Fatalf("Self: %v", err)
 	}
 	return self
-}
-
-// startPiped starts cmd with its stdin and stdout piped to the test.
-func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
-	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return stdin, stdout
 }

@@ -1,12 +1,12 @@
 package platform_test
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -111,24 +112,8 @@ func TestNativeChild(t *testing.T) {
 	p := platform.Native().Process
 	self := nativeSelf(t)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+helperBlock)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reaped := false
-	t.Cleanup(func() {
-		if !reaped {
-			stdin.Close()
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	pid := cmd.Process.Pid
+	c := locktest.Start(t, locktest.Block.Command())
+	pid := c.Pid()
 	child := platform.Identity{
 		Host:         self.Host,
 		BootID:       self.BootID,
@@ -147,7 +132,7 @@ func TestNativeChild(t *testing.T) {
 
 	// Killed but not reaped: wait for the exit with WNOWAIT, which leaves
 	// the child a zombie for cmd.Wait to reap later.
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var si unix.Siginfo
@@ -164,8 +149,7 @@ func TestNativeChild(t *testing.T) {
 		t.Errorf("Judge(zombie child) = %v (%s), want dead (%s)", j.Verdict, j.Reason, platform.ReasonPIDGone)
 	}
 
-	err = cmd.Wait()
-	reaped = true
+	err = c.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("cmd.Wait() = %v, want killed by SIGKILL", err)
@@ -202,26 +186,12 @@ func TestNativeLauncherPID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = []string{helperEnv + "=" + helperLauncher}
-			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, platform.LauncherEnv+"=") && !strings.HasPrefix(kv, helperEnv+"=") {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			if os.Getenv("GORACE") == "" {
-				// A race-enabled child otherwise lingers a second at exit.
-				cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
-			}
+			cmd := launcherRole.Command()
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, platform.LauncherEnv+"=") })
 			if tt.env != "-" {
 				cmd.Env = append(cmd.Env, platform.LauncherEnv+"="+tt.env)
 			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("helper: %v\n%s", err, stderr.Bytes())
-			}
+			out := locktest.Output(t, cmd)
 			got, err := strconv.Atoi(strings.TrimSpace(string(out)))
 			if err != nil {
 				t.Fatalf("helper printed %q: %v", out, err)
@@ -250,13 +220,9 @@ func TestLeaderExitedProcessIsAlive(t *testing.T) {
 	if err != nil {
 		t.Skip("needs python3 to make a process whose main thread exits first (Go's runtime keeps its main thread)")
 	}
-	cmd := exec.Command(python, "-c", leaderExitScript)
-	stdin, out := startPiped(t, cmd)
-	defer func() {
-		stdin.Close() // ends the last thread
-		cmd.Wait()
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
+	c := locktest.Start(t, exec.Command(python, "-c", leaderExitScript))
+	defer c.End() // closing stdin ends the last thread
+	line, err := c.Line()
 	if err != nil {
 		t.Fatal(err)
 	}

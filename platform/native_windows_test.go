@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/windows"
 
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -83,22 +83,13 @@ func TestNativeChild(t *testing.T) {
 	p := platform.Native().Process
 	self := nativeSelf(t)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+helperSelf)
-	stdin, stdout := startPiped(t, cmd)
-	waited := false
-	t.Cleanup(func() {
-		if !waited {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	c := locktest.Start(t, selfRole.Command())
 	var child platform.Identity
-	if err := json.NewDecoder(stdout).Decode(&child); err != nil {
+	if err := json.NewDecoder(c.Stdout).Decode(&child); err != nil {
 		t.Fatalf("the child's identity: %v", err)
 	}
-	if child.PID != cmd.Process.Pid || child.Host != self.Host || child.BootID != self.BootID || child.StartTime == 0 {
-		t.Errorf("child's Self() = %+v; want pid %d, host %q, boot %q and a creation time", child, cmd.Process.Pid, self.Host, self.BootID)
+	if child.PID != c.Pid() || child.Host != self.Host || child.BootID != self.BootID || child.StartTime == 0 {
+		t.Errorf("child's Self() = %+v; want pid %d, host %q, boot %q and a creation time", child, c.Pid(), self.Host, self.BootID)
 	}
 	if info, err := p.Lookup(child.PID); err != nil || !info.Exists || info.StartTime != child.StartTime {
 		t.Errorf("Lookup(child) = %+v, %v; want exists with start time %d", info, err, child.StartTime)
@@ -112,7 +103,7 @@ func TestNativeChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdin.Close()
+	c.Stdin.Close()
 	ev, err := windows.WaitForSingleObject(h, uint32((30 * time.Second).Milliseconds()))
 	if ev != windows.WAIT_OBJECT_0 {
 		windows.CloseHandle(h)
@@ -125,10 +116,9 @@ func TestNativeChild(t *testing.T) {
 		t.Errorf("Judge(exited child) = %v (%s), want dead (%s)", j.Verdict, j.Reason, platform.ReasonPIDGone)
 	}
 	windows.CloseHandle(h)
-	if err := cmd.Wait(); err != nil {
+	if err := c.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	waited = true
 	if j := platform.Judge(self, child, p.Lookup); j.Verdict != platform.Dead {
 		t.Errorf("Judge(child gone) = %v (%s), want dead", j.Verdict, j.Reason)
 	}

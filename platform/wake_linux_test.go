@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -125,24 +125,11 @@ func TestWakerIgnores(t *testing.T) {
 }
 
 // helperChild starts the test binary as a process that lives until its
-// stdin closes; end closes it and reaps the process.
+// stdin closes (locktest.Block); end closes it and reaps the process.
 func helperChild(t *testing.T) (pid int, end func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+helperBlock)
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	var ended bool
-	end = func() {
-		if !ended {
-			ended = true
-			stdin.Close()
-			cmd.Wait()
-		}
-	}
-	t.Cleanup(end)
-	return cmd.Process.Pid, end
+	c := locktest.Start(t, locktest.Block.Command())
+	return c.Pid(), func() { c.End() }
 }
 
 // The watched process exiting wakes the Wait with WakeExit (a pidfd).

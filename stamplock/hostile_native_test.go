@@ -12,7 +12,6 @@ import (
 	"github.com/proclock/proclock/internal/locktest"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,19 +44,6 @@ func nativeSelf(t *testing.T) platform.Identity {
 		t.Fatalf("Self: %v", err)
 	}
 	return id
-}
-
-// deadPID is the pid of a child that has exited and been reaped: a holder
-// killed with kill -9 looks like this to the next process.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// Under the race detector a process otherwise sleeps a second on exit.
-	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	return cmd.Process.Pid
 }
 
 // ageBy sets path's times back by d without following a symlink, so that
@@ -134,7 +120,7 @@ func TestHostileLockFilesNative(t *testing.T) {
 	reused := here
 	reused.StartTime++ // our pid with another start time: a reused pid
 	gone := here
-	gone.PID = deadPID(t)
+	gone.PID = locktest.DeadPID(t)
 	gone.StartTime = 0
 
 	for _, tc := range []struct {

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // TestRunPathLengths: lock paths of every length the system takes, and
@@ -86,15 +87,8 @@ func TestRunAndFlock(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "x.lock")
 
-	f := exec.Command(flock, "-n", path, "sh", "-c", "echo locked; exec cat")
-	stdin, _ := f.StdinPipe()
-	stdout, _ := f.StdoutPipe()
-	if err := f.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		f.Process.Kill()
-		f.Wait()
+	f := locktest.Start(t, exec.Command(flock, "-n", path, "sh", "-c", "echo locked; exec cat"))
+	if line, _ := f.Line(); line != "locked" {
 		t.Fatalf("flock(1) said %q", line)
 	}
 	res := runProclock(t, "run", "-n", "--mechanism", "sqlite", path, "--", "true")
@@ -105,8 +99,7 @@ func TestRunAndFlock(t *testing.T) {
 	if st.code != exitHeld || !strings.Contains(st.stdout, "a flock(2) lock") {
 		t.Errorf("status while flock(1) holds: exit %d, %q; want held by a flock(2) lock", st.code, st.stdout)
 	}
-	stdin.Close()
-	f.Wait()
+	f.End()
 
 	holder := holdLock(t, "run", "--mechanism", "sqlite", path)
 	err = exec.Command(flock, "-n", path, "true").Run()

@@ -25,9 +25,10 @@ import (
 // are this test binary again, as a helper (see helperMain), so that every
 // test controls exactly when a COMMAND starts, blocks and ends.
 
-// helperEnv, set in the environment, makes the test binary act as a
-// helper COMMAND; its first argument names what to do.
-const helperEnv = "PROCLOCK_TEST_HELPER"
+// helperRole is the test binary as a helper COMMAND; its first argument
+// names what to do. proclock passes its environment, which names the
+// role, on to COMMAND.
+var helperRole = locktest.NewRole("command", helperMain)
 
 var (
 	bin        string // the proclock binary under test
@@ -35,9 +36,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
-		os.Exit(helperMain(os.Args[1:]))
-	}
+	locktest.MaybePlay()
 	if !canStartProcesses {
 		fmt.Println("skipping: this system cannot start processes")
 		os.Exit(0)
@@ -69,11 +68,7 @@ func buildAndRun(m *testing.M, dir string) int {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 2
 	}
-	var err error
-	if testBinary, err = os.Executable(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
+	testBinary = locktest.Self()
 	return m.Run()
 }
 
@@ -137,7 +132,7 @@ func readCount(name string) int {
 // helper is the COMMAND part of a proclock command line: the test binary
 // doing mode.
 func helper(mode string, args ...string) []string {
-	return append([]string{"--", testBinary, mode}, args...)
+	return append([]string{"--"}, helperRole.Argv(append([]string{mode}, args...)...)...)
 }
 
 // line builds a proclock command line.
@@ -164,10 +159,7 @@ type result struct {
 // environment and its stdin empty.
 func proclockCmd(args []string) *exec.Cmd {
 	cmd := exec.Command(bin, args...)
-	// A race-enabled helper would sleep a second on exit to let the
-	// race detector report.
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+gorace)
+	cmd.Env = helperRole.Environ(os.Environ())
 	detach(cmd)
 	return cmd
 }
@@ -596,7 +588,7 @@ func TestErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "x.lock")
-	cmd := []string{"--", testBinary, "exit", "0"}
+	cmd := helper("exit", "0")
 	for _, tc := range []struct {
 		args []string
 		code int

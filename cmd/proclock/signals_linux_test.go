@@ -36,8 +36,8 @@ func TestJobControlInScript(t *testing.T) {
 	lock := filepath.Join(t.TempDir(), "x.lock")
 	var ends []string
 	for _, job := range [][]string{
-		{"sh", "-c", script, testBinary, "count"},
-		{"sh", "-c", script, bin, "run", lock, "--", testBinary, "count"},
+		line("sh", "-c", script, helperRole.Argv("count")),
+		line("sh", "-c", script, bin, "run", lock, helper("count")),
 	} {
 		j := startJob(t, job...)
 		withProclock := j.parent != j.proclock
@@ -114,7 +114,7 @@ func TestSignalsReachCommandOnce(t *testing.T) {
 	}
 	t.Run("terminal", func(t *testing.T) {
 		t.Parallel()
-		j := startJob(t, bin, "run", filepath.Join(t.TempDir(), "x.lock"), "--", testBinary, "count")
+		j := startJob(t, line(bin, "run", filepath.Join(t.TempDir(), "x.lock"), helper("count"))...)
 		j.ctrl('C')
 		j.expectTTY("caught interrupt")
 		j.fence()
@@ -130,7 +130,7 @@ func TestSignalsReachCommandOnce(t *testing.T) {
 // the terminal back.
 func TestJobControl(t *testing.T) {
 	t.Parallel()
-	j := startJob(t, bin, "run", filepath.Join(t.TempDir(), "x.lock"), "--", testBinary, "count")
+	j := startJob(t, line(bin, "run", filepath.Join(t.TempDir(), "x.lock"), helper("count"))...)
 	if fg := j.foreground(); fg != j.command {
 		t.Fatalf("terminal's foreground group %d, want COMMAND's %d", fg, j.command)
 	}
@@ -178,7 +178,7 @@ func startJob(t *testing.T, args ...string) *ptyJob {
 	ctlR, ctlW := pipe(t)
 	repR, repW := pipe(t)
 	cmd := proclockCmd(append([]string{"jobshell"}, args...))
-	cmd.Path, cmd.Args = testBinary, append([]string{testBinary}, cmd.Args[1:]...)
+	cmd.Path, cmd.Args = testBinary, helperRole.Argv(cmd.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.ExtraFiles = []*os.File{ctlR, repW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}

@@ -1,4 +1,3 @@
-// Package locktest holds helpers shared by proclock's own tests.
 package locktest
 
 import (

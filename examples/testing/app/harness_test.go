@@ -1,9 +1,6 @@
 package app_test
 
 import (
-	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,56 +59,7 @@ func (gw guestWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) confo
 	if mech == proclock.MechanismFile {
 		p = guestPlatform(proc)
 	}
-	return &peer{proc: proc, p: p, locks: map[string]*proclock.Lock{}}
-}
-
-// peer runs proclock's calls in this test process, through one fake
-// process's platform, and keeps the locks it takes by path.
-type peer struct {
-	proc *fake.Process
-	p    *platform.Platform
-
-	mu    sync.Mutex
-	locks map[string]*proclock.Lock
-}
-
-func (pr *peer) Identity() platform.Identity { return pr.proc.Identity() }
-
-func (pr *peer) Acquire(ctx context.Context, path string, opts proclock.Options) error {
-	l, err := proclock.Acquire(ctx, pr.p, path, opts)
-	if err != nil {
-		return err
-	}
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.locks[path] = l
-	return nil
-}
-
-func (pr *peer) Release(path string) error {
-	pr.mu.Lock()
-	l, ok := pr.locks[path]
-	delete(pr.locks, path)
-	pr.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("pid %d holds no lock at %s", pr.proc.PID(), path)
-	}
-	return l.Release()
-}
-
-func (pr *peer) IsHeld(ctx context.Context, path string) (bool, error) {
-	return proclock.IsHeld(ctx, pr.p, path)
-}
-
-func (pr *peer) Inspect(ctx context.Context, path string) (proclock.Status, error) {
-	return proclock.Inspect(ctx, pr.p, path)
-}
-
-func (pr *peer) Kill() { pr.proc.Kill() }
-
-func (pr *peer) FailIdentity() bool {
-	pr.proc.FailIdentity(fmt.Errorf("no /proc in this guest"))
-	return true
+	return conformance.FakePeer(proc, p)
 }
 
 // The suite, run on the guest's platform.

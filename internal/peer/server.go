@@ -1,4 +1,8 @@
-package conformance
+// Package peer is proclock's native peer: this test binary re-executed
+// (a locktest role) to take locks on command, in a real process on the
+// native platform. conformance.Native's worlds are made of them; proclock's
+// own stress and chaos runs drive them harder (Stress, Chaos).
+package peer
 
 import (
 	"context"
@@ -6,15 +10,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"strconv"
 	"sync"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
+
+// role is a native peer; its one argument is the mechanism it locks with.
+var role = locktest.NewRole("conformance-peer", func(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "peer: want one argument, the mechanism; got %q\n", args)
+		return 2
+	}
+	p := platform.Native()
+	if proclock.Mechanism(args[0]) == proclock.MechanismFile {
+		p.SQLite = nil
+	}
+	servePeer(p, os.Stdin, os.Stdout)
+	return 0
+})
 
 // peerServer runs proclock on commands from a harness: each request in its
 // own goroutine, so that a waiting Acquire can be cancelled.
@@ -133,86 +149,3 @@ type failingProcess struct{ platform.Process }
 var errNoIdentity = errors.New("identity denied (staged by the harness)")
 
 func (failingProcess) Self() (platform.Identity, error) { return platform.Identity{}, errNoIdentity }
-
-// StressPlan is a run of acquisitions checked two ways: an occupancy
-// marker that two holders at once would trip over (created with O_EXCL on
-// entry, removed on exit), and a counter that lost updates would leave
-// short.
-type StressPlan struct {
-	Lock    string           `json:"lock"`
-	Marker  string           `json:"marker"`
-	Counter string           `json:"counter"`
-	N       int              `json:"n"`
-	Opts    proclock.Options `json:"opts"`
-}
-
-// StressResult is what a stress run saw.
-type StressResult struct {
-	// Done is the critical sections completed.
-	Done int `json:"done"`
-	// Overlaps counts entries that found the marker already there.
-	Overlaps int `json:"overlaps"`
-}
-
-// stress runs plan on p: N times, acquire (waiting), mark, count, unmark,
-// release.
-func stress(ctx context.Context, p *platform.Platform, plan StressPlan) (StressResult, error) {
-	var res StressResult
-	plan.Opts.Wait = true
-	for range plan.N {
-		l, err := proclock.Acquire(ctx, p, plan.Lock, plan.Opts)
-		if err != nil {
-			return res, err
-		}
-		overlap, err := criticalSection(p.FS, plan)
-		if overlap {
-			res.Overlaps++
-		}
-		if rerr := l.Release(); err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return res, err
-		}
-		res.Done++
-	}
-	return res, nil
-}
-
-// criticalSection marks entry, adds one to the counter file, and unmarks.
-// It reports whether another holder's marker was there.
-func criticalSection(fsys lockfs.FS, plan StressPlan) (overlap bool, err error) {
-	m, err := fsys.OpenFile(plan.Marker, lockfs.CreateExcl, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		overlap = true
-	} else if err != nil {
-		return false, err
-	} else {
-		m.Close()
-		defer fsys.Remove(plan.Marker)
-	}
-	n := 0
-	if data, err := readFile(fsys, plan.Counter); err == nil {
-		n, _ = strconv.Atoi(string(data))
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return overlap, err
-	}
-	f, err := fsys.OpenFile(plan.Counter, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return overlap, err
-	}
-	_, err = f.Write([]byte(strconv.Itoa(n + 1)))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return overlap, err
-}
-
-func readFile(fsys lockfs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
-}

@@ -1,12 +1,12 @@
 //go:build !linux
 
-package conformance
+package peer
 
 import "errors"
 
 // errChaosLinuxOnly: telling a dead marker owner from a live one needs
 // /proc and pidfds.
-var errChaosLinuxOnly = errors.New("conformance: chaos runs on linux only")
+var errChaosLinuxOnly = errors.New("peer: chaos runs on linux only")
 
 func selfMarker() (markerID, error) { return markerID{}, errChaosLinuxOnly }
 

@@ -1,4 +1,4 @@
-package conformance
+package peer
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ type ChaosResult struct {
 
 // Chaos runs plan in the peer until the log is full or ctx is done, and
 // returns what the peer saw; ctx ending is a normal stop, not an error.
-func (p *NativePeer) Chaos(ctx context.Context, plan ChaosPlan) (ChaosResult, error) {
+func (p *Native) Chaos(ctx context.Context, plan ChaosPlan) (ChaosResult, error) {
 	r := p.call(ctx, request{Op: "chaos", Chaos: &plan})
 	if r.Chaos == nil {
 		return ChaosResult{}, r.Err.toError()

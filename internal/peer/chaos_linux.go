@@ -1,4 +1,4 @@
-package conformance
+package peer
 
 import (
 	"errors"
