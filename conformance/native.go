@@ -38,7 +38,7 @@ func MaybeServePeer() {
 	}
 	p := platform.Native()
 	if proclock.Mechanism(mech) == proclock.MechanismFile {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	}
 	servePeer(p, os.Stdin, os.Stdout)
 	os.Exit(0)

@@ -33,9 +33,7 @@ import (
 
 // nativeFile is this OS's platform with the file mechanism.
 func nativeFile() *platform.Platform {
-	p := platform.Native()
-	p.SQLite = nil
-	return p
+	return platform.Native().WithoutSQLite()
 }
 
 func nativeSelf(t *testing.T) platform.Identity {
