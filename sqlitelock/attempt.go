@@ -223,8 +223,9 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	return l, nil
 }
 
-// FlockReason is why a lock held by a flock(2) lock has no known holder.
-const FlockReason = "a flock(2) lock"
+// flockReason is why a lock held by a flock(2) lock has no known holder
+// (proclock.HeldError.Reason, Status.Reason).
+const flockReason = "a flock(2) lock"
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
 // the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
@@ -250,7 +251,7 @@ func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin l
 			return nil
 		}
 		if a.Retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(ctx, time.Millisecond) != nil {
-			return &lockrec.HeldError{Path: l.path, Reason: FlockReason}
+			return &lockrec.HeldError{Path: l.path, Reason: flockReason}
 		}
 	}
 }
@@ -317,7 +318,7 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 	case state == lockrec.StateHeld:
 		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
 	case flockHeld(p.FS, path):
-		return &lockrec.HeldError{Path: path, Reason: FlockReason}
+		return &lockrec.HeldError{Path: path, Reason: flockReason}
 	}
 	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 }

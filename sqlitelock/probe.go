@@ -16,8 +16,8 @@ import (
 // probes never see a free lock as held, and an Acquire running at the same
 // moment absorbs the probe's brief shared lock in its busy timeout. A
 // missing file stays missing. A lock that no connection holds but a
-// flock(2) lock does (flock(1)'s) is held, and why says so (FlockReason):
-// its holder is unknown. A stamp (or a torn one) at the path is an error
+// flock(2) lock does (flock(1)'s) is held, its holder unknown, and why
+// says so ("a flock(2) lock"). A stamp (or a torn one) at the path is an error
 // matching ErrStamped: the file mechanism's lock, for the caller to judge.
 func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State, why string, err error) {
 	info, _, err := p.FS.LstatIfPossible(path)
@@ -45,7 +45,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 	putProbed(conns, conn, state, err)
 	if err == nil {
 		if state == lockrec.StateFree && flockHeld(p.FS, path) {
-			return lockrec.StateHeld, FlockReason, nil
+			return lockrec.StateHeld, flockReason, nil
 		}
 		return state, "", nil
 	}

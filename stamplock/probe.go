@@ -11,8 +11,9 @@ import (
 
 // UnstampedWindow is how long an empty or torn lock file without a live
 // mark counts as held: long enough for a live holder to write its stamp
-// after creating the file. Past it (strictly), the file is stale.
-const UnstampedWindow = 30 * time.Second
+// after creating the file. Past it (strictly), the file is stale. A mark
+// not yet written keeps others out as long (lockrec.MarkWindow): one window.
+const UnstampedWindow = lockrec.MarkWindow
 
 // Reasons a probe gives beside the judge's (platform.Reason).
 const (
