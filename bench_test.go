@@ -23,7 +23,7 @@ var mechanisms = []proclock.Mechanism{proclock.MechanismSQLite, proclock.Mechani
 func nativePlatform(mech proclock.Mechanism) *platform.Platform {
 	p := platform.Native()
 	if mech == proclock.MechanismFile {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	}
 	return p
 }

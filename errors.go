@@ -2,7 +2,6 @@ package proclock
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -12,38 +11,29 @@ import (
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
-	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
 )
 
 // ErrHeld is matched (errors.Is) by every error that says a lock is held by
 // someone else: a *HeldError, and the error of a wait that gave up.
-var ErrHeld = errors.New("proclock: lock is held")
+var ErrHeld = lockrec.ErrHeld
 
-// HeldError is the error Acquire returns when someone else holds the lock.
-type HeldError struct {
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Holder is the holder's recorded identity; nil when unknown.
-	Holder *platform.Identity
-	// Reason says, when Holder is nil, what is known of the holder:
-	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
-	// lock on the file); "" when nothing is.
-	Reason string
-}
-
-func (e *HeldError) Error() string {
-	if e.Holder == nil && e.Reason != "" {
-		return fmt.Sprintf("proclock: %s is held (holder unknown: %s)", e.Path, e.Reason)
-	}
-	if e.Holder == nil {
-		return fmt.Sprintf("proclock: %s is held (holder unknown)", e.Path)
-	}
-	return fmt.Sprintf("proclock: %s is held by %s", e.Path, e.Holder)
-}
-
-// Is makes errors.Is(err, ErrHeld) hold for every HeldError.
-func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+// HeldError is the error Acquire returns when someone else holds the lock:
+//
+//	type HeldError struct {
+//		// Path is the lock's path, as the caller gave it.
+//		Path string
+//		// Holder is the holder's recorded identity; nil when unknown.
+//		Holder *platform.Identity
+//		// Reason says, when Holder is nil, what is known of the holder:
+//		// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
+//		// lock on the file); "" when nothing is.
+//		Reason string
+//	}
+//
+// errors.Is(err, ErrHeld) holds for every HeldError. Both mechanisms
+// return it, so it is declared where they can reach it.
+type HeldError = lockrec.HeldError
 
 // ErrNetworkFS is matched by Acquire's error for a lock on a network
 // filesystem (NFS, SMB/CIFS), where neither SQLite's locks nor lock files

@@ -50,7 +50,7 @@ func TestErrorsInPlainWords(t *testing.T) {
 				}
 				p := w.Spawn().Platform()
 				if mech == proclock.MechanismFile {
-					p.SQLite = nil
+					p = p.WithoutSQLite()
 				}
 				if tc.fsys != nil {
 					p.FS = tc.fsys(p.FS)

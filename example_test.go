@@ -104,14 +104,12 @@ func ExampleInspect_stale() {
 	ctx := context.Background()
 	w := fake.New()
 	a, b := w.Spawn(), w.Spawn()
-	p := a.Platform()
-	p.SQLite = nil // the file mechanism, as on wasip1
+	p := a.Platform().WithoutSQLite() // the file mechanism, as on wasip1
 	if _, err := proclock.Acquire(ctx, p, "/tmp/app.lock", proclock.Options{}); err != nil {
 		log.Fatal(err)
 	}
 	a.Kill()
-	q := b.Platform()
-	q.SQLite = nil
+	q := b.Platform().WithoutSQLite()
 	st, _ := proclock.Inspect(ctx, q, "/tmp/app.lock")
 	fmt.Println(st.State, "-", st.Reason)
 	// Output:

@@ -22,7 +22,7 @@ func TestDroppedLockStaysHeldFake(t *testing.T) {
 		daemon, other := w.Spawn(), w.Spawn()
 		p := daemon.Platform()
 		if file {
-			p.SQLite = nil
+			p = p.WithoutSQLite()
 		}
 		func() {
 			if _, err := proclock.Acquire(context.Background(), p, "/locks/daemon.lock", proclock.Options{}); err != nil {

@@ -37,7 +37,7 @@ func TestLeaksNative(t *testing.T) {
 					}
 				}
 				if mech == proclock.MechanismFile {
-					p.SQLite = nil
+					p = p.WithoutSQLite()
 				}
 				w := &leakWorld{
 					free:  filepath.Join(dir, "free.lock"),

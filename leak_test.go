@@ -44,8 +44,8 @@ type leakWorld struct {
 }
 
 // setPlatform makes w run on p, with p's SQLite (if any) counted and its
-// clock signalling on w.pauses whenever a waiting Acquire pauses between
-// attempts.
+// clock (and wake-up source) signalling on w.pauses whenever an Acquire
+// sleeps on its caller's context.
 func (w *leakWorld) setPlatform(p *platform.Platform) {
 	w.pauses = make(chan struct{}, 1)
 	if p.SQLite != nil {
@@ -140,9 +140,10 @@ func fillWakeCache(p *platform.Platform, dir string) {
 	wg.Wait()
 }
 
-// cancelledWait waits for w.held and cancels the wait once the waiter has
-// failed an attempt and pauses before the next; every fourth wait instead
-// runs out of time a few milliseconds in, wherever it is then.
+// cancelledWait waits for w.held and cancels the wait once the waiter
+// sleeps (in its first attempt's busy wait or retries, or between
+// attempts); every fourth wait instead runs out of time a few milliseconds
+// in, wherever it is then.
 func (w *leakWorld) cancelledWait(t *testing.T, i int) {
 	t.Helper()
 	drain(w.pauses)
@@ -182,10 +183,10 @@ func drain(c chan struct{}) {
 	}
 }
 
-// leakPauseClock tells, on pauses, when a waiting Acquire pauses between
-// attempts: the only sleep that the caller's context can cut short (the
-// busy handler and the short retries inside an attempt sleep on a context
-// of their own that is never done).
+// leakPauseClock tells, on pauses, when an Acquire sleeps on a context
+// that can end: the caller's, which every sleep of an acquisition is on (the
+// first attempt's busy handler ticks and short retries, and the pauses
+// between attempts), so that cancelling it ends the wait wherever it is.
 type leakPauseClock struct {
 	platform.Clock
 	pauses chan struct{}
@@ -255,7 +256,7 @@ func TestLeaksFake(t *testing.T) {
 			world := fake.New()
 			holder, waiter := world.Spawn().Platform(), world.Spawn().Platform()
 			if mech == proclock.MechanismFile {
-				holder.SQLite, waiter.SQLite = nil, nil
+				holder, waiter = holder.WithoutSQLite(), waiter.WithoutSQLite()
 			} else if waiter.SQLite == nil {
 				t.Skip("the fake world has no SQLite")
 			}

@@ -7,9 +7,9 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// leakPauseWaker tells, on pauses, when a waiting Acquire pauses between
-// attempts through a platform's wake-up source, as leakPauseClock does
-// for its clock.
+// leakPauseWaker tells, on pauses, when an Acquire waits through a
+// platform's wake-up source (a short retry, a pause between attempts), as
+// leakPauseClock does for its clock.
 type leakPauseWaker struct {
 	platform.Waker
 	pauses chan struct{}

@@ -19,7 +19,9 @@ type mechanism interface {
 	// ready fails when the mechanism cannot work at all (the file
 	// mechanism without this process's identity).
 	ready() error
-	// attempt makes one attempt; a held lock is a *HeldError.
+	// attempt makes one attempt; a held lock is a *HeldError. The first
+	// attempt of an acquisition rides out a lock that is just changing
+	// hands (sqlitelock.RetryBusy).
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
 	// inspect reports the lock's state, writing nothing; with detail,
 	// also who holds it, where that needs more reading.
@@ -60,7 +62,10 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx, NoFlock: m.noFlock}
+	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, NoFlock: m.noFlock}
+	if first {
+		a.Retry = sqlitelock.RetryBusy
+	}
 	if self != nil {
 		a.Guard = func(ctx context.Context, path string) (func(), error) {
 			g, err := stamplock.Guard(ctx, m.p, *self, path)
@@ -71,34 +76,20 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 		}
 	}
 	for range maxStampRounds {
-		sl, err := sqlitelock.Acquire(m.p, m.path, a)
+		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
 		if err == nil {
 			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
-			return nil, m.failed(err)
+			return nil, err
 		}
 		// A file-mechanism holder's stamp: held, or cleared if stale.
 		if err := m.clearStamp(ctx, self); err != nil {
 			return nil, err
 		}
-		a.First = false
+		a.Retry = sqlitelock.RetryNone
 	}
 	return nil, &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
-}
-
-// failed words an attempt's error for the caller.
-func (m *sqliteMechanism) failed(err error) error {
-	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok && busy.Flock {
-		return &HeldError{Path: m.path, Reason: sqlitelock.FlockReason}
-	}
-	if busy, ok := errors.AsType[*sqlitelock.Busy](err); ok {
-		return &HeldError{Path: m.path, Holder: busy.Holder()}
-	}
-	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
-		return &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
-	}
-	return err
 }
 
 // clearStamp judges a stamp found at the path: a held error when its holder
@@ -112,14 +103,14 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 	switch {
 	case err != nil:
 		return err
-	case pr.State == stamplock.Held && !pr.StampDead:
+	case pr.State == StateHeld && !pr.StampDead:
 		return &HeldError{Path: m.path, Holder: pr.Holder()}
-	case pr.State == stamplock.Stale || pr.StampDead:
+	case pr.State == StateStale || pr.StampDead:
 		// Held by a mark, beside a dead stamp: once the stamp is
 		// cleared, the kernel's lock tells whether the mark's writer
 		// still holds the file, and a leftover mark is removed.
 		if err := stamplock.Clear(ctx, m.p, *self, m.path, pr); err != nil {
-			return m.failed(err)
+			return err
 		}
 	}
 	return nil
@@ -136,7 +127,7 @@ func readStampHolder(p *platform.Platform, path string) *platform.Identity {
 
 func (m *sqliteMechanism) recorded() Status {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	if r := sqlitelock.ReadHolder(m.p.FS, m.path); r != nil {
+	if r := lockrec.ReadHolder(m.p.FS, m.path); r != nil {
 		st.Holder = &r.Identity
 		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
 	}
@@ -145,30 +136,22 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	state, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
-	if err != nil {
-		return failedInspect(st, err)
-	}
-	switch state {
-	case sqlitelock.Absent:
-		st.State = StateAbsent
-	case sqlitelock.Free:
-		st.State = StateFree
-	case sqlitelock.Held:
-		if detail {
-			st = m.recorded()
-		}
-		st.State = StateHeld
-	case sqlitelock.Flocked:
-		st.State, st.Reason = StateHeld, sqlitelock.FlockReason
-	case sqlitelock.Stamped:
+	state, why, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
+	switch {
+	case errors.Is(err, sqlitelock.ErrStamped):
+		// The file mechanism's lock: judged as it judges it.
 		self := selfIdentity(m.p)
 		if self == nil {
 			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, readStampHolder(m.p, m.path)
 			return st, nil
 		}
 		return inspectFile(m.p, *self, m.path)
+	case err != nil:
+		return failedInspect(st, err)
+	case state == StateHeld && why == "" && detail:
+		st = m.recorded()
 	}
+	st.State, st.Reason = state, why
 	return st, nil
 }
 
@@ -240,9 +223,6 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		return nil, err
 	}
 	sl, err := stamplock.Acquire(ctx, m.p, here, m.path)
-	if busy, ok := errors.AsType[*stamplock.Busy](err); ok {
-		return nil, &HeldError{Path: m.path, Holder: busy.Probe.Holder()}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +256,7 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string) (Sta
 	now := p.Time().Now()
 	st.Holder = pr.Holder()
 	switch {
-	case pr.State == stamplock.Absent:
+	case pr.State == StateAbsent:
 	case pr.Mark != nil:
 		st.Mechanism = MechanismSQLite
 		if pr.Mark.Record != nil {
@@ -287,17 +267,12 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string) (Sta
 	case pr.Kind == lockrec.SQLite:
 		st.Mechanism = MechanismSQLite // an empty file could be either's
 	}
-	switch pr.State {
-	case stamplock.Absent:
-		st.State = StateAbsent
-	case stamplock.Held:
-		st.State = StateHeld
-	case stamplock.Stale:
-		st.State = StateStale
+	st.State = pr.State
+	switch {
+	case pr.State == StateStale && pr.Reason == stamplock.ReasonFree:
+		st.State = StateFree
+	case pr.State == StateStale:
 		st.Reason = staleReason(pr.Reason)
-		if pr.Reason == stamplock.ReasonFree {
-			st.State, st.Reason = StateFree, ""
-		}
 	}
 	return st, nil
 }

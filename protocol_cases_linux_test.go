@@ -38,8 +38,7 @@ func TestWALDatabaseWithTablesIsNotALockFile(t *testing.T) {
 	}
 	t.Logf("main file %d bytes, kind %v; wal present: %v", len(before), lockrec.Classify(before), exists(path+"-wal"))
 
-	pl := platform.Native()
-	pl.SQLite = nil // a process of the file mechanism (a wasm guest, dotlk build)
+	pl := platform.Native().WithoutSQLite() // a process of the file mechanism (a wasm guest, dotlk build)
 	l, err := proclock.Acquire(context.Background(), pl, path, proclock.Options{})
 	if err == nil {
 		l.Release()
@@ -64,8 +63,7 @@ func TestTextPrefixOfMagicIsNotALockFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("SQLite"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pl := platform.Native()
-	pl.SQLite = nil
+	pl := platform.Native().WithoutSQLite()
 	l, err := proclock.Acquire(context.Background(), pl, path, proclock.Options{})
 	if err == nil {
 		l.Release()

@@ -65,7 +65,7 @@ type role struct {
 func (ro role) platform(u *explore.User) *platform.Platform {
 	pp := u.Platform()
 	if ro.file {
-		pp.SQLite = nil
+		pp = pp.WithoutSQLite()
 	}
 	return pp
 }
@@ -135,7 +135,7 @@ func (sc scenario) stageFiles(w *fake.World) error {
 		p := w.Spawn()
 		pp := p.Platform()
 		if sc.stage == stageDeadStamp {
-			pp.SQLite = nil
+			pp = pp.WithoutSQLite()
 		}
 		if _, err := proclock.Acquire(ctx, pp, exploreLock, proclock.Options{}); err != nil {
 			return err
@@ -252,7 +252,7 @@ func afterRun(w *fake.World, stats *exploreStats) error {
 func takeFresh(w *fake.World, file bool) error {
 	pp := w.Spawn().Platform()
 	if file {
-		pp.SQLite = nil
+		pp = pp.WithoutSQLite()
 	}
 	l, err := proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
 	if err != nil {

@@ -134,8 +134,7 @@ func released(w *fake.World) error {
 // the lock, by pid (0: none named), and by which mechanism.
 func inspectHolder(t *testing.T, w *fake.World) (int, proclock.Mechanism) {
 	t.Helper()
-	pp := w.Spawn().Platform()
-	pp.SQLite = nil
+	pp := w.Spawn().Platform().WithoutSQLite()
 	st, err := proclock.Inspect(context.Background(), pp, exploreLock)
 	if err != nil {
 		t.Fatal(err)
@@ -346,8 +345,7 @@ func TestCaseFileBacksOffFromSQLiteHolder(t *testing.T) {
 			return fmt.Errorf("the lock file after the file process backed off: %q, %v; want an empty database", data, err)
 		}
 		next := w.Spawn()
-		pp := next.Platform()
-		pp.SQLite = nil
+		pp := next.Platform().WithoutSQLite()
 		_, err = proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
 		if h, ok := errors.AsType[*proclock.HeldError](err); !ok || h.Holder == nil || h.Holder.PID != sq.Proc.PID() {
 			return fmt.Errorf("the next file process while the SQLite process holds: %v; want held by pid %d", err, sq.Proc.PID())

@@ -18,9 +18,7 @@ const appLock = "/tmp/app.lock"
 
 // fileMech returns p's platform with the file mechanism.
 func fileMech(p *fake.Process) *platform.Platform {
-	pl := p.Platform()
-	pl.SQLite = nil
-	return pl
+	return p.Platform().WithoutSQLite()
 }
 
 // failOnce makes the first op on appLock by p after armed() fail with EIO.

@@ -137,23 +137,23 @@ func TestSymlinkAtHolderReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
 	v := locktest.NewVictim(t, dir)
-	secSymlink(t, v.Path, path+sqlitelock.HolderSuffix)
+	secSymlink(t, v.Path, path+lockrec.MarkSuffix)
 	l, err := proclock.Acquire(context.Background(), nativePlatform(proclock.MechanismSQLite), path, proclock.Options{RemoveOnRelease: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := os.Lstat(path + sqlitelock.HolderSuffix)
+	info, err := os.Lstat(path + lockrec.MarkSuffix)
 	if err != nil || !info.Mode().IsRegular() {
 		t.Fatalf(".holder is %v, %v; want a regular file in place of the symlink", info, err)
 	}
-	if r := sqlitelock.ReadHolder(lockfs.OS(), path); r == nil || r.PID != os.Getpid() {
+	if r := lockrec.ReadHolder(lockfs.OS(), path); r == nil || r.PID != os.Getpid() {
 		t.Fatalf(".holder says %+v; want this process", r)
 	}
 	v.Check(t)
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Lstat(path + sqlitelock.HolderSuffix); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(path + lockrec.MarkSuffix); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf(".holder after Release: %v; want it removed", err)
 	}
 	v.Check(t)
@@ -167,7 +167,7 @@ func TestSymlinkAtGuardNotFollowed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.lock")
-	guard := path + stamplock.GuardSuffix
+	guard := path + lockrec.GuardSuffix
 	v := locktest.NewVictim(t, dir)
 	secDeadStamp(t, path)
 	secSymlink(t, v.Path, guard)
@@ -262,9 +262,9 @@ func TestGuessedTemporaryNamesNotFollowed(t *testing.T) {
 		prefix string // of the guessed name, after the lock's path
 		stage  func(t *testing.T, path string)
 	}{
-		{"a stale guard's private name", proclock.MechanismFile, stamplock.GuardSuffix + stamplock.GuardSuffix + "-", func(t *testing.T, path string) {
+		{"a stale guard's private name", proclock.MechanismFile, lockrec.GuardSuffix + lockrec.GuardSuffix + "-", func(t *testing.T, path string) {
 			secDeadStamp(t, path)
-			secDeadStamp(t, path+stamplock.GuardSuffix)
+			secDeadStamp(t, path+lockrec.GuardSuffix)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,8 +328,9 @@ func (s *secSpyFS) OpenFile(name string, flag int, perm os.FileMode) (lockfs.Fil
 // this test must not run in parallel.)
 func TestFileModes(t *testing.T) {
 	const chosen fs.FileMode = 0o664
-	if stamplock.FileMode != chosen || sqlitelock.HolderFileMode != chosen || sqlitelock.DatabaseFileMode != chosen {
-		t.Fatalf("modes %v, %v, %v; docs/security.md documents %v", stamplock.FileMode, sqlitelock.HolderFileMode, sqlitelock.DatabaseFileMode, chosen)
+	// One mode serves the lock file, its guard and .holder.
+	if lockrec.FileMode != chosen {
+		t.Fatalf("mode %v; docs/security.md documents %v", lockrec.FileMode, chosen)
 	}
 	ctx := context.Background()
 	for _, mask := range []int{0o022, 0o002, 0o077, 0} {
@@ -360,7 +361,7 @@ func TestFileModes(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer l.Release()
-				if got, ok := spy.modes["x.lock"+stamplock.GuardSuffix]; !ok || got != want {
+				if got, ok := spy.modes["x.lock"+lockrec.GuardSuffix]; !ok || got != want {
 					t.Errorf("guard file created %v (seen: %v); want %v", got, ok, want)
 				}
 			})
@@ -371,7 +372,7 @@ func TestFileModes(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer l.Release()
-				secWantMode(t, path+sqlitelock.HolderSuffix, want)
+				secWantMode(t, path+lockrec.MarkSuffix, want)
 			})
 			t.Run("sqlite database", func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "x.lock")

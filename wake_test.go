@@ -129,7 +129,7 @@ func TestWaitWokenFake(t *testing.T) {
 				holder, waiter := w.Spawn(), w.Spawn()
 				hp, wp := holder.Platform(), waiter.Platform()
 				if mech == proclock.MechanismFile {
-					hp.SQLite, wp.SQLite = nil, nil
+					hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
 				}
 				const path = "/tmp/app.lock"
 				l, err := proclock.Acquire(context.Background(), hp, path, ev.opts)
@@ -220,7 +220,7 @@ func TestWaitersDoNotWakeEachOtherFake(t *testing.T) {
 			hp := w.Spawn().Platform()
 			ap, bp := w.Spawn().Platform(), w.Spawn().Platform()
 			if mech == proclock.MechanismFile {
-				hp.SQLite, ap.SQLite, bp.SQLite = nil, nil, nil
+				hp, ap, bp = hp.WithoutSQLite(), ap.WithoutSQLite(), bp.WithoutSQLite()
 			}
 			const path = "/tmp/app.lock"
 			l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})

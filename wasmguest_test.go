@@ -118,8 +118,7 @@ type guestFS struct{ lockfs.FS }
 // process's identity (a guest's self is its host process, docs/wasm.md),
 // with the file mechanism.
 func guestOf(host *fake.Process) *platform.Platform {
-	p := host.Platform()
-	p.SQLite = nil
+	p := host.Platform().WithoutSQLite()
 	p.FS = &guestFS{p.FS}
 	return p
 }
@@ -155,8 +154,7 @@ func TestGuestsOfOneHost(t *testing.T) {
 		t.Fatalf("first guest after the second ended without releasing = %v; want held (its host lives)", err)
 	}
 	host.Kill()
-	other := w.Spawn().Platform()
-	other.SQLite = nil
+	other := w.Spawn().Platform().WithoutSQLite()
 	lock, err = proclock.Acquire(ctx, other, "/tmp/agent.lock", proclock.Options{})
 	if err != nil {
 		t.Fatalf("after the host process died: %v; want the lock", err)

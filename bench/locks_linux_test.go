@@ -43,7 +43,7 @@ var (
 func nativePlatform(kind string) *platform.Platform {
 	p := platform.Native()
 	if kind == kindFile {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	}
 	return p
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/sqlitelock"
+	"github.com/proclock/proclock/internal/lockrec"
 )
 
 // A lock has one holder; another process is told who it is; after release
@@ -226,7 +226,7 @@ func testIdentityUnavailable(t *testing.T, c *env) {
 		if !c.exists(t, holderFile) {
 			t.Fatal("sqlite: no .holder while held by a process without identity: file-mechanism processes would not keep out")
 		}
-		if r := sqlitelock.ReadHolder(c.FS(), c.lock()); r != nil {
+		if r := lockrec.ReadHolder(c.FS(), c.lock()); r != nil {
 			t.Fatalf("sqlite: .holder names %+v; want holder unknown", r.Identity)
 		}
 		if h := mustBeHeld(t, b, c.lock()); h != nil {

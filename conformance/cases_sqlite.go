@@ -6,7 +6,6 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // The SQLite lock file stays an empty database (no tables: no page is ever
@@ -23,13 +22,13 @@ func testHolderFile(t *testing.T, c *env) {
 			t.Errorf("%s exists while held", c.lock()+suffix)
 		}
 	}
-	rec := sqlitelock.ReadHolder(c.FS(), c.lock())
+	rec := lockrec.ReadHolder(c.FS(), c.lock())
 	if rec == nil {
 		t.Fatal(".holder is missing or unreadable while held")
 	}
 	wantHolder(t, &rec.Identity, a.Identity())
 	mustRelease(t, a, c.lock())
-	if c.exists(t, c.lock()+sqlitelock.HolderSuffix) {
+	if c.exists(t, c.lock()+lockrec.MarkSuffix) {
 		t.Error(".holder left after release")
 	}
 }

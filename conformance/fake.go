@@ -52,7 +52,7 @@ func (fw *fakeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer 
 	proc := fw.w.Spawn()
 	p := proc.Platform()
 	if mech == proclock.MechanismFile {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	} else if p.SQLite == nil {
 		t.Skipf("the fake world has no SQLite for the %s mechanism", mech)
 	}

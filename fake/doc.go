@@ -51,7 +51,7 @@
 //     kernel does. World.OpenFiles counts the files SQLite has open.
 //
 // So proclock uses its SQLite mechanism in the fake world, as it does
-// natively; a test clears Platform.SQLite to use the file mechanism.
+// natively; a test takes Platform().WithoutSQLite() to use the file mechanism.
 //
 // A test that stages a crash of the file mechanism between creating a lock
 // file and writing it:
@@ -64,12 +64,10 @@
 //		}
 //		return nil
 //	})
-//	pp := p.Platform()
-//	pp.SQLite = nil // the file mechanism
+//	pp := p.Platform().WithoutSQLite() // the file mechanism
 //	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
 //	// err matches fake.ErrKilled; /tmp/app.lock is left empty.
 //	w.Advance(31 * time.Second) // past the window of an empty lock file
-//	qp := w.Spawn().Platform()
-//	qp.SQLite = nil
+//	qp := w.Spawn().Platform().WithoutSQLite()
 //	lock, err := proclock.Acquire(ctx, qp, "/tmp/app.lock", proclock.Options{})
 package fake

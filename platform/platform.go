@@ -39,6 +39,18 @@ func (p *Platform) Time() Clock {
 	return p.Clock
 }
 
+// WithoutSQLite returns a copy of p without SQLite: locks taken, probed and
+// inspected through it use the file mechanism, as on a platform that has no
+// SQLite (wasip1, js). It is how a program or a test chooses the file
+// mechanism where SQLite is there; p is left as it is. The copy shares p's
+// FS, so acquisitions through either take turns in memory as one process's
+// do.
+func (p *Platform) WithoutSQLite() *Platform {
+	q := *p
+	q.SQLite = nil
+	return &q
+}
+
 // SQLite opens connections to SQLite databases on a platform's FS, through
 // the VFS that knows how to lock them.
 type SQLite interface {

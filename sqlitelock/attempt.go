@@ -60,11 +60,23 @@ type Conns interface {
 	Put(*sqlite3.Conn)
 }
 
+// Retry says how an attempt meets a busy lock.
+type Retry int
+
+const (
+	// RetryNone tries once.
+	RetryNone Retry = iota
+	// RetryBusy waits out BusyTimeout on the platform's clock, then
+	// retries a few times, 5–25 ms apart: the first attempt of an
+	// acquisition, which rides out a probe or a holder that is just
+	// letting go.
+	RetryBusy
+)
+
 // Attempt says how to make one attempt.
 type Attempt struct {
-	// First is set on the first attempt of an acquisition: only it waits
-	// out BusyTimeout and makes short retries.
-	First bool
+	// Retry is how the attempt meets a busy lock.
+	Retry Retry
 	// Self is this process's identity, written to .holder; nil when
 	// unknown.
 	Self *platform.Identity
@@ -72,9 +84,6 @@ type Attempt struct {
 	RemoveOnRelease bool
 	// Conns lends the connection.
 	Conns Conns
-	// Ctx cuts the first attempt's waiting short when it ends; nil
-	// means never.
-	Ctx context.Context
 	// Guard takes the lock's guard (docs/protocol.md), under which a
 	// dead holder's mark is removed, and returns its release; nil (this
 	// process's identity unknown) removes such marks without it.
@@ -111,37 +120,16 @@ type Lock struct {
 	held bool
 }
 
-// Busy is the error of an attempt that found the lock held.
-type Busy struct {
-	Path string
-	// Record is what .holder says; nil when unknown.
-	Record *Record
-	// Flock is set when a flock(2) lock on the file (flock(1)'s) keeps
-	// the lock: its holder is unknown.
-	Flock bool
-}
-
-// Holder is the holder's identity, or nil when unknown.
-func (b *Busy) Holder() *platform.Identity { return b.Record.Holder() }
-
-// ErrStamped is matched by the error of an attempt that found a stamp (or a
-// torn one) at the path, or saw one written into the file it locked: the
-// lock is the file mechanism's for now, and the caller judges the stamp
-// (docs/protocol.md).
+// ErrStamped is matched by the error of an attempt or a probe that found a
+// stamp (or a torn one) at the path, or of an attempt that saw one written
+// into the file it locked: the lock is the file mechanism's for now, and
+// the caller judges the stamp (docs/protocol.md).
 var ErrStamped = errors.New("sqlitelock: a stamp is at the lock's path")
 
-func (b *Busy) Error() string {
-	if b.Flock {
-		return fmt.Sprintf("sqlitelock: %s is held (holder unknown: %s)", b.Path, FlockReason)
-	}
-	if h := b.Holder(); h != nil {
-		return fmt.Sprintf("sqlitelock: %s is held by %s", b.Path, h)
-	}
-	return fmt.Sprintf("sqlitelock: %s is held (holder unknown)", b.Path)
-}
-
 // Acquire makes one attempt to take the lock at path. It returns the
-// lock, a *Busy error when another connection holds it, or another error.
+// lock, a *lockrec.HeldError (proclock.HeldError) when another connection
+// holds it, or another error. ctx cuts the attempt's waiting short
+// (a.Retry, a dead holder's mark's guard).
 //
 // A holder that releases with RemoveOnRelease unlinks the file while still
 // holding it, so a waiter may open, and then lock, a file that is no longer
@@ -149,22 +137,22 @@ func (b *Busy) Error() string {
 // before SQLite does and keeps it open, which pins its inode (no new file
 // can take its number), and once locked checks that the file at path is
 // still that one. If it is not, the attempt is dropped and made anew.
-func Acquire(p *platform.Platform, path string, a Attempt) (*Lock, error) {
+func Acquire(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	for range maxSwaps {
-		l, err := attempt(p, path, a)
+		l, err := attempt(ctx, p, path, a)
 		if !errors.Is(err, errSwapped) {
 			return l, err
 		}
 	}
 	// Holders keep taking the lock and removing its file as they let
 	// go: it is busy.
-	return nil, &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+	return nil, &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
 }
 
 // errSwapped says the file at the path changed during an attempt.
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
 
-func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
+func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return nil, err
@@ -185,11 +173,11 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
 	l.conn = conn
-	if err := l.take(p, a); err != nil {
+	if err := l.take(ctx, p, a.Retry); err != nil {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
-			return nil, &Busy{Path: path, Record: liveHolder(p, a.Self, path)}
+			return nil, &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
 		case !l.attached && errors.Is(err, fs.ErrPermission):
 			// Readable (it is pinned) but not writable by this user:
 			// still held or free, by a look that writes nothing.
@@ -213,11 +201,11 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 		l.detach()
 		return nil, errSwapped
 	}
-	if err := l.flock(p, a, pin); err != nil {
+	if err := l.flock(ctx, p, a, pin); err != nil {
 		l.detach()
 		return nil, err
 	}
-	if err := l.mark(p, a); err != nil {
+	if err := l.mark(ctx, p, a); err != nil {
 		l.detach()
 		return nil, err
 	}
@@ -235,17 +223,18 @@ func attempt(p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	return l, nil
 }
 
-// FlockReason is why a lock held by a flock(2) lock has no known holder.
-const FlockReason = "a flock(2) lock"
+// flockReason is why a lock held by a flock(2) lock has no known holder
+// (proclock.HeldError.Reason, Status.Reason).
+const flockReason = "a flock(2) lock"
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
 // the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
 // each other (docs/design.md, "flock(1)"). It is taken once SQLite's lock
 // is, so two proclock processes never meet at it: only a flock(1) holder,
 // or an IsHeld's brief shared lock, which a first attempt waits out for up
-// to BusyTimeout. A filesystem that refuses flock(2) (an error other than
+// to BusyTimeout (RetryBusy). A filesystem that refuses flock(2) (an error other than
 // a conflict) goes without it: SQLite's lock is the lock.
-func (l *Lock) flock(p *platform.Platform, a Attempt, pin lockfs.File) error {
+func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File) error {
 	fl, ok := p.FS.(lockfs.Flocker)
 	if !ok || a.NoFlock {
 		return nil
@@ -261,8 +250,8 @@ func (l *Lock) flock(p *platform.Platform, a Attempt, pin lockfs.File) error {
 			l.flocked = pin
 			return nil
 		}
-		if !a.First || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(a.context(), time.Millisecond) != nil {
-			return &Busy{Path: l.path, Flock: true}
+		if a.Retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(ctx, time.Millisecond) != nil {
+			return &lockrec.HeldError{Path: l.path, Reason: flockReason}
 		}
 	}
 }
@@ -313,7 +302,8 @@ func tooLongForSQLite(path string) error {
 }
 
 // readOnlyVerdict is the outcome of an attempt on a lock file this user
-// can read but not write: held (a *Busy, naming the mark's holder) when a
+// can read but not write: held (a *lockrec.HeldError, naming the mark's
+// holder) when a
 // read-only look finds it so, else ErrReadOnly.
 func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error {
 	conn, err := conns.Get()
@@ -325,17 +315,17 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 	switch {
 	case err != nil:
 		return openError(p.FS, path, err)
-	case state == Held:
-		return &Busy{Path: path, Record: ReadHolder(p.FS, path)}
+	case state == lockrec.StateHeld:
+		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
 	case flockHeld(p.FS, path):
-		return &Busy{Path: path, Flock: true}
+		return &lockrec.HeldError{Path: path, Reason: flockReason}
 	}
 	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 }
 
 // ErrReadOnly is matched by the error of an attempt on a free lock whose
 // file this user can read but not write. It matches fs.ErrPermission too.
-// (A held one gives a *Busy error as for anyone.)
+// (A held one gives a *lockrec.HeldError as for anyone.)
 var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
 
 // attachSQL attaches the database SQLite knows by name (sqliteName) to a
@@ -374,11 +364,6 @@ func fileURI(path string, readOnly bool) string {
 	}
 	return b.String()
 }
-
-// DatabaseFileMode is the mode the lock's database file is created with
-// (before the umask), by proclock rather than SQLite, whose VFS would make
-// it 0666.
-const DatabaseFileMode = lockrec.FileMode
 
 // pinFile opens the file at path, not following a symlink, creating it
 // (never through a symlink) when there is none, and returns it with its
@@ -422,7 +407,7 @@ func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
 func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 	// Read-write: the attempt reads it again once marked (a stamp may
 	// have been written into it).
-	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, DatabaseFileMode)
+	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, lockrec.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -444,15 +429,15 @@ func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64,
 	case info.IsDir():
 		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case !info.Mode().IsRegular():
-		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: ErrNotRegular}
+		return lockfs.FileID{}, 0, &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
 	}
 	id, err := fsys.FileIDOf(f)
 	return id, info.Size(), err
 }
 
-// ErrNotRegular is matched by the error for a FIFO, socket or device at a
+// errNotRegular is matched by the error for a FIFO, socket or device at a
 // lock's path: not a lock file (it matches lockrec.ErrNotLockFile too).
-var ErrNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
+var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
 
 // stampedSince tells what the pinned file holds now: a stat, and a read
 // only when its size is not a SQLite lock's.
@@ -516,10 +501,9 @@ func openError(fsys lockfs.FS, path string, err error) error {
 	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
 
-// take attaches the lock's database and runs lockSQL. A first attempt
-// waits out BusyTimeout on the platform's clock and then retries a few
-// times; a later one tries once.
-func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
+// take attaches the lock's database and runs lockSQL, once or as retry
+// says.
+func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r}
@@ -537,12 +521,8 @@ func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
 		}
 		return exec(l.conn, lockSQL)
 	}
-	if !a.First {
+	if retry != RetryBusy {
 		return try()
-	}
-	ctx := a.Ctx
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	// The retries' waits go through the platform's one pause, so that a
 	// holder letting go (its mark going away) ends them at once; after

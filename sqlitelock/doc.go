@@ -5,10 +5,25 @@
 // the lock the moment its holder exits or crashes, so nothing is ever
 // reclaimed and no clock or pid is trusted.
 //
-// The holder's identity goes into "<path>.holder", for diagnostics only: it
-// plays no part in who holds the lock.
+// The holder's identity goes into "<path>.holder", its mark: for
+// diagnostics, and to keep processes of the file mechanism out
+// (docs/protocol.md). It plays no part in who holds the lock among SQLite
+// processes.
 //
-// The package makes single attempts; waiting and in-process turns belong to
-// the root package. It reaches files, SQLite and time only through a
-// platform.Platform.
+// The contract:
+//   - Acquire makes one attempt, with ctx first: it returns a held *Lock, a
+//     *lockrec.HeldError (proclock.HeldError, matching proclock.ErrHeld)
+//     naming the mark's holder when another process holds the lock, an
+//     error matching ErrStamped when a stamp of the file mechanism is at
+//     the path (for the caller to judge), or another error. Its Attempt
+//     says how a busy lock is met (Retry) and with whose identity the mark
+//     is written.
+//   - Probe reports the lock's lockrec.State (absent, free or held), writing
+//     nothing; a stamp is ErrStamped there too.
+//   - Lock.Release lets go, once; calling it again does nothing.
+//
+// Waiting beyond an attempt's short retries, in-process turns and the
+// choice of mechanism belong to the root package; which errors wrap which
+// system or SQLite error is unspecified beyond the sentinels named here. The
+// package reaches files, SQLite and time only through a platform.Platform.
 package sqlitelock

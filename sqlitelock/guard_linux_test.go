@@ -1,6 +1,7 @@
 package sqlitelock_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -51,17 +53,17 @@ func TestGoSQLite3PanicIsAnError(t *testing.T) {
 	p := &platform.Platform{FS: lockfs.OS(), SQLite: panicSQLite{}}
 	path := filepath.Join(t.TempDir(), "x.lock")
 	cs := &countedConns{conns: conns{p.SQLite}}
-	l, err := sqlitelock.Acquire(p, path, sqlitelock.Attempt{First: true, Conns: cs})
+	l, err := sqlitelock.Acquire(context.Background(), p, path, sqlitelock.Attempt{Retry: sqlitelock.RetryBusy, Conns: cs})
 	if !errors.Is(err, sqlitelock.ErrPanic) || l != nil {
 		t.Fatalf("Acquire through a VFS that panics: %v, %v; want an error matching ErrPanic", l, err)
 	}
 	if cs.put != 0 {
 		t.Errorf("the connection that panicked was given back %d times; want closed", cs.put)
 	}
-	if _, err := os.Lstat(path + sqlitelock.HolderSuffix); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(path + lockrec.MarkSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed attempt left a mark: %v", err)
 	}
-	if _, err := sqlitelock.Probe(p, cs, path); !errors.Is(err, sqlitelock.ErrPanic) {
+	if _, _, err := sqlitelock.Probe(p, cs, path); !errors.Is(err, sqlitelock.ErrPanic) {
 		t.Errorf("Probe through a VFS that panics: %v; want an error matching ErrPanic", err)
 	}
 	if cs.put != 0 {

@@ -12,16 +12,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // TestReadHolderOddFiles: .holder is diagnostics only, read from a
 // regular file of at most 64 KiB, without following a symlink and without
 // blocking on a FIFO; anything else reads as an unknown holder.
 func TestReadHolderOddFiles(t *testing.T) {
-	record, err := json.Marshal(sqlitelock.Record{Format: "proclock/1", Identity: platform.Identity{Host: "h", PID: 42}, AcquiredAt: time.Now()})
+	record, err := json.Marshal(lockrec.Record{Format: "proclock/1", Identity: platform.Identity{Host: "h", PID: 42}, AcquiredAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +65,9 @@ func TestReadHolderOddFiles(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.lock")
-			tc.stage(t, path+sqlitelock.HolderSuffix, filepath.Join(dir, "elsewhere"))
-			done := make(chan *sqlitelock.Record, 1)
-			go func() { done <- sqlitelock.ReadHolder(lockfs.OS(), path) }()
+			tc.stage(t, path+lockrec.MarkSuffix, filepath.Join(dir, "elsewhere"))
+			done := make(chan *lockrec.Record, 1)
+			go func() { done <- lockrec.ReadHolder(lockfs.OS(), path) }()
 			timer := time.NewTimer(30 * time.Second)
 			defer timer.Stop()
 			select {

@@ -10,86 +10,73 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// State is what a probe finds.
-type State int
-
-const (
-	// Absent: no database file at the path.
-	Absent State = iota
-	// Free: the file exists and no connection holds it.
-	Free
-	// Held: a connection holds the lock.
-	Held
-	// Stamped: a stamp (or a torn one) is at the path: the file
-	// mechanism's lock, for the caller to judge.
-	Stamped
-	// Flocked: no connection holds it, but a flock(2) lock does
-	// (flock(1)'s): held, holder unknown.
-	Flocked
-)
-
-// Probe reports whether the lock at path is held, writing nothing: one
-// attempt at a shared lock through a read-only connection with no busy
-// timeout, so concurrent probes never see a free lock as held, and an
-// Acquire running at the same moment absorbs the probe's brief shared lock
-// in its busy timeout. A missing file stays missing.
-func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
+// Probe reports whether the lock at path is held (lockrec.StateAbsent,
+// StateFree or StateHeld), writing nothing: one attempt at a shared lock
+// through a read-only connection with no busy timeout, so concurrent
+// probes never see a free lock as held, and an Acquire running at the same
+// moment absorbs the probe's brief shared lock in its busy timeout. A
+// missing file stays missing. A lock that no connection holds but a
+// flock(2) lock does (flock(1)'s) is held, its holder unknown, and why
+// says so ("a flock(2) lock"). A stamp (or a torn one) at the path is an error
+// matching ErrStamped: the file mechanism's lock, for the caller to judge.
+func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State, why string, err error) {
 	info, _, err := p.FS.LstatIfPossible(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Absent, nil
+		return lockrec.StateAbsent, "", nil
 	case err != nil:
-		return Absent, err
+		return lockrec.StateAbsent, "", err
 	case !info.Mode().IsRegular() || info.Size() != 0:
 		// Only the empty database is a SQLite lock: read it first.
-		if state, err := classify(p, path); state != Free || err != nil {
-			return state, err
+		if state, err := classify(p, path); state != lockrec.StateFree || err != nil {
+			return state, "", err
 		}
 	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
-		return Absent, err
+		return lockrec.StateAbsent, "", err
 	}
 	defer done()
 	conn, err := conns.Get()
 	if err != nil {
-		return Absent, &fs.PathError{Op: "probe", Path: path, Err: err}
+		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
-	state, err := probeConn(conn, name)
+	state, err = probeConn(conn, name)
 	putProbed(conns, conn, state, err)
 	if err == nil {
-		if state == Free && flockHeld(p.FS, path) {
-			return Flocked, nil
+		if state == lockrec.StateFree && flockHeld(p.FS, path) {
+			return lockrec.StateHeld, flockReason, nil
 		}
-		return state, nil
+		return state, "", nil
 	}
 	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
-		return classify(p, path) // not a database, or being rewritten
+		state, err := classify(p, path) // not a database, or being rewritten
+		return state, "", err
 	}
 	if err = openError(p.FS, path, err); errors.Is(err, fs.ErrNotExist) {
-		return Absent, nil // removed since checkKind
+		return lockrec.StateAbsent, "", nil // removed since checkKind
 	}
-	return Absent, err
+	return lockrec.StateAbsent, "", err
 }
 
 // probeConn attaches the database SQLite knows by name read-only, which
 // takes a shared lock to read its schema: that fails at once against an
 // exclusive holder.
-func probeConn(conn *sqlite3.Conn, name string) (State, error) {
+func probeConn(conn *sqlite3.Conn, name string) (lockrec.State, error) {
 	switch err := exec(conn, attachSQL(name, true)); {
 	case errors.Is(err, sqlite3.BUSY):
-		return Held, nil
+		return lockrec.StateHeld, nil
 	case err != nil:
-		return Absent, err
+		return lockrec.StateAbsent, err
 	}
-	return Free, nil
+	return lockrec.StateFree, nil
 }
 
 // putProbed gives back a connection probeConn used: detached first when
-// the probe attached it (Free); closed when that fails, or when a call
+// the probe attached it (free); closed when that fails, or when a call
 // into go-sqlite3 panicked on it (err).
-func putProbed(conns Conns, conn *sqlite3.Conn, state State, err error) {
-	if errors.Is(err, ErrPanic) || (state == Free && exec(conn, "DETACH "+schema) != nil) {
+func putProbed(conns Conns, conn *sqlite3.Conn, state lockrec.State, err error) {
+	if errors.Is(err, ErrPanic) || (state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
 		closeConn(conn)
 		return
 	}
@@ -97,21 +84,22 @@ func putProbed(conns Conns, conn *sqlite3.Conn, state State, err error) {
 }
 
 // classify tells, by its bytes, what is at path when SQLite cannot: a
-// stamp (Stamped), or an error for what is not a lock file.
-func classify(p *platform.Platform, path string) (State, error) {
+// stamp (an error matching ErrStamped), or an error for what is not a lock
+// file.
+func classify(p *platform.Platform, path string) (lockrec.State, error) {
 	seen, err := lockrec.Read(p.FS, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Absent, nil
+		return lockrec.StateAbsent, nil
 	case err != nil:
-		return Absent, err
+		return lockrec.StateAbsent, err
 	case seen.Kind == lockrec.Stamp || seen.Kind == lockrec.Torn:
-		return Stamped, nil
+		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: ErrStamped}
 	case seen.Kind == lockrec.Foreign:
 		if err := checkKind(p.FS, path); err != nil {
-			return Absent, err // a symlink, or gone
+			return lockrec.StateAbsent, err // a symlink, or gone
 		}
-		return Absent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
+		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
 	}
-	return Free, nil // an empty file or a database: free as far as looking tells
+	return lockrec.StateFree, nil // an empty file or a database: free as far as looking tells
 }

@@ -1,6 +1,7 @@
 package sqlitelock_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
 )
@@ -26,13 +28,13 @@ func (c conns) Put(conn *sqlite3.Conn) { conn.Close() }
 func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
 	pl := p.Platform()
 	id := p.Identity()
-	return sqlitelock.Acquire(pl, lockPath, sqlitelock.Attempt{First: true, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})
+	return sqlitelock.Acquire(context.Background(), pl, lockPath, sqlitelock.Attempt{Retry: sqlitelock.RetryBusy, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})
 }
 
-func probe(t *testing.T, p *fake.Process) sqlitelock.State {
+func probe(t *testing.T, p *fake.Process) lockrec.State {
 	t.Helper()
 	pl := p.Platform()
-	st, err := sqlitelock.Probe(pl, conns{pl.SQLite}, lockPath)
+	st, _, err := sqlitelock.Probe(pl, conns{pl.SQLite}, lockPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestRemoveOnReleaseRaceStaged(t *testing.T) {
 	if n := bOpens.Load(); n < 4 {
 		t.Fatalf("B opened the path %d times; want a second attempt after the swap (4 or more)", n)
 	}
-	if st := probe(t, a); st != sqlitelock.Held {
+	if st := probe(t, a); st != lockrec.StateHeld {
 		t.Fatalf("probe of the path = %v while C holds; want held", st)
 	}
 	if err := lc.Release(); err != nil {
@@ -116,7 +118,7 @@ func TestRemoveOnReleaseRaceStaged(t *testing.T) {
 }
 
 func isBusy(err error) bool {
-	_, ok := errors.AsType[*sqlitelock.Busy](err)
+	_, ok := errors.AsType[*lockrec.HeldError](err)
 	return ok
 }
 
@@ -148,7 +150,7 @@ func TestInodeSwapRetries(t *testing.T) {
 	if opens < 4 {
 		t.Fatalf("%d opens of the path; want a second attempt (4 or more)", opens)
 	}
-	if st := probe(t, b); st != sqlitelock.Held {
+	if st := probe(t, b); st != lockrec.StateHeld {
 		t.Fatalf("probe = %v; want the file at the path held", st)
 	}
 }
@@ -162,12 +164,12 @@ func TestHolderRemovedBeforeUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := sqlitelock.ReadHolder(w.FS(), lockPath)
+	rec := lockrec.ReadHolder(w.FS(), lockPath)
 	if rec == nil || rec.PID != a.PID() || rec.StartTime != a.Identity().StartTime {
 		t.Fatalf(".holder = %+v while held; want pid %d", rec, a.PID())
 	}
-	var stateAtRemoval []sqlitelock.State
-	w.Hook(fake.OpRemove, lockPath+sqlitelock.HolderSuffix, fake.Before, func(ev fake.Event) error {
+	var stateAtRemoval []lockrec.State
+	w.Hook(fake.OpRemove, lockPath+lockrec.MarkSuffix, fake.Before, func(ev fake.Event) error {
 		if ev.PID == a.PID() {
 			stateAtRemoval = append(stateAtRemoval, probe(t, b))
 		}
@@ -176,13 +178,13 @@ func TestHolderRemovedBeforeUnlock(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if len(stateAtRemoval) != 1 || stateAtRemoval[0] != sqlitelock.Held {
+	if len(stateAtRemoval) != 1 || stateAtRemoval[0] != lockrec.StateHeld {
 		t.Fatalf("lock state when .holder was removed: %v; want [held]", stateAtRemoval)
 	}
-	if st := probe(t, b); st != sqlitelock.Free {
+	if st := probe(t, b); st != lockrec.StateFree {
 		t.Fatalf("after release: %v; want free", st)
 	}
-	if sqlitelock.ReadHolder(w.FS(), lockPath) != nil {
+	if lockrec.ReadHolder(w.FS(), lockPath) != nil {
 		t.Fatal(".holder left after release")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -14,10 +13,6 @@ import (
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
-
-// FileMode is the mode lock and guard files are created with (before the
-// umask).
-const FileMode = lockrec.FileMode
 
 // maxTries bounds one attempt's create-probe-reclaim rounds, so an attempt
 // that keeps losing races returns (held) instead of spinning.
@@ -30,10 +25,6 @@ const (
 	markWaits     = 5
 	markWaitFirst = time.Millisecond
 )
-
-// ReasonReclaiming is the reason of a Busy error whose lock file is stale
-// but being reclaimed by another process at this moment.
-const ReasonReclaiming platform.Reason = "being reclaimed"
 
 // Lock is a lock file this process stamped.
 type Lock struct {
@@ -48,22 +39,6 @@ type Lock struct {
 	pinned bool // id is known
 }
 
-// Stamp returns the stamp the holder wrote.
-func (l *Lock) Stamp() lockrec.Record { return l.stamp }
-
-// Busy is the error of an attempt that found the lock held.
-type Busy struct {
-	Path  string
-	Probe Probe
-}
-
-func (b *Busy) Error() string {
-	if h := b.Probe.Holder(); h != nil {
-		return fmt.Sprintf("stamplock: %s is held by %s", b.Path, h)
-	}
-	return fmt.Sprintf("stamplock: %s is held (holder unknown: %s)", b.Path, b.Probe.Reason)
-}
-
 // errLost says the file this attempt stamped was gone or replaced before
 // it could be confirmed, or changed before it could be converted: the
 // attempt starts over.
@@ -72,7 +47,8 @@ var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 // Acquire makes one attempt to take the lock at path for here, this
 // process's identity: it creates and stamps the file, or judges the file
 // that is there, converting it when stale (docs/protocol.md). It returns
-// the lock, a *Busy error when the lock is held, or another error (a
+// the lock, a *lockrec.HeldError (proclock.HeldError) when the lock is
+// held, or another error (a
 // directory at path, a missing parent, permission denied, a file that is
 // not a lock file). ctx ends its short waits for a SQLite process that is
 // backing off.
@@ -98,9 +74,9 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 			return nil, err
 		}
 		switch last.State {
-		case Held:
-			return nil, &Busy{Path: path, Probe: last}
-		case Stale:
+		case lockrec.StateHeld:
+			return nil, held(path, last)
+		case lockrec.StateStale:
 			if depth > 0 {
 				// A guard: the file mechanism's own, never SQLite's.
 				if err := reclaim(ctx, p, here, path, last, depth); err != nil {
@@ -115,7 +91,13 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 			return l, err
 		}
 	}
-	return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: last.Reason}}
+	return nil, &lockrec.HeldError{Path: path}
+}
+
+// held is the error of an attempt that found the lock at path held, as pr
+// saw it.
+func held(path string, pr Probe) error {
+	return &lockrec.HeldError{Path: path, Holder: pr.Holder()}
 }
 
 // newLock is the lock here is about to stamp at path.
@@ -133,7 +115,7 @@ func newLock(p *platform.Platform, here platform.Identity, path string) *Lock {
 // create makes the lock file with O_EXCL and stamps it; for the lock
 // itself (depth 0) it then settles with any SQLite holder.
 func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, FileMode)
+	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +159,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			}
 		}
 		l.backOff()
-		return nil, &Busy{Path: l.path, Probe: Probe{State: Held, Reason: ReasonMarked, Mark: &m}}
+		return nil, &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
 	}
 	if err := l.confirm(p, here); err != nil {
 		l.abandon()
@@ -221,10 +203,10 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 	if err != nil {
 		return err
 	}
-	if pr.State == Absent {
+	if pr.State == lockrec.StateAbsent {
 		return errLost
 	}
-	return &Busy{Path: l.path, Probe: pr}
+	return held(l.path, pr)
 }
 
 // ours reports whether the file at path is the one l stamped. While l

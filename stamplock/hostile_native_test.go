@@ -32,9 +32,7 @@ import (
 
 // nativeFile is this OS's platform with the file mechanism.
 func nativeFile() *platform.Platform {
-	p := platform.Native()
-	p.SQLite = nil
-	return p
+	return platform.Native().WithoutSQLite()
 }
 
 func nativeSelf(t *testing.T) platform.Identity {
@@ -134,13 +132,13 @@ func TestHostileLockFilesNative(t *testing.T) {
 		{name: "empty (crash between create and stamp)", stage: writeBytes(nil), reason: "unstamped past 30 s"},
 		{name: "whitespace only", stage: writeBytes([]byte(" \n\t\n")), want: foreign},
 		{name: "a script", stage: writeBytes([]byte("#!/bin/sh\nexec flock -en \"$0\" true\n")), want: foreign},
-		{name: "junk of exactly 64 KiB", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize)), want: foreign},
-		{name: "junk of 64 KiB + 1", stage: writeBytes(bytes.Repeat([]byte{0xA5}, stamplock.MaxStampSize+1)), want: foreign},
+		{name: "junk of exactly 64 KiB", stage: writeBytes(bytes.Repeat([]byte{0xA5}, lockrec.MaxSize)), want: foreign},
+		{name: "junk of 64 KiB + 1", stage: writeBytes(bytes.Repeat([]byte{0xA5}, lockrec.MaxSize+1)), want: foreign},
 		// Exactly 64 KiB is read normally: a live holder's stamp padded
 		// to the limit is that holder's, and it is never reclaimed.
-		{name: "live stamp padded to exactly 64 KiB", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize)), want: liveHolder, holder: &here},
+		{name: "live stamp padded to exactly 64 KiB", stage: writeBytes(padTo(stampOf(here, time.Now()), lockrec.MaxSize)), want: liveHolder, holder: &here},
 		// One byte more and the same stamp is not read at all.
-		{name: "live stamp padded to 64 KiB + 1", stage: writeBytes(padTo(stampOf(here, time.Now()), stamplock.MaxStampSize+1)), want: foreign},
+		{name: "live stamp padded to 64 KiB + 1", stage: writeBytes(padTo(stampOf(here, time.Now()), lockrec.MaxSize+1)), want: foreign},
 		{name: "fifo", stage: mkfifo, want: foreign},
 		{name: "symlink to a victim", stage: symlinkTo(func(v locktest.Victim) string { return v.Path }), want: foreign},
 		{name: "symlink to itself", stage: symlinkTo(func(locktest.Victim) string { return "x.lock" }), want: foreign},
@@ -428,7 +426,7 @@ func TestUnstampedWindowBoundaryNative(t *testing.T) {
 	}{
 		{"empty", writeBytes(nil), "unstamped past 30 s"},
 		{"torn stamp", writeBytes([]byte(`{"format":"proclock/1","host":"h`)), "unreadable past 30 s"},
-		{"torn stamp of exactly 64 KiB", writeBytes(append([]byte(`{"format":"proclock/1","host":"`), bytes.Repeat([]byte("z"), stamplock.MaxStampSize-31)...)), "unreadable past 30 s"},
+		{"torn stamp of exactly 64 KiB", writeBytes(append([]byte(`{"format":"proclock/1","host":"`), bytes.Repeat([]byte("z"), lockrec.MaxSize-31)...)), "unreadable past 30 s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -503,7 +501,7 @@ func FuzzLookNative(f *testing.F) {
 		old, oerr := stamplock.Look(at(stamplock.UnstampedWindow+time.Nanosecond), here, path)
 		kind := lockrec.Classify(data)
 		switch {
-		case kind == lockrec.Foreign || len(data) > stamplock.MaxStampSize:
+		case kind == lockrec.Foreign || len(data) > lockrec.MaxSize:
 			if !errors.Is(yerr, lockrec.ErrNotLockFile) || !errors.Is(oerr, lockrec.ErrNotLockFile) {
 				t.Fatalf("not a lock file %q: %v, %v; want ErrNotLockFile both times", data, yerr, oerr)
 			}
@@ -511,12 +509,12 @@ func FuzzLookNative(f *testing.F) {
 		case yerr != nil || oerr != nil:
 			t.Fatalf("Look(%q): %v, %v", data, yerr, oerr)
 		case kind == lockrec.SQLite:
-			if young.State != stamplock.Stale || old.State != stamplock.Stale {
+			if young.State != lockrec.StateStale || old.State != lockrec.StateStale {
 				t.Fatalf("a SQLite database without a mark %q: young %+v, old %+v; want free (stale) at once", data, young, old)
 			}
 			return
 		case kind != lockrec.Stamp:
-			if young.Stamp != nil || young.State != stamplock.Held || old.State != stamplock.Stale {
+			if young.Stamp != nil || young.State != lockrec.StateHeld || old.State != lockrec.StateStale {
 				t.Fatalf("unjudgeable %q: young %+v, old %+v; want held, then stale", data, young, old)
 			}
 			return

@@ -9,28 +9,11 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// MaxStampSize is the most a lock file may hold and still be read: a
-// larger one is not a lock file.
-const MaxStampSize = lockrec.MaxSize
-
 // UnstampedWindow is how long an empty or torn lock file without a live
 // mark counts as held: long enough for a live holder to write its stamp
-// after creating the file. Past it (strictly), the file is stale.
-const UnstampedWindow = 30 * time.Second
-
-// State is what a probe finds at a lock's path.
-type State int
-
-const (
-	// Absent: no file at the path.
-	Absent State = iota
-	// Held: a live holder, one that cannot be judged from here, or a
-	// file too young to judge.
-	Held
-	// Stale: the holder is dead for certain, or the file went
-	// unstamped or torn for longer than UnstampedWindow.
-	Stale
-)
+// after creating the file. Past it (strictly), the file is stale. A mark
+// not yet written keeps others out as long (lockrec.MarkWindow): one window.
+const UnstampedWindow = lockrec.MarkWindow
 
 // Reasons a probe gives beside the judge's (platform.Reason).
 const (
@@ -38,8 +21,8 @@ const (
 	ReasonUnstamped platform.Reason = "unstamped"
 	// ReasonUnreadable: a torn stamp.
 	ReasonUnreadable platform.Reason = "unreadable"
-	// ReasonMarked: a SQLite holder's live (or unjudgeable) mark.
-	ReasonMarked platform.Reason = "marked"
+	// reasonMarked: a SQLite holder's live (or unjudgeable) mark.
+	reasonMarked platform.Reason = "marked"
 	// ReasonFree: a SQLite lock's database, without a live mark: free,
 	// to be converted at once.
 	ReasonFree platform.Reason = "free"
@@ -47,7 +30,12 @@ const (
 
 // Probe is what a look at a lock's path found, and how it was judged.
 type Probe struct {
-	State State
+	// State is lockrec.StateAbsent (no file at the path), StateHeld (a
+	// live holder, one that cannot be judged from here, or a file too
+	// young to judge) or StateStale (the holder is dead for certain, the
+	// file went unstamped or torn for longer than UnstampedWindow, or it
+	// is a SQLite lock's database without a live mark: ReasonFree).
+	State lockrec.State
 	// Reason says why the file is held or stale: the judge's reason for
 	// a stamp, or one of this package's reasons.
 	Reason platform.Reason
@@ -86,7 +74,7 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	seen, err := lockrec.Read(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Probe{State: Absent}, nil
+			return Probe{State: lockrec.StateAbsent}, nil
 		}
 		return Probe{}, err
 	}
@@ -95,14 +83,14 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	}
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
 	if m := lockrec.ReadMark(p.FS, path); m.Live(p, &here) {
-		pr.State, pr.Reason, pr.Mark = Held, ReasonMarked, &m
+		pr.State, pr.Reason, pr.Mark = lockrec.StateHeld, reasonMarked, &m
 		switch seen.Kind {
 		case lockrec.Stamp:
 			// A stamp in a file a SQLite process holds: its writer
 			// backed off, or died before it could. A dead one's is
 			// cleared (Clear), whoever holds the file.
 			pr.Stamp = seen.Stamp
-			pr.StampDead = judged(p, here, pr).State == Stale
+			pr.StampDead = judged(p, here, pr).State == lockrec.StateStale
 		case lockrec.Torn:
 			// So is a torn one past the window: its writer is gone.
 			pr.StampDead = pr.Age > UnstampedWindow
@@ -116,16 +104,16 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	case lockrec.SQLite:
 		// Only SQLite processes write a database: no stamp is on its
 		// way, and without a live mark nobody holds it.
-		pr.State, pr.Reason = Stale, ReasonFree
+		pr.State, pr.Reason = lockrec.StateStale, ReasonFree
 		return pr, nil
 	}
 	pr.Reason = ReasonUnstamped
 	if seen.Kind == lockrec.Torn {
 		pr.Reason = ReasonUnreadable
 	}
-	pr.State = Held
+	pr.State = lockrec.StateHeld
 	if pr.Age > UnstampedWindow {
-		pr.State = Stale
+		pr.State = lockrec.StateStale
 	}
 	return pr, nil
 }
@@ -134,9 +122,9 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 func judged(p *platform.Platform, here platform.Identity, pr Probe) Probe {
 	j := platform.Judge(here, pr.Stamp.Identity, lookupOf(p))
 	pr.Reason = j.Reason
-	pr.State = Held
+	pr.State = lockrec.StateHeld
 	if j.Verdict == platform.Dead {
-		pr.State = Stale
+		pr.State = lockrec.StateStale
 	}
 	return pr
 }

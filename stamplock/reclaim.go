@@ -13,15 +13,12 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// GuardSuffix names the guard of a lock: one process at a time holds
-// "<path>.stale", itself a stamped lock file, while it changes the lock's
-// files without being their holder (docs/protocol.md). A long base name's
-// guard is shortened (GuardPath).
-const GuardSuffix = lockrec.GuardSuffix
-
-// GuardPath is the path of the guard of the lock (or guard) at path
+// guardPath is the path of the guard of the lock (or guard) at path: one
+// process at a time holds "<path>.stale" (lockrec.GuardSuffix), itself a
+// stamped lock file, while it changes the lock's files without being their
+// holder (docs/protocol.md); a long base name's is shortened
 // (docs/protocol.md, "Names").
-func GuardPath(path string) string { return lockrec.Sidecar(path, GuardSuffix) }
+func guardPath(path string) string { return lockrec.Sidecar(path, lockrec.GuardSuffix) }
 
 // maxGuardDepth bounds the nesting of guards (a stale guard is reclaimed
 // under its own guard). The deepest guard is reclaimed without one, so a
@@ -30,11 +27,12 @@ const maxGuardDepth = 3
 
 // Guard takes the guard of the lock at path, for a change to the lock's
 // files under it; Release lets it go. A guard held by someone else is a
-// *Busy error.
+// *lockrec.HeldError for the lock at path, its holder unknown: the lock is
+// being reclaimed.
 func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	guard, err := acquire(ctx, p, here, GuardPath(path), 1)
-	if _, ok := errors.AsType[*Busy](err); ok {
-		return nil, &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
+	guard, err := acquire(ctx, p, here, guardPath(path), 1)
+	if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
+		return nil, &lockrec.HeldError{Path: path}
 	}
 	return guard, err
 }
@@ -135,9 +133,9 @@ func rewrite(f lockfs.File, data []byte) error {
 // finds the file changed or gone returns nil: the caller looks again.
 func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
-		guard, err := acquire(ctx, p, here, GuardPath(path), depth+1)
-		if _, ok := errors.AsType[*Busy](err); ok {
-			return &Busy{Path: path, Probe: Probe{State: Held, Reason: ReasonReclaiming}}
+		guard, err := acquire(ctx, p, here, guardPath(path), depth+1)
+		if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
+			return &lockrec.HeldError{Path: path}
 		}
 		if err != nil {
 			return err
@@ -156,7 +154,7 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen lo
 	if !now.Same(seen) {
 		return nil
 	}
-	private := lockrec.Sidecar(path, fmt.Sprintf("%s-%d-%s", GuardSuffix, here.PID, rand.Text()))
+	private := lockrec.Sidecar(path, fmt.Sprintf("%s-%d-%s", lockrec.GuardSuffix, here.PID, rand.Text()))
 	if err := p.FS.Rename(path, private); err != nil {
 		return ignoreNotExist(err, nil)
 	}

@@ -36,11 +36,11 @@ func mustTake(t *testing.T, p *fake.Process) *stamplock.Lock {
 // wantBusy checks that err says held, by holder (nil: unknown).
 func wantBusy(t *testing.T, err error, holder *fake.Process) {
 	t.Helper()
-	busy, ok := errors.AsType[*stamplock.Busy](err)
+	busy, ok := errors.AsType[*lockrec.HeldError](err)
 	if !ok {
-		t.Fatalf("Acquire = %v; want *Busy", err)
+		t.Fatalf("Acquire = %v; want *HeldError", err)
 	}
-	got := busy.Probe.Holder()
+	got := busy.Holder
 	switch {
 	case holder == nil && got != nil:
 		t.Fatalf("holder %v; want unknown", got)
@@ -88,7 +88,7 @@ func TestStalledReclaimerSparesNewHolder(t *testing.T) {
 	probed := make(chan struct{})
 	resume := make(chan struct{})
 	var once sync.Once
-	w.Hook(fake.OpOpen, lockPath+stamplock.GuardSuffix, fake.Before, func(ev fake.Event) error {
+	w.Hook(fake.OpOpen, lockPath+lockrec.GuardSuffix, fake.Before, func(ev fake.Event) error {
 		if ev.PID == stalled.PID() {
 			once.Do(func() {
 				close(probed)
@@ -194,7 +194,7 @@ func TestStaleGuardsDoNotWedge(t *testing.T) {
 	name := lockPath
 	for range 4 {
 		writeFile(t, w.FS(), name, stale)
-		name += stamplock.GuardSuffix
+		name += lockrec.GuardSuffix
 	}
 	p := w.Spawn()
 	l := mustTake(t, p)

@@ -374,7 +374,7 @@ func platformFor(mechanism string) (*platform.Platform, error) {
 	p := platform.Native()
 	switch mechanism {
 	case "file":
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	case "sqlite":
 		if p.SQLite == nil {
 			return nil, fmt.Errorf("proclock: the sqlite mechanism is not available on %s; use --mechanism file", runtime.GOOS)

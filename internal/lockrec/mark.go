@@ -48,6 +48,16 @@ const MarkWindow = 30 * time.Second
 // Holder is the identity the mark names, or nil when unknown.
 func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
 
+// ReadHolder returns what the mark of the lock at path says, or nil when it
+// is missing, unreadable, or names no holder (Record.Known).
+func ReadHolder(fsys lockfs.FS, path string) *Record {
+	m := ReadMark(fsys, path)
+	if !m.Record.Known() {
+		return nil
+	}
+	return m.Record
+}
+
 // ReadMark reads the mark of the lock at path, never following a symlink.
 // A mark that cannot be read is present, its holder unknown. A mark whose
 // name the filesystem calls too long is absent, nobody can have made it,

@@ -1,8 +1,9 @@
 // Package lockrec is the on-disk format that proclock's two mechanisms
 // share: the record a holder writes (the file mechanism's stamp, the SQLite
 // mechanism's mark in "<path>.holder"), how a lock file's bytes are told
-// apart from a file that is not a lock, and how both are read. The protocol
-// that uses them is in docs/protocol.md.
+// apart from a file that is not a lock, and how both are read; and the
+// words both mechanisms answer in: a State, and a HeldError naming the
+// holder. The protocol that uses them is in docs/protocol.md.
 package lockrec
 
 import (

@@ -26,7 +26,7 @@ var role = locktest.NewRole("conformance-peer", func(args []string) int {
 	}
 	p := platform.Native()
 	if proclock.Mechanism(args[0]) == proclock.MechanismFile {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	}
 	servePeer(p, os.Stdin, os.Stdout)
 	return 0

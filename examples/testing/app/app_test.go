@@ -34,9 +34,7 @@ var mechanisms = []struct {
 }
 
 func fileMechanism(p *fake.Process) *platform.Platform {
-	pp := p.Platform()
-	pp.SQLite = nil
-	return pp
+	return p.Platform().WithoutSQLite()
 }
 
 // startInstance runs the app in p, in the background, until stop is

@@ -16,8 +16,7 @@ import (
 // that waits poll. In production the host builds it; here it is made from
 // a fake process, so that the suite can put it through every case.
 func guestPlatform(p *fake.Process) *platform.Platform {
-	pp := p.Platform()
-	pp.SQLite = nil
+	pp := p.Platform().WithoutSQLite()
 	pp.Wake = nil
 	return pp
 }

@@ -39,7 +39,7 @@ func main() {
 	// /proc its host mounted, and has no SQLite: the file mechanism.
 	p := platform.Native()
 	if *mech == "file" {
-		p.SQLite = nil
+		p = p.WithoutSQLite()
 	}
 	path := flag.Arg(0)
 	if w.active() {

@@ -1,4 +1,4 @@
-package sqlitelock_test
+package lockrec_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // TestParseHolder: a record with a positive pid, ours or another tool's
@@ -44,7 +44,7 @@ func TestParseHolder(t *testing.T) {
 		{"binary", "\x00\xff\xfe", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sqlitelock.ParseHolder([]byte(tc.in))
+			got := parseHolder([]byte(tc.in))
 			switch {
 			case tc.want == nil && got != nil:
 				t.Fatalf("ParseHolder(%q) = %+v; want nil", tc.in, got)
@@ -61,7 +61,7 @@ func TestParseHolder(t *testing.T) {
 // record names a positive pid, carries proclock's format, and survives a
 // round trip through JSON unchanged.
 func FuzzParseHolder(f *testing.F) {
-	rec := sqlitelock.Record{Format: "proclock/1", Identity: platform.Identity{Host: "h", BootID: "b", PID: 42, StartTime: 7, PIDNamespace: 9, LauncherPID: 3}, AcquiredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)}
+	rec := lockrec.Record{Format: "proclock/1", Identity: platform.Identity{Host: "h", BootID: "b", PID: 42, StartTime: 7, PIDNamespace: 9, LauncherPID: 3}, AcquiredAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)}
 	ours, err := json.Marshal(rec)
 	if err != nil {
 		f.Fatal(err)
@@ -76,7 +76,7 @@ func FuzzParseHolder(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := sqlitelock.ParseHolder(data)
+		r := parseHolder(data)
 		if r == nil {
 			return
 		}
@@ -86,9 +86,19 @@ func FuzzParseHolder(f *testing.F) {
 		if r.Foreign && (r.StartTime != 0 || r.PIDNamespace != 0 || r.LauncherPID != 0) {
 			t.Fatalf("ParseHolder(%q) = %+v: trusted another tool's start time, namespace or launcher", data, r)
 		}
-		back := sqlitelock.ParseHolder(r.Marshal())
+		back := parseHolder(r.Marshal())
 		if back == nil || back.Identity != r.Identity || !back.AcquiredAt.Equal(r.AcquiredAt) {
 			t.Fatalf("round trip of %+v (from %q) gave %+v", r, data, back)
 		}
 	})
+}
+
+// parseHolder is what a reader makes of a .holder file's bytes, ours or
+// another tool's: the record, or nil when they name no holder.
+func parseHolder(data []byte) *lockrec.Record {
+	r, err := lockrec.Parse(data)
+	if err != nil || !r.Known() {
+		return nil
+	}
+	return &r
 }
