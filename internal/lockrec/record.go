@@ -57,7 +57,11 @@ type Record struct {
 // a lock file's size alone tells a stamp from the empty database.
 func (r Record) Marshal() []byte {
 	r.Format = Format
-	b, err := json.Marshal(r)
+	b, ok := appendFast(make([]byte, 0, 384), r)
+	var err error
+	if !ok {
+		b, err = json.Marshal(r)
+	}
 	if err != nil {
 		// A Record holds strings, integers and a time: it always encodes.
 		panic("lockrec: encoding a record: " + err.Error())
@@ -105,6 +109,9 @@ func Parse(data []byte) (Record, error) {
 			return Record{}, errNotRecord
 		}
 		return Record{Identity: platform.Identity{PID: pid}, Foreign: true}, nil
+	}
+	if r, ok := parseFast(data); ok {
+		return r, nil
 	}
 	var r Record
 	err := json.Unmarshal(data, &r)

@@ -1,0 +1,193 @@
+package lockrec
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+)
+
+// A lock's hot paths (IsHeld on a held file lock, every stamp written)
+// spend most of their instructions in encoding/json. Records proclock
+// writes are flat and plain, so they are written and read here by hand, and
+// anything else goes the slow way: appendFast gives up (and Marshal uses
+// encoding/json) on a value it cannot write byte for byte as encoding/json
+// would, and parseFast gives up (and Parse uses encoding/json) on any input
+// it does not read exactly as encoding/json would. FuzzFastRecord holds
+// both to that.
+
+// appendFast appends r's JSON encoding, as encoding/json writes it, to b;
+// ok is false when r holds a value written otherwise by encoding/json
+// (a string needing an escape, a time outside years 0–9999), and b is then
+// unchanged.
+func appendFast(b []byte, r Record) ([]byte, bool) {
+	if !plain(r.Format) || !plain(r.Host) || !plain(r.BootID) || !plain(r.Nonce) {
+		return b, false
+	}
+	if y := r.AcquiredAt.Year(); y < 0 || y > 9999 {
+		return b, false
+	}
+	b = append(b, `{"format":"`...)
+	b = append(b, r.Format...)
+	b = append(b, `","host":"`...)
+	b = append(b, r.Host...)
+	b = append(b, '"')
+	if r.BootID != "" {
+		b = append(b, `,"bootId":"`...)
+		b = append(b, r.BootID...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(r.PID), 10)
+	b = appendUint(b, `,"startTime":`, r.StartTime)
+	b = appendUint(b, `,"pidNamespace":`, r.PIDNamespace)
+	if r.LauncherPID != 0 {
+		b = append(b, `,"launcherPid":`...)
+		b = strconv.AppendInt(b, int64(r.LauncherPID), 10)
+	}
+	b = append(b, `,"acquiredAt":"`...)
+	b = r.AcquiredAt.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","nonce":"`...)
+	b = append(b, r.Nonce...)
+	b = append(b, '"')
+	b = appendUint(b, `,"lockDev":`, r.LockDev)
+	b = appendUint(b, `,"lockIno":`, r.LockIno)
+	return append(b, '}'), true
+}
+
+// appendUint appends an omitempty unsigned field.
+func appendUint(b []byte, key string, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendUint(append(b, key...), v, 10)
+}
+
+// plain reports whether encoding/json writes s as it is, between quotes:
+// printable ASCII without a quote, a backslash or an HTML character.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseFast reads a record of ours as appendFast writes it: a flat object
+// whose first field is the format marker, with known keys once each, plain
+// strings, canonical unsigned integers and a canonical RFC 3339 time, then
+// white space. Anything else is not ok, for encoding/json to judge.
+func parseFast(data []byte) (Record, bool) {
+	const head = `{"format":"` + Format + `"`
+	if !bytes.HasPrefix(data, []byte(head)) {
+		return Record{}, false
+	}
+	r := Record{Format: Format}
+	s := data[len(head):]
+	var seen uint16
+	for len(s) > 0 && s[0] == ',' {
+		key, rest, ok := quoted(s[1:])
+		if !ok || len(rest) == 0 || rest[0] != ':' {
+			return Record{}, false
+		}
+		s = rest[1:]
+		bit, ok := fieldBits[string(key)]
+		if !ok || seen&bit != 0 {
+			return Record{}, false
+		}
+		seen |= bit
+		switch string(key) {
+		case "host", "bootId", "nonce", "acquiredAt":
+			var v []byte
+			if v, s, ok = quoted(s); !ok {
+				return Record{}, false
+			}
+			switch string(key) {
+			case "host":
+				r.Host = string(v)
+			case "bootId":
+				r.BootID = string(v)
+			case "nonce":
+				r.Nonce = string(v)
+			case "acquiredAt":
+				t, err := time.Parse(time.RFC3339Nano, string(v))
+				if err != nil || string(t.AppendFormat(nil, time.RFC3339Nano)) != string(v) {
+					return Record{}, false
+				}
+				r.AcquiredAt = t
+			}
+		default:
+			var v uint64
+			if v, s, ok = number(s); !ok {
+				return Record{}, false
+			}
+			switch string(key) {
+			case "pid", "launcherPid":
+				if v > uint64(maxInt) {
+					return Record{}, false
+				}
+				if key[0] == 'p' {
+					r.PID = int(v)
+				} else {
+					r.LauncherPID = int(v)
+				}
+			case "startTime":
+				r.StartTime = v
+			case "pidNamespace":
+				r.PIDNamespace = v
+			case "lockDev":
+				r.LockDev = v
+			case "lockIno":
+				r.LockIno = v
+			}
+		}
+	}
+	if len(s) == 0 || s[0] != '}' || len(bytes.TrimLeft(s[1:], " \t\r\n")) != 0 {
+		return Record{}, false
+	}
+	return r, true
+}
+
+// maxInt is the largest int.
+const maxInt = int(^uint(0) >> 1)
+
+// fieldBits gives each key parseFast knows a bit, to see it only once.
+var fieldBits = map[string]uint16{
+	"host": 1 << 0, "bootId": 1 << 1, "pid": 1 << 2, "startTime": 1 << 3,
+	"pidNamespace": 1 << 4, "launcherPid": 1 << 5, "acquiredAt": 1 << 6,
+	"nonce": 1 << 7, "lockDev": 1 << 8, "lockIno": 1 << 9,
+}
+
+// quoted reads a plain JSON string at the start of s (no escapes, printable
+// ASCII), returning its contents and the rest.
+func quoted(s []byte) (v, rest []byte, ok bool) {
+	if len(s) == 0 || s[0] != '"' {
+		return nil, nil, false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[1:i], s[i+1:], true
+		case c < 0x20 || c > 0x7e || c == '\\':
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+// number reads a canonical unsigned decimal at the start of s (no sign, no
+// leading zero, no fraction or exponent, within uint64).
+func number(s []byte) (v uint64, rest []byte, ok bool) {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 || (n > 1 && s[0] == '0') || (n < len(s) && (s[n] == '.' || s[n] == 'e' || s[n] == 'E')) {
+		return 0, nil, false
+	}
+	v, err := strconv.ParseUint(string(s[:n]), 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	return v, s[n:], true
+}
