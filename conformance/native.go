@@ -68,6 +68,12 @@ func (w *nativeWorld) Now() time.Time             { return time.Now() }
 func (w *nativeWorld) Advance(time.Duration) bool { return false }
 func (w *nativeWorld) Spawn(t *testing.T) Peer    { return SpawnNative(t, w.mech) }
 
+func (w *nativeWorld) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
+
+func (w *nativeWorld) Chtimes(name string, atime, mtime time.Time) error {
+	return os.Chtimes(name, atime, mtime)
+}
+
 func (w *nativeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer {
 	return SpawnNative(t, mech)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"syscall"
 	"time"
 )
@@ -14,9 +15,9 @@ import (
 // after a remove or a rename it still reads and writes the same file, as a
 // POSIX file descriptor does. Its fields are guarded by memfs.mu.
 type file struct {
-	m     *memfs
-	owner *Process // nil for the world's own view
-	name  string   // as given to open
+	m    *memfs
+	by   *actor // who opened it
+	name string // as given to open
 
 	node      *inode
 	readable  bool
@@ -33,7 +34,7 @@ type file struct {
 
 // openFile is open(2) on the tree: it resolves name, creates the file when
 // asked, checks permissions and registers the handle as open.
-func (m *memfs) openFile(a actor, owner *Process, name string, flag int, perm fs.FileMode) (*file, error) {
+func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
 	// O_EXCL with O_CREATE never follows a symlink at the last element:
 	// whatever is there, even a dangling link, means EEXIST.
@@ -63,13 +64,13 @@ func (m *memfs) openFile(a actor, owner *Process, name string, flag int, perm fs
 		n.mtime = m.now()
 	}
 	return m.register(&file{
-		m: m, owner: owner, name: name, node: n,
+		m: m, by: a, name: name, node: n,
 		readable: readable, writable: writable, appending: flag&os.O_APPEND != 0,
 	}), nil
 }
 
 // create makes a new, empty regular file where w says.
-func (m *memfs) create(a actor, w where, name string, perm fs.FileMode) (*inode, error) {
+func (m *memfs) create(a *actor, w where, name string, perm fs.FileMode) (*inode, error) {
 	switch {
 	case hasTrailingSlash(name):
 		return nil, syscall.EISDIR
@@ -83,7 +84,7 @@ func (m *memfs) create(a actor, w where, name string, perm fs.FileMode) (*inode,
 
 // mayOpen decides whether n may be opened with flag. A file the open just
 // created may be written whatever its mode, as with open(2).
-func mayOpen(a actor, n *inode, flag int, readable, writable, created bool) error {
+func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) error {
 	switch {
 	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
 		return syscall.EISDIR
@@ -101,7 +102,7 @@ func mayOpen(a actor, n *inode, flag int, readable, writable, created bool) erro
 
 // openNoFollow opens name read-only, refusing a symlink at its last
 // element. A FIFO or a device opens at once, with nothing to read.
-func (m *memfs) openNoFollow(a actor, owner *Process, name string) (*file, error) {
+func (m *memfs) openNoFollow(a *actor, name string) (*file, error) {
 	n, err := m.existing(a, name, false)
 	switch {
 	case err != nil:
@@ -112,7 +113,7 @@ func (m *memfs) openNoFollow(a actor, owner *Process, name string) (*file, error
 	if err := mayOpen(a, n, os.O_RDONLY, true, false, false); err != nil {
 		return nil, err
 	}
-	return m.register(&file{m: m, owner: owner, name: name, node: n, readable: true}), nil
+	return m.register(&file{m: m, by: a, name: name, node: n, readable: true}), nil
 }
 
 func (m *memfs) register(f *file) *file {
@@ -139,7 +140,7 @@ func (m *memfs) releaseAllOf(p *Process) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for f := range m.open {
-		if f.owner == p {
+		if f.by.proc == p {
 			m.release(f)
 		}
 	}
@@ -153,7 +154,7 @@ func (m *memfs) countOpen(p *Process, all bool) int {
 	}
 	n := 0
 	for f := range m.open {
-		if f.owner == p {
+		if f.by.proc == p {
 			n++
 		}
 	}
@@ -167,8 +168,7 @@ var errWriteAtInAppendMode = errors.New("fake: invalid use of WriteAt on file op
 // A closed handle fails with os.ErrClosed, one of a killed process with
 // ErrKilled.
 func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
-	d := doer{m: f.m, proc: f.owner}
-	return run(d, step{op: op, verb: verb, path: f.name, handle: true}, func(actor) (T, error) {
+	return run(f.by, step{op: op, verb: verb, path: f.name, handle: true}, func() (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed
@@ -248,9 +248,6 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	})
 }
 
-// WriteString writes s as Write does.
-func (f *file) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
-
 // writeAt writes p at off, filling any gap with zeros. A FIFO or a device
 // takes the bytes and keeps nothing.
 func (f *file) writeAt(p []byte, off int64) (int, error) {
@@ -275,34 +272,6 @@ func resize(data []byte, size int64) []byte {
 		return data[:size:size]
 	}
 	return append(data, make([]byte, size-int64(len(data)))...)
-}
-
-// Seek sets the offset. Seeking a directory to 0 starts its listing again.
-func (f *file) Seek(offset int64, whence int) (int64, error) {
-	d := doer{m: f.m, proc: f.owner}
-	return run(d, step{verb: "seek", path: f.name}, func(actor) (int64, error) {
-		if f.closed {
-			return 0, os.ErrClosed
-		}
-		var base int64
-		switch whence {
-		case io.SeekStart:
-		case io.SeekCurrent:
-			base = f.off
-		case io.SeekEnd:
-			base = int64(len(f.node.data))
-		default:
-			return 0, syscall.EINVAL
-		}
-		if base+offset < 0 {
-			return 0, syscall.EINVAL
-		}
-		f.off = base + offset
-		if f.off == 0 {
-			f.dirNames, f.dirPos = nil, 0
-		}
-		return f.off, nil
-	})
 }
 
 // Stat describes the open file, even when it has no name left.
@@ -349,22 +318,10 @@ func (f *file) Close() error {
 	return err
 }
 
-// Readdir lists the directory, count entries at a time (all of the rest
-// when count <= 0), in name order, as Lstat describes them.
-func (f *file) Readdir(count int) ([]fs.FileInfo, error) {
-	return do(f, OpReaddir, "readdir", func() ([]fs.FileInfo, error) {
-		names, err := f.nextNames(count)
-		infos := make([]fs.FileInfo, 0, len(names))
-		for _, name := range names {
-			infos = append(infos, infoOf(name, f.node.entries[name]))
-		}
-		return infos, err
-	})
-}
-
-// Readdirnames lists names as Readdir does.
+// Readdirnames lists the directory's names, count at a time (all of the
+// rest when count <= 0), in name order.
 func (f *file) Readdirnames(count int) ([]string, error) {
-	return do(f, OpReaddir, "readdirent", func() ([]string, error) {
+	return do(f, OpRead, "readdirent", func() ([]string, error) {
 		return f.nextNames(count)
 	})
 }
@@ -376,7 +333,11 @@ func (f *file) nextNames(count int) ([]string, error) {
 		return nil, syscall.ENOTDIR
 	}
 	if f.dirNames == nil {
-		f.dirNames = sortedNames(f.node)
+		f.dirNames = make([]string, 0, len(f.node.entries))
+		for name := range f.node.entries {
+			f.dirNames = append(f.dirNames, name)
+		}
+		sort.Strings(f.dirNames)
 	}
 	var out []string
 	for f.dirPos < len(f.dirNames) && (count <= 0 || len(out) < count) {

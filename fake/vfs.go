@@ -103,7 +103,7 @@ func (v *processVFS) Delete(name string, syncDir bool) error {
 
 // Access tells whether name exists, or may be read (and written).
 func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
-	info, err := v.p.fs.Stat(name)
+	info, err := v.p.fs.stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return false, nil
@@ -219,7 +219,7 @@ func (f *vfsFile) HasMoved() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	now, err := f.p.fs.Stat(f.f.name)
+	now, err := f.p.fs.stat(f.f.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}

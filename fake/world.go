@@ -38,7 +38,6 @@ type universe struct {
 	fs    *memfs
 	clock *clock
 	hooks *hooks
-	god   *view
 	locks lockTable // SQLite's locks, per inode
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
@@ -70,7 +69,6 @@ func New() *World {
 	c := newClock(epoch)
 	h := &hooks{}
 	u := &universe{clock: c, hooks: h, fs: newMemFS(c, h), nextNS: firstChildNamespace}
-	u.god = &view{doer{m: u.fs}}
 	return u.newHost("fakehost")
 }
 
@@ -189,9 +187,7 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs = &view{doer{m: u.fs, proc: p}}
-	p.clock = &procClock{c: u.clock, p: p}
-	p.info = &procInfo{p: p}
+	p.fs = &actor{m: u.fs, proc: p}
 	ns.procs[pid] = p
 	return p
 }
@@ -250,8 +246,9 @@ func (w *World) Reboot() {
 
 // FS returns the world's own view of the filesystem: no process's, with
 // root's powers (permissions are not checked). Its operations run hooks
-// with Event.PID 0.
-func (w *World) FS() lockfs.FS { return w.u.god }
+// with Event.PID 0. The World's own methods stage what no lock does
+// (Mkdir, WriteFile, Chmod, ...).
+func (w *World) FS() lockfs.FS { return w.u.fs.world }
 
 // OpenFiles returns how many files are open in the whole world, through
 // every view: a test's check for leaks.

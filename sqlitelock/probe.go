@@ -34,7 +34,7 @@ const (
 // Acquire running at the same moment absorbs the probe's brief shared lock
 // in its busy timeout. A missing file stays missing.
 func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
-	info, _, err := p.FS.LstatIfPossible(path)
+	info, err := p.FS.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Absent, nil

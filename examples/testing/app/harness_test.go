@@ -35,7 +35,7 @@ func (guestHarness) Mechanism() proclock.Mechanism { return proclock.MechanismFi
 
 func (guestHarness) New(t *testing.T) conformance.World {
 	w := fake.New()
-	if err := w.FS().Mkdir("/locks", 0o755); err != nil {
+	if err := w.Mkdir("/locks", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return guestWorld{w}
