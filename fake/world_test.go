@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -340,15 +338,12 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 func TestFileIDOfRefusesForeignFiles(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn()
-	mem, err := afero.NewMemMapFs().Create("/x")
-	if err != nil {
-		t.Fatal(err)
-	}
 	elsewhere, err := fake.New().FS().OpenFile("/tmp/x", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []lockfs.File{mem, elsewhere, nil} {
+	wrapped := struct{ lockfs.File }{elsewhere} // a File of no fake world
+	for _, f := range []lockfs.File{wrapped, elsewhere, nil} {
 		if _, err := p.FS().FileIDOf(f); !errors.Is(err, lockfs.ErrNoFileID) {
 			t.Errorf("FileIDOf(%T): %v, want ErrNoFileID", f, err)
 		}
