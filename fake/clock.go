@@ -198,7 +198,3 @@ func (w *World) Sleepers() int {
 	defer c.mu.Unlock()
 	return len(c.sleepers)
 }
-
-// Clock returns the world's clock, as no process: its sleeps end only by
-// time or ctx.
-func (w *World) Clock() platform.Clock { return w.u.clock }

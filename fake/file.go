@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -19,14 +18,11 @@ type file struct {
 	by   *actor // who opened it
 	name string // as given to open
 
-	node      *inode
-	readable  bool
-	writable  bool
-	appending bool
-	off       int64
-	closed    bool
-	dirNames  []string // a directory's names, listed at the first Readdir
-	dirPos    int
+	node     *inode
+	readable bool
+	writable bool
+	off      int64
+	closed   bool
 	// onRelease, when set, runs as the handle is released (under the
 	// lock, however it is closed): an SQLite lock goes with its file.
 	onRelease func()
@@ -65,7 +61,7 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	}
 	return m.register(&file{
 		m: m, by: a, name: name, node: n,
-		readable: readable, writable: writable, appending: flag&os.O_APPEND != 0,
+		readable: readable, writable: writable,
 	}), nil
 }
 
@@ -161,9 +157,6 @@ func (m *memfs) countOpen(p *Process, all bool) int {
 	return n
 }
 
-// errWriteAtInAppendMode matches what package os says for the same misuse.
-var errWriteAtInAppendMode = errors.New("fake: invalid use of WriteAt on file opened with O_APPEND")
-
 // do runs one operation on f as f's owner, with hooks, under the lock.
 // A closed handle fails with os.ErrClosed, one of a killed process with
 // ErrKilled.
@@ -223,12 +216,9 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Write writes at the offset, or at the end with O_APPEND.
+// Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
 func (f *file) Write(p []byte) (int, error) {
 	return do(f, OpWrite, "write", func() (int, error) {
-		if f.appending {
-			f.off = int64(len(f.node.data))
-		}
 		n, err := f.writeAt(p, f.off)
 		f.off += int64(n)
 		return n, err
@@ -238,10 +228,7 @@ func (f *file) Write(p []byte) (int, error) {
 // WriteAt writes at off without moving the offset.
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	return do(f, OpWrite, "writeat", func() (int, error) {
-		switch {
-		case f.appending:
-			return 0, errWriteAtInAppendMode
-		case off < 0:
+		if off < 0 {
 			return 0, syscall.EINVAL
 		}
 		return f.writeAt(p, off)
@@ -318,39 +305,20 @@ func (f *file) Close() error {
 	return err
 }
 
-// Readdirnames lists the directory's names, count at a time (all of the
-// rest when count <= 0), in name order.
-func (f *file) Readdirnames(count int) ([]string, error) {
+// Readdirnames lists the names in the directory, in name order, all at
+// once whatever n is (as conformance snapshots a directory).
+func (f *file) Readdirnames(n int) ([]string, error) {
 	return do(f, OpRead, "readdirent", func() ([]string, error) {
-		return f.nextNames(count)
-	})
-}
-
-// nextNames returns up to count names not listed yet that still exist;
-// with count > 0, io.EOF once none are left.
-func (f *file) nextNames(count int) ([]string, error) {
-	if !f.node.isDir() {
-		return nil, syscall.ENOTDIR
-	}
-	if f.dirNames == nil {
-		f.dirNames = make([]string, 0, len(f.node.entries))
+		if !f.node.isDir() {
+			return nil, syscall.ENOTDIR
+		}
+		names := make([]string, 0, len(f.node.entries))
 		for name := range f.node.entries {
-			f.dirNames = append(f.dirNames, name)
+			names = append(names, name)
 		}
-		sort.Strings(f.dirNames)
-	}
-	var out []string
-	for f.dirPos < len(f.dirNames) && (count <= 0 || len(out) < count) {
-		name := f.dirNames[f.dirPos]
-		f.dirPos++
-		if f.node.entries[name] != nil {
-			out = append(out, name)
-		}
-	}
-	if count > 0 && len(out) == 0 {
-		return nil, io.EOF
-	}
-	return out, nil
+		sort.Strings(names)
+		return names, nil
+	})
 }
 
 // InodeInfo is what the fake's fs.FileInfo.Sys returns: the inode facts a

@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"cmp"
 	"io/fs"
 	"os"
 	"syscall"
@@ -19,26 +18,6 @@ import (
 // Mkdir creates the directory name with perm, as os.Mkdir.
 func (w *World) Mkdir(name string, perm fs.FileMode) error {
 	return w.stage("mkdir", name, func(m *memfs) error { return m.mkdir(m.world, name, perm) })
-}
-
-// MkdirAll creates name and every missing directory above it, as
-// os.MkdirAll.
-func (w *World) MkdirAll(name string, perm fs.FileMode) error {
-	return w.stage("mkdir", name, func(m *memfs) error {
-		p := clean(name)
-		for i := 1; i <= len(p); i++ {
-			if i < len(p) && p[i] != '/' {
-				continue
-			}
-			if err := m.mkdir(m.world, p[:i], perm); err != nil && err != syscall.EEXIST {
-				return err
-			}
-		}
-		if n, err := m.existing(m.world, p, true); err != nil || !n.isDir() {
-			return cmp.Or(err, error(syscall.ENOTDIR))
-		}
-		return nil
-	})
 }
 
 // Symlink creates newname as a symlink to oldname, as os.Symlink.

@@ -127,16 +127,6 @@ func (w *World) NewPIDNamespace() *World {
 // Host returns the name of this view's host.
 func (w *World) Host() string { return w.host.name }
 
-// BootID returns the boot id of this view's host, now.
-func (w *World) BootID() string {
-	w.u.mu.Lock()
-	defer w.u.mu.Unlock()
-	return w.host.bootID
-}
-
-// PIDNamespace returns the id of this view's pid namespace.
-func (w *World) PIDNamespace() uint64 { return w.ns.id }
-
 // Spawn starts a process in this view's host and pid namespace, with the
 // next free pid (pids count up from 100) and a start time no other process
 // of the world has.

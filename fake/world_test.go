@@ -148,9 +148,6 @@ func TestRebootBringsANewBootAndKillsEveryone(t *testing.T) {
 
 	w.Reboot()
 
-	if w.BootID() == before.BootID || ns.BootID() != w.BootID() {
-		t.Errorf("boot ids after Reboot: host %q, namespace %q, before %q", w.BootID(), ns.BootID(), before.BootID)
-	}
 	if p.Alive() || inNS.Alive() {
 		t.Error("a process survived its host's reboot")
 	}
@@ -160,9 +157,12 @@ func TestRebootBringsANewBootAndKillsEveryone(t *testing.T) {
 	if w.OpenFiles() != 0 {
 		t.Errorf("%d files open after Reboot", w.OpenFiles())
 	}
-	q := w.Spawn()
+	q, inNSAfter := w.Spawn(), ns.Spawn()
 	if q.PID() != before.PID {
 		t.Errorf("first pid after Reboot %d, want %d again", q.PID(), before.PID)
+	}
+	if after, afterNS := q.Identity(), inNSAfter.Identity(); after.BootID == before.BootID || afterNS.BootID != after.BootID {
+		t.Errorf("boot ids after Reboot: host %q, namespace %q, before %q", after.BootID, afterNS.BootID, before.BootID)
 	}
 	j := platform.Judge(self(t, q), before, lookupFrom(q))
 	if j.Verdict != platform.Dead || j.Reason != platform.ReasonOtherBoot {
