@@ -160,8 +160,9 @@ func (hs *hooks) fire(ev Event) error {
 // fn runs outside the world's locks, in the goroutine performing the
 // operation: it may block (to stall a process between two steps), kill the
 // acting process (to crash it there), or change the world itself. Changing
-// the world through World.FS runs hooks too, so a hook that does so on the
-// path it watches should skip Event.PID 0.
+// the world through World.FS runs hooks too (the World's staging methods
+// run none), so a hook that does so on the path it watches should skip
+// Event.PID 0.
 //
 // The returned function removes the hook; an operation already running may
 // still call it once. Hook panics if fn is nil or when is neither Before
