@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ type guestWorld struct{ w *fake.World }
 func (gw guestWorld) Dir() string    { return "/locks" }
 func (gw guestWorld) FS() lockfs.FS  { return gw.w.FS() }
 func (gw guestWorld) Now() time.Time { return gw.w.Now() }
+
+// Mkdir stages a directory, as conformance's cases need one.
+func (gw guestWorld) Mkdir(name string, perm fs.FileMode) error { return gw.w.Mkdir(name, perm) }
 
 func (gw guestWorld) Advance(d time.Duration) bool {
 	gw.w.Advance(d)
