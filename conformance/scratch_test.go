@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -87,16 +88,16 @@ type scratchHost struct {
 
 // scratchProc is one made-up process: its identity, and platform.Process.
 type scratchProc struct {
-	host    *scratchHost
-	id      platform.Identity
-	mu      sync.Mutex
-	selfErr error
+	host   *scratchHost
+	id     platform.Identity
+	failed atomic.Bool // FailIdentity
 }
 
 func (p *scratchProc) Self() (platform.Identity, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.id, p.selfErr
+	if p.failed.Load() {
+		return platform.Identity{}, errors.New("scratch: no identity")
+	}
+	return p.id, nil
 }
 
 func (p *scratchProc) Lookup(pid int) (platform.PIDInfo, error) {
@@ -190,8 +191,6 @@ func (sp *scratchPeer) Kill() {
 }
 
 func (sp *scratchPeer) FailIdentity() bool {
-	sp.proc.mu.Lock()
-	defer sp.proc.mu.Unlock()
-	sp.proc.selfErr = errors.New("scratch: no identity")
+	sp.proc.failed.Store(true)
 	return true
 }
