@@ -84,7 +84,7 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if err := lockfs.CheckPath(s.verb, s.path); err != nil {
 		return zero, err
 	}
-	if s.newPath != "" || s.op == OpRename || s.op == OpLink {
+	if s.op == OpRename || s.op == OpLink {
 		if err := lockfs.CheckPath(s.verb, s.newPath); err != nil {
 			return zero, err
 		}

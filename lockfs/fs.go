@@ -29,13 +29,14 @@ type File interface {
 // locks perform, and nothing else. Optional powers (NetworkFS, PathLimits,
 // Flocker) are found by type assertion.
 //
-// Names are paths as the host spells them. Every method that takes one
-// fails on "" with a *fs.PathError wrapping fs.ErrInvalid (CheckPath), and
-// reports other failures as *fs.PathError (*os.LinkError for Rename and
-// Link) wrapping the system's error, so callers can match them with
-// errors.Is (fs.ErrNotExist, fs.ErrExist, fs.ErrPermission, ErrIsDir,
-// ErrNotDir, ErrNameTooLong) and errors.As. Unspecified: the text of
-// errors, and which error a name with several faults gives.
+// Names are paths as the host spells them. Methods report failures as
+// *fs.PathError (*os.LinkError for Rename and Link) wrapping the system's
+// error, so callers can match them with errors.Is (fs.ErrNotExist,
+// fs.ErrExist, fs.ErrPermission, ErrIsDir, ErrNotDir, ErrNameTooLong) and
+// errors.As. Unspecified: the text of errors, which error a name with
+// several faults gives, and what an empty name does (proclock refuses one
+// before it reaches the FS; OS and package fake fail with fs.ErrInvalid,
+// as CheckPath does).
 //
 // Operations on one name are atomic as POSIX makes them: of two
 // OpenFile(name, CreateExcl, ...) exactly one succeeds; Rename replaces
