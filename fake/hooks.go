@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -119,13 +120,7 @@ func (hs *hooks) add(h *hook) (remove func()) {
 func (hs *hooks) drop(h *hook) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	kept := make([]*hook, 0, len(hs.list))
-	for _, k := range hs.list {
-		if k != h {
-			kept = append(kept, k)
-		}
-	}
-	hs.list = kept
+	hs.list = slices.DeleteFunc(slices.Clone(hs.list), func(k *hook) bool { return k == h })
 }
 
 // fire runs, outside every lock of the world, the hooks that match ev, in
