@@ -142,15 +142,13 @@ func (m *memfs) releaseAllOf(p *Process) {
 	}
 }
 
-func (m *memfs) countOpen(p *Process, all bool) int {
+// countOpen counts the open handles of p, or of everyone when p is nil.
+func (m *memfs) countOpen(p *Process) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if all {
-		return len(m.open)
-	}
 	n := 0
 	for f := range m.open {
-		if f.by.proc == p {
+		if p == nil || f.by.proc == p {
 			n++
 		}
 	}

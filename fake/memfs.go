@@ -206,20 +206,28 @@ func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
 	return infoOf(path.Base(clean(name)), w.node), nil
 }
 
-func (m *memfs) mkdir(a *actor, name string, perm fs.FileMode) error {
+// freeName resolves name, where something new is to be made: nothing may
+// be there (EEXIST, a dangling symlink too), and a must be allowed to add
+// names to its directory.
+func (m *memfs) freeName(a *actor, name string) (where, error) {
 	w, err := m.resolve(a, name, false)
 	switch {
 	case err != nil:
-		return err
-	case w.node != nil:
-		return syscall.EEXIST
-	case w.viaLink:
-		return syscall.EEXIST // a dangling symlink is there
+		return where{}, err
+	case w.node != nil || w.dir == nil || w.viaLink:
+		return where{}, syscall.EEXIST
 	case !a.mayChange(w.dir):
-		return syscall.EACCES
+		return where{}, syscall.EACCES
 	}
-	m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
-	return nil
+	return w, nil
+}
+
+func (m *memfs) mkdir(name string, perm fs.FileMode) error {
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
+	}
+	return err
 }
 
 // modeBits keeps the permission and the special bits that chmod and mkdir
@@ -319,36 +327,24 @@ func (m *memfs) link(a *actor, oldname, newname string) error {
 	if from.node.isDir() {
 		return syscall.EPERM
 	}
-	to, err := m.resolve(a, newname, false)
-	switch {
-	case err != nil:
-		return err
-	case to.node != nil || to.dir == nil || to.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(to.dir):
-		return syscall.EACCES
+	to, err := m.freeName(a, newname)
+	if err == nil {
+		m.addName(to.dir, to.base, from.node)
 	}
-	m.addName(to.dir, to.base, from.node)
-	return nil
+	return err
 }
 
-func (m *memfs) symlink(a *actor, target, name string) error {
+func (m *memfs) symlink(target, name string) error {
 	if target == "" {
 		return syscall.ENOENT
 	}
-	w, err := m.resolve(a, name, false)
-	switch {
-	case err != nil:
-		return err
-	case w.node != nil || w.dir == nil || w.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		n := m.newInode(fs.ModeSymlink | 0o777)
+		n.target = target
+		m.addName(w.dir, w.base, n)
 	}
-	n := m.newInode(fs.ModeSymlink | 0o777)
-	n.target = target
-	m.addName(w.dir, w.base, n)
-	return nil
+	return err
 }
 
 // existing returns the inode at name, or ENOENT.
@@ -369,8 +365,8 @@ func (m *memfs) existingAt(a *actor, name string, follow bool) (where, error) {
 	return w, nil
 }
 
-func (m *memfs) chmod(a *actor, name string, mode fs.FileMode) error {
-	n, err := m.existing(a, name, true)
+func (m *memfs) chmod(name string, mode fs.FileMode) error {
+	n, err := m.existing(m.world, name, true)
 	if err != nil {
 		return err
 	}
@@ -379,8 +375,8 @@ func (m *memfs) chmod(a *actor, name string, mode fs.FileMode) error {
 }
 
 // chtimes sets the times of name; a zero time leaves that time as it is.
-func (m *memfs) chtimes(a *actor, name string, atime, mtime time.Time) error {
-	n, err := m.existing(a, name, true)
+func (m *memfs) chtimes(name string, atime, mtime time.Time) error {
+	n, err := m.existing(m.world, name, true)
 	if err != nil {
 		return err
 	}
@@ -395,23 +391,17 @@ func (m *memfs) chtimes(a *actor, name string, atime, mtime time.Time) error {
 
 // mknod creates a node of a kind that holds no data: a FIFO, a socket or a
 // device.
-func (m *memfs) mknod(a *actor, name string, mode fs.FileMode) error {
+func (m *memfs) mknod(name string, mode fs.FileMode) error {
 	switch mode.Type() {
 	case fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
 	default:
 		return syscall.EINVAL
 	}
-	w, err := m.resolve(a, name, false)
-	switch {
-	case err != nil:
-		return err
-	case w.node != nil || w.dir == nil || w.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
 	}
-	m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
-	return nil
+	return err
 }
 
 // regularAt returns where the regular file at name (not following a

@@ -65,7 +65,7 @@ func (p *Process) Platform() *platform.Platform {
 func (p *Process) FS() lockfs.FS { return p.fs }
 
 // OpenFiles returns how many files the process has open.
-func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p, false) }
+func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
 
 // FailIdentity makes the process's Platform.Process.Self fail with err from
 // now on, as in a sandbox that denies /proc; nil makes it answer again.

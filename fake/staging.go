@@ -17,12 +17,12 @@ import (
 
 // Mkdir creates the directory name with perm, as os.Mkdir.
 func (w *World) Mkdir(name string, perm fs.FileMode) error {
-	return w.stage("mkdir", name, func(m *memfs) error { return m.mkdir(m.world, name, perm) })
+	return w.stage("mkdir", name, func(m *memfs) error { return m.mkdir(name, perm) })
 }
 
 // Symlink creates newname as a symlink to oldname, as os.Symlink.
 func (w *World) Symlink(oldname, newname string) error {
-	err := w.stage("symlink", newname, func(m *memfs) error { return m.symlink(m.world, oldname, newname) })
+	err := w.stage("symlink", newname, func(m *memfs) error { return m.symlink(oldname, newname) })
 	if pe, ok := err.(*fs.PathError); ok {
 		return &os.LinkError{Op: "symlink", Old: oldname, New: newname, Err: pe.Err}
 	}
@@ -33,13 +33,13 @@ func (w *World) Symlink(oldname, newname string) error {
 // os.Chmod. Every process owns every file, so a mode of 0 stages EACCES
 // for them all; the world itself is root and is not refused.
 func (w *World) Chmod(name string, mode fs.FileMode) error {
-	return w.stage("chmod", name, func(m *memfs) error { return m.chmod(m.world, name, mode) })
+	return w.stage("chmod", name, func(m *memfs) error { return m.chmod(name, mode) })
 }
 
 // Chtimes sets the times of name, as os.Chtimes; a zero time leaves that
 // one unchanged.
 func (w *World) Chtimes(name string, atime, mtime time.Time) error {
-	return w.stage("chtimes", name, func(m *memfs) error { return m.chtimes(m.world, name, atime, mtime) })
+	return w.stage("chtimes", name, func(m *memfs) error { return m.chtimes(name, atime, mtime) })
 }
 
 // WriteFile writes data to name, creating it with perm or truncating it,
@@ -143,7 +143,7 @@ func (w *World) Mkfifo(name string) error {
 // socket cannot be opened (ENXIO).
 func (w *World) Mknod(name string, mode fs.FileMode) error {
 	return w.stage("mknod", name, func(m *memfs) error {
-		return m.mknod(m.world, name, mode)
+		return m.mknod(name, mode)
 	})
 }
 

@@ -242,4 +242,4 @@ func (w *World) FS() lockfs.FS { return w.u.fs.world }
 
 // OpenFiles returns how many files are open in the whole world, through
 // every view: a test's check for leaks.
-func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil, true) }
+func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil) }
