@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
@@ -33,8 +31,8 @@ func TestErrorsInPlainWords(t *testing.T) {
 		is    error
 	}{
 		{name: "missing directory", path: "/tmp/nowhere/x.lock", cause: "no such directory", is: fs.ErrNotExist},
-		{name: "directory", path: "/tmp/d", setup: func(w *fake.World) { w.FS().Mkdir("/tmp/d", 0o755) }, cause: "is a directory", is: lockfs.ErrIsDir},
-		{name: "not a lock file", path: "/tmp/s", setup: func(w *fake.World) { afero.WriteFile(w.FS(), "/tmp/s", []byte("#!/bin/sh\n"), 0o755) },
+		{name: "directory", path: "/tmp/d", setup: func(w *fake.World) { w.Mkdir("/tmp/d", 0o755) }, cause: "is a directory", is: lockfs.ErrIsDir},
+		{name: "not a lock file", path: "/tmp/s", setup: func(w *fake.World) { w.WriteFile("/tmp/s", []byte("#!/bin/sh\n"), 0o755) },
 			cause: "not a lock file: proclock never changes it; lock another path", is: proclock.ErrNotLockFile},
 		{name: "name too long", path: long, fsys: func(f lockfs.FS) lockfs.FS { return limitedFS{f} },
 			cause: "name too long: the file name is 256 bytes, over the 255 this system takes", is: proclock.ErrPathTooLong},

@@ -16,7 +16,7 @@ import (
 func TestDroppedLockStaysHeldFake(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		w := fake.New()
-		if err := w.FS().Mkdir("/locks", 0o755); err != nil {
+		if err := w.Mkdir("/locks", 0o755); err != nil {
 			t.Fatal(err)
 		}
 		daemon, other := w.Spawn(), w.Spawn()

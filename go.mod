@@ -4,12 +4,10 @@ go 1.26.0
 
 require (
 	github.com/ncruces/go-sqlite3 v0.37.0
-	github.com/spf13/afero v1.15.0
 	golang.org/x/sys v0.50.0
 )
 
 require (
 	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
 	github.com/ncruces/julianday v1.0.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
 )

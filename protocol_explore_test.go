@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/internal/explore"
@@ -126,7 +124,7 @@ func (sc scenario) String() string {
 // stageFiles puts the scenario's files in place, through processes that
 // then die, and moves the clock past the 30 s of unstamped files.
 func (sc scenario) stageFiles(w *fake.World) error {
-	if err := afero.WriteFile(w.FS(), exploreOther, exploreOtherData, 0o644); err != nil {
+	if err := w.WriteFile(exploreOther, exploreOtherData, 0o644); err != nil {
 		return err
 	}
 	ctx := context.Background()
@@ -142,7 +140,7 @@ func (sc scenario) stageFiles(w *fake.World) error {
 		}
 		p.Kill()
 	case stageOldEmpty:
-		if err := afero.WriteFile(w.FS(), exploreLock, nil, 0o644); err != nil {
+		if err := w.WriteFile(exploreLock, nil, 0o644); err != nil {
 			return err
 		}
 		w.Advance(31 * time.Second)
@@ -231,17 +229,22 @@ func afterRun(w *fake.World, stats *exploreStats) error {
 			return fmt.Errorf("a fresh process (file mechanism: %v) cannot take the lock: %w", file, err)
 		}
 	}
-	got, err := afero.ReadFile(w.FS(), exploreOther)
+	got, err := w.ReadFile(exploreOther)
 	if err != nil || !bytes.Equal(got, exploreOtherData) {
 		return fmt.Errorf("the file beside the lock: %q, %v", got, err)
 	}
-	names, err := afero.ReadDir(w.FS(), exploreDir)
+	d, err := w.FS().OpenFile(exploreDir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
-	for _, fi := range names {
-		if strings.Contains(fi.Name(), ".stale-") {
-			return fmt.Errorf("a guard's private name is left: %s", fi.Name())
+	defer d.Close()
+	names, err := d.(interface{ Readdirnames(int) ([]string, error) }).Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if strings.Contains(name, ".stale-") {
+			return fmt.Errorf("a guard's private name is left: %s", name)
 		}
 	}
 	return nil

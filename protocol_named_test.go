@@ -8,8 +8,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/internal/explore"
@@ -58,7 +56,7 @@ func scriptCase(t *testing.T, stage func(w *fake.World) error, roles []role, scr
 		MinSleep: 0,
 		Setup: func(r *explore.Run) func() error {
 			world = r.World
-			if err := afero.WriteFile(r.World.FS(), exploreOther, exploreOtherData, 0o644); err != nil {
+			if err := r.World.WriteFile(exploreOther, exploreOtherData, 0o644); err != nil {
 				r.Fail(err)
 			}
 			if stage != nil {
@@ -228,11 +226,11 @@ func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
 		if err := s.Finish(sq.User); err != nil {
 			return err
 		}
-		data, err := afero.ReadFile(w.FS(), exploreLock)
+		data, err := w.ReadFile(exploreLock)
 		if err != nil || lockrec.Classify(data) != lockrec.Stamp {
 			return fmt.Errorf("the lock file while the file process holds: %q, %v; want its stamp", data, err)
 		}
-		if _, err := w.FS().Stat(caseMark); err == nil {
+		if _, err := w.Stat(caseMark); err == nil {
 			return errors.New("the SQLite process left its mark behind")
 		}
 		return nil
@@ -258,7 +256,7 @@ func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
 		if err := s.Reach(sq.User, "removing its mark, the path removed", explore.At("remove", caseMark, 1)); err != nil {
 			return err
 		}
-		if _, err := w.FS().Stat(exploreLock); err == nil {
+		if _, err := w.Stat(exploreLock); err == nil {
 			return errors.New("the path is still there as the holder removes its mark")
 		}
 		return waitThenHold(t, s, w, file, sq)
@@ -293,7 +291,7 @@ func TestCaseDeadMarkRemovedWhileAnotherBacksOff(t *testing.T) {
 		if err := s.Reach(remover.User, "removing the dead mark", explore.At("remove", caseMark, 1)); err != nil {
 			return err
 		}
-		if _, err := w.FS().Stat(exploreLock + ".stale"); err != nil {
+		if _, err := w.Stat(exploreLock + ".stale"); err != nil {
 			return fmt.Errorf("the remover of a dead mark holds no guard: %w", err)
 		}
 		if err := s.Finish(other.User); err != nil {
@@ -340,7 +338,7 @@ func TestCaseFileBacksOffFromSQLiteHolder(t *testing.T) {
 		if err := s.Finish(file.User); err != nil {
 			return err
 		}
-		data, err := afero.ReadFile(w.FS(), exploreLock)
+		data, err := w.ReadFile(exploreLock)
 		if err != nil || !bytes.Equal(data, lockrec.EmptyDatabase()) {
 			return fmt.Errorf("the lock file after the file process backed off: %q, %v; want an empty database", data, err)
 		}

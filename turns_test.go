@@ -142,10 +142,10 @@ func TestReleaseTwice(t *testing.T) {
 func TestTurnsShareResolvedPath(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn().Platform()
-	if err := w.FS().Mkdir("/tmp/real", 0o755); err != nil {
+	if err := w.Mkdir("/tmp/real", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.FS().SymlinkIfPossible("/tmp/real", "/tmp/alias"); err != nil {
+	if err := w.Symlink("/tmp/real", "/tmp/alias"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

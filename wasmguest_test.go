@@ -79,7 +79,7 @@ func TestHostProcessFailures(t *testing.T) {
 	if l, err := proclock.Acquire(ctx, noSelf, "/tmp/x.lock", proclock.Options{}); !errors.Is(err, errHost) {
 		t.Fatalf("Acquire with a failing Self = %v, %v; want an error matching the host's", l, err)
 	}
-	if _, err := w.FS().Stat("/tmp/x.lock"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.Stat("/tmp/x.lock"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Acquire with a failing Self left /tmp/x.lock (%v); want nothing created", err)
 	}
 

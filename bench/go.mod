@@ -14,8 +14,6 @@ require (
 	github.com/ncruces/go-sqlite3 v0.37.0 // indirect
 	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
 	github.com/ncruces/julianday v1.0.0 // indirect
-	github.com/spf13/afero v1.15.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
 )
 
 replace github.com/proclock/proclock => ../

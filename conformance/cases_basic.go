@@ -165,9 +165,7 @@ func testInspectStates(t *testing.T, c *env) {
 func testBadInput(t *testing.T, c *env) {
 	a := c.Spawn(t)
 	dirAtPath := path.Join(c.Dir(), "adir")
-	if err := c.FS().Mkdir(dirAtPath, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	c.mkdir(t, dirAtPath)
 	for _, tc := range []struct{ name, path string }{
 		{"empty path", ""},
 		{"directory at path", dirAtPath},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -152,8 +153,28 @@ func (c *env) plantStamp(t *testing.T, name string, id platform.Identity) {
 func (c *env) age(t *testing.T, name string, d time.Duration) {
 	t.Helper()
 	then := c.Now().Add(-d)
-	if err := c.FS().Chtimes(name, then, then); err != nil {
+	w, ok := c.World.(interface {
+		Chtimes(name string, atime, mtime time.Time) error
+	})
+	if !ok {
+		t.Fatalf("ageing %s: the World is on real time and has no Chtimes method (see World)", name)
+	}
+	if err := w.Chtimes(name, then, then); err != nil {
 		t.Fatalf("ageing %s: %v", name, err)
+	}
+}
+
+// mkdir makes the directory name through the World's Mkdir.
+func (c *env) mkdir(t *testing.T, name string) {
+	t.Helper()
+	w, ok := c.World.(interface {
+		Mkdir(name string, perm fs.FileMode) error
+	})
+	if !ok {
+		t.Fatalf("staging %s: the World has no Mkdir method (see World)", name)
+	}
+	if err := w.Mkdir(name, 0o755); err != nil {
+		t.Fatalf("staging %s: %v", name, err)
 	}
 }
 
@@ -170,19 +191,23 @@ type entry struct {
 // size, time and bytes.
 func (c *env) snapshot(t *testing.T) map[string]entry {
 	t.Helper()
-	d, err := c.FS().Open(c.Dir())
+	d, err := c.FS().OpenFile(c.Dir(), os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
 	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	lister, ok := d.(interface{ Readdirnames(n int) ([]string, error) })
+	if !ok {
+		t.Fatalf("snapshot: the FS's directory %s has no Readdirnames method (see World)", c.Dir())
+	}
+	names, err := lister.Readdirnames(-1)
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
 	snap := map[string]entry{}
 	for _, name := range names {
 		full := path.Join(c.Dir(), name)
-		info, _, err := c.FS().LstatIfPossible(full)
+		info, err := c.FS().Lstat(full)
 		if err != nil {
 			t.Fatalf("snapshot: %v", err)
 		}
@@ -198,7 +223,7 @@ func (c *env) snapshot(t *testing.T) map[string]entry {
 
 func readAll(t *testing.T, fsys lockfs.FS, name string) []byte {
 	t.Helper()
-	f, err := fsys.Open(name)
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatalf("reading %s: %v", name, err)
 	}
@@ -241,7 +266,7 @@ func (c *env) unchanged(t *testing.T, before map[string]entry, after string) {
 // exists reports whether name exists, not following a symlink.
 func (c *env) exists(t *testing.T, name string) bool {
 	t.Helper()
-	_, _, err := c.FS().LstatIfPossible(name)
+	_, err := c.FS().Lstat(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stat %s: %v", name, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func (h fakeHarness) Mechanism() proclock.Mechanism { return h.mech }
 func (h fakeHarness) New(t *testing.T) World {
 	w := fake.New()
 	const dir = "/locks"
-	if err := w.FS().Mkdir(dir, 0o755); err != nil {
+	if err := w.Mkdir(dir, 0o755); err != nil {
 		t.Fatalf("fake world: %v", err)
 	}
 	return &fakeWorld{w: w, mech: h.mech, dir: dir}
@@ -40,6 +41,8 @@ type fakeWorld struct {
 func (fw *fakeWorld) Dir() string    { return fw.dir }
 func (fw *fakeWorld) FS() lockfs.FS  { return fw.w.FS() }
 func (fw *fakeWorld) Now() time.Time { return fw.w.Now() }
+
+func (fw *fakeWorld) Mkdir(name string, perm fs.FileMode) error { return fw.w.Mkdir(name, perm) }
 
 func (fw *fakeWorld) Advance(d time.Duration) bool {
 	fw.w.Advance(d)

@@ -21,6 +21,14 @@ type Harness interface {
 
 // World is one case's world: a directory to put locks in, a view of the
 // filesystem to stage and inspect files, and processes.
+//
+// Cases stage what no lock does through methods a World may also have, as
+// package os's: Mkdir(name string, perm fs.FileMode) error, for every
+// world, and Chtimes(name string, atime, mtime time.Time) error, for a
+// world on real time (whose Advance reports false), to make a file look
+// old. They list Dir through Readdirnames(n int) ([]string, error) on
+// the directory opened with FS().OpenFile, as *os.File has it. A case
+// that needs one of these and does not find it fails, naming it.
 type World interface {
 	// Dir is a directory, empty at first, for the case's locks.
 	Dir() string

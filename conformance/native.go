@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"io/fs"
+	"os"
 	"testing"
 	"time"
 
@@ -44,6 +46,12 @@ func (w *nativeWorld) FS() lockfs.FS              { return lockfs.OS() }
 func (w *nativeWorld) Now() time.Time             { return time.Now() }
 func (w *nativeWorld) Advance(time.Duration) bool { return false }
 func (w *nativeWorld) Spawn(t *testing.T) Peer    { return peer.Spawn(t, w.mech) }
+
+func (w *nativeWorld) Mkdir(name string, perm fs.FileMode) error { return os.Mkdir(name, perm) }
+
+func (w *nativeWorld) Chtimes(name string, atime, mtime time.Time) error {
+	return os.Chtimes(name, atime, mtime)
+}
 
 func (w *nativeWorld) SpawnMechanism(t *testing.T, mech proclock.Mechanism) Peer {
 	return peer.Spawn(t, mech)

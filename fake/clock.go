@@ -23,11 +23,17 @@ type clock struct {
 	changed  chan struct{} // closed and replaced when sleepers change
 }
 
-// sleeper is one Sleep blocked on a frozen clock.
+// sleeper is one sleep: blocked on a frozen clock until its deadline, or
+// ended early by end; wake closes either way.
 type sleeper struct {
 	deadline time.Time
 	wake     chan struct{}
+	once     sync.Once
 }
+
+func newSleeper() *sleeper { return &sleeper{wake: make(chan struct{})} }
+
+func (s *sleeper) stop() { s.once.Do(func() { close(s.wake) }) }
 
 func newClock(start time.Time) *clock {
 	return &clock{now: start, sleepers: make(map[*sleeper]struct{}), changed: make(chan struct{})}
@@ -42,13 +48,16 @@ func (c *clock) Now() time.Time {
 
 // Sleep is the world's own sleep, which no death ends.
 func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	return c.sleep(ctx, d, nil)
+	return c.sleep(ctx, d, newSleeper(), nil, nil)
 }
 
 var _ platform.Clock = (*clock)(nil)
 
-// sleep waits for d of the world's time, for ctx, or for died to close.
-func (c *clock) sleep(ctx context.Context, d time.Duration, died <-chan struct{}) error {
+// sleep waits for d of the world's time, for ctx, for s to be ended (end),
+// or for died (ErrKilled) or exited to close. An s ended already does not
+// count as a sleeper, so that a test that has seen a sleep block knows
+// that nothing has ended it.
+func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, exited <-chan struct{}) error {
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return err
 	}
@@ -61,29 +70,37 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, died <-chan struct{}
 		runtime.Gosched()
 		return nil
 	}
-	s := &sleeper{deadline: c.now.Add(d), wake: make(chan struct{})}
-	c.sleepers[s] = struct{}{}
-	c.signal()
+	s.deadline = c.now.Add(d)
+	if !closed(s.wake) {
+		c.sleepers[s] = struct{}{}
+		c.signal()
+	}
 	c.mu.Unlock()
 	select {
 	case <-s.wake:
-		return nil
 	case <-ctx.Done():
-		c.forget(s)
-		return ctx.Err()
 	case <-died:
-		c.forget(s)
+	case <-exited:
+	}
+	c.end(s)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case closed(died):
 		return ErrKilled
 	}
+	return nil
 }
 
-func (c *clock) forget(s *sleeper) {
+// end ends s's sleep: it no longer counts as a sleeper, and returns.
+func (c *clock) end(s *sleeper) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.sleepers[s]; ok {
 		delete(c.sleepers, s)
 		c.signal()
 	}
+	s.stop()
 }
 
 // signal tells waitSleepers the set of sleepers changed; c.mu is held.
@@ -97,7 +114,7 @@ func (c *clock) wakeDue() {
 	for s := range c.sleepers {
 		if !s.deadline.After(c.now) {
 			delete(c.sleepers, s)
-			close(s.wake)
+			s.stop()
 			c.signal()
 		}
 	}
@@ -152,32 +169,6 @@ func (c *clock) waitSleepers(ctx context.Context, n int) error {
 	}
 }
 
-// procClock is the world's clock as a process sees it: its sleeps end
-// with ErrKilled when the process dies.
-type procClock struct {
-	c *clock
-	p *Process
-}
-
-func (pc *procClock) Now() time.Time { return pc.c.Now() }
-
-func (pc *procClock) Sleep(ctx context.Context, d time.Duration) error {
-	if !pc.p.Alive() {
-		return pc.killed()
-	}
-	if err := pc.c.sleep(ctx, d, pc.p.died); err != nil {
-		if err == ErrKilled {
-			return pc.killed()
-		}
-		return err
-	}
-	return nil
-}
-
-func (pc *procClock) killed() error {
-	return fmt.Errorf("fake: pid %d: sleep: %w", pc.p.pid, ErrKilled)
-}
-
 // Now returns the world's time.
 func (w *World) Now() time.Time { return w.u.clock.Now() }
 
@@ -207,7 +198,3 @@ func (w *World) Sleepers() int {
 	defer c.mu.Unlock()
 	return len(c.sleepers)
 }
-
-// Clock returns the world's clock, as no process: its sleeps end only by
-// time or ctx.
-func (w *World) Clock() platform.Clock { return w.u.clock }

@@ -19,10 +19,12 @@
 //     follows a symlink, rename replaces its target in one step, hard links
 //     share an inode, a removed file stays readable through open handles,
 //     symlinks are followed up to 40 hops (then ELOOP). Errors are
-//     *fs.PathError (*os.LinkError for Rename, Link and SymlinkIfPossible)
+//     *fs.PathError (*os.LinkError for Rename, Link and Symlink)
 //     wrapping syscall.Errno values, so errors.Is(err, fs.ErrNotExist) and
 //     the like work. Every process is the owner of every file and its
-//     permission bits are checked; World.FS is root and is not checked.
+//     permission bits are checked; the world itself (World.FS and the
+//     staging methods: Mkdir, Symlink, Chmod, Chtimes, WriteFile, ...) is
+//     root and is not checked.
 //     Names are cleaned lexically (as path.Clean) from "/".
 //   - Read returns fewer bytes than asked only at the end of a file, and
 //     then together with io.EOF.

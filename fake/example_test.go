@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/spf13/afero"
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
@@ -18,8 +17,8 @@ import (
 func ExampleNew() {
 	w := fake.New()
 	a, b := w.Spawn(), w.Spawn()
-	_ = afero.WriteFile(a.Platform().FS, "/tmp/note", []byte("hello"), 0o644)
-	got, _ := afero.ReadFile(b.Platform().FS, "/tmp/note")
+	_ = writeFile(a.Platform().FS, "/tmp/note", []byte("hello"), 0o644)
+	got, _ := readFile(b.Platform().FS, "/tmp/note")
 	fmt.Println(a.PID(), b.PID(), string(got), w.Now().Format(time.RFC3339))
 	// Output: 100 101 hello 2026-01-01T00:00:00Z
 }
@@ -37,7 +36,7 @@ func ExampleWorld_SpawnPID() {
 func ExampleWorld_Hook() {
 	w := fake.New()
 	p := w.Spawn()
-	_ = afero.WriteFile(w.FS(), "/tmp/app.lock", []byte("stamp"), 0o644)
+	_ = w.WriteFile("/tmp/app.lock", []byte("stamp"), 0o644)
 	remove := w.Hook(fake.OpOpen, "/tmp/app.lock", fake.Before, func(fake.Event) error {
 		return syscall.EACCES
 	})
@@ -63,7 +62,7 @@ func ExampleProcess_Kill() {
 	})
 	f, _ := p.FS().OpenFile("/tmp/app.lock", lockfs.CreateExcl, 0o644)
 	_, err := f.Write([]byte("stamp"))
-	fi, _ := w.FS().Stat("/tmp/app.lock")
+	fi, _ := w.Stat("/tmp/app.lock")
 	fmt.Println(errors.Is(err, fake.ErrKilled), fi.Size(), w.OpenFiles())
 	// Output: true 0 0
 }
@@ -82,7 +81,7 @@ func ExampleWorld_Freeze() {
 
 func ExampleWorld_ReuseInode() {
 	w := fake.New()
-	_ = afero.WriteFile(w.FS(), "/tmp/db", nil, 0o644)
+	_ = w.WriteFile("/tmp/db", nil, 0o644)
 	before, _ := w.FS().FileID("/tmp/db")
 	_ = w.ReuseInode("/tmp/db")
 	after, _ := w.FS().FileID("/tmp/db")
@@ -101,7 +100,7 @@ func ExampleWorld_NewPIDNamespace() {
 
 func ExampleProcess_Platform() {
 	w := fake.New()
-	_ = w.FS().Mkdir("/locks", 0o755)
+	_ = w.Mkdir("/locks", 0o755)
 	holder, waiter := w.Spawn(), w.Spawn()
 	take := func(p *fake.Process) (*sqlite3.Conn, error) {
 		c, err := p.Platform().SQLite.Open("/locks/app.lock", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE)
@@ -133,7 +132,7 @@ func ExampleProcess_VFSName() {
 	c, _ := sqlite3.Open("file:/tmp/notes.db?vfs=" + p.VFSName())
 	defer c.Close()
 	_ = c.Exec(`CREATE TABLE notes(text)`)
-	fi, _ := w.FS().Stat("/tmp/notes.db")
+	fi, _ := w.Stat("/tmp/notes.db")
 	fmt.Println(fi.Size() > 0)
 	// Output: true
 }

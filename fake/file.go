@@ -1,11 +1,11 @@
 package fake
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"syscall"
 	"time"
 )
@@ -14,18 +14,15 @@ import (
 // after a remove or a rename it still reads and writes the same file, as a
 // POSIX file descriptor does. Its fields are guarded by memfs.mu.
 type file struct {
-	m     *memfs
-	owner *Process // nil for the world's own view
-	name  string   // as given to open
+	m    *memfs
+	by   *actor // who opened it
+	name string // as given to open
 
-	node      *inode
-	readable  bool
-	writable  bool
-	appending bool
-	off       int64
-	closed    bool
-	dirNames  []string // a directory's names, listed at the first Readdir
-	dirPos    int
+	node     *inode
+	readable bool
+	writable bool
+	off      int64
+	closed   bool
 	// onRelease, when set, runs as the handle is released (under the
 	// lock, however it is closed): an SQLite lock goes with its file.
 	onRelease func()
@@ -33,7 +30,7 @@ type file struct {
 
 // openFile is open(2) on the tree: it resolves name, creates the file when
 // asked, checks permissions and registers the handle as open.
-func (m *memfs) openFile(a actor, owner *Process, name string, flag int, perm fs.FileMode) (*file, error) {
+func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
 	// O_EXCL with O_CREATE never follows a symlink at the last element:
 	// whatever is there, even a dangling link, means EEXIST.
@@ -63,13 +60,13 @@ func (m *memfs) openFile(a actor, owner *Process, name string, flag int, perm fs
 		n.mtime = m.now()
 	}
 	return m.register(&file{
-		m: m, owner: owner, name: name, node: n,
-		readable: readable, writable: writable, appending: flag&os.O_APPEND != 0,
+		m: m, by: a, name: name, node: n,
+		readable: readable, writable: writable,
 	}), nil
 }
 
 // create makes a new, empty regular file where w says.
-func (m *memfs) create(a actor, w where, name string, perm fs.FileMode) (*inode, error) {
+func (m *memfs) create(a *actor, w where, name string, perm fs.FileMode) (*inode, error) {
 	switch {
 	case hasTrailingSlash(name):
 		return nil, syscall.EISDIR
@@ -83,7 +80,7 @@ func (m *memfs) create(a actor, w where, name string, perm fs.FileMode) (*inode,
 
 // mayOpen decides whether n may be opened with flag. A file the open just
 // created may be written whatever its mode, as with open(2).
-func mayOpen(a actor, n *inode, flag int, readable, writable, created bool) error {
+func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) error {
 	switch {
 	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
 		return syscall.EISDIR
@@ -101,7 +98,7 @@ func mayOpen(a actor, n *inode, flag int, readable, writable, created bool) erro
 
 // openNoFollow opens name read-only, refusing a symlink at its last
 // element. A FIFO or a device opens at once, with nothing to read.
-func (m *memfs) openNoFollow(a actor, owner *Process, name string) (*file, error) {
+func (m *memfs) openNoFollow(a *actor, name string) (*file, error) {
 	n, err := m.existing(a, name, false)
 	switch {
 	case err != nil:
@@ -112,7 +109,7 @@ func (m *memfs) openNoFollow(a actor, owner *Process, name string) (*file, error
 	if err := mayOpen(a, n, os.O_RDONLY, true, false, false); err != nil {
 		return nil, err
 	}
-	return m.register(&file{m: m, owner: owner, name: name, node: n, readable: true}), nil
+	return m.register(&file{m: m, by: a, name: name, node: n, readable: true}), nil
 }
 
 func (m *memfs) register(f *file) *file {
@@ -139,36 +136,30 @@ func (m *memfs) releaseAllOf(p *Process) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for f := range m.open {
-		if f.owner == p {
+		if f.by.proc == p {
 			m.release(f)
 		}
 	}
 }
 
-func (m *memfs) countOpen(p *Process, all bool) int {
+// countOpen counts the open handles of p, or of everyone when p is nil.
+func (m *memfs) countOpen(p *Process) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if all {
-		return len(m.open)
-	}
 	n := 0
 	for f := range m.open {
-		if f.owner == p {
+		if p == nil || f.by.proc == p {
 			n++
 		}
 	}
 	return n
 }
 
-// errWriteAtInAppendMode matches what package os says for the same misuse.
-var errWriteAtInAppendMode = errors.New("fake: invalid use of WriteAt on file opened with O_APPEND")
-
 // do runs one operation on f as f's owner, with hooks, under the lock.
 // A closed handle fails with os.ErrClosed, one of a killed process with
 // ErrKilled.
 func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
-	d := doer{m: f.m, proc: f.owner}
-	return run(d, step{op: op, verb: verb, path: f.name, handle: true}, func(actor) (T, error) {
+	return run(f.by, step{op: op, verb: verb, path: f.name, handle: true}, func() (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed
@@ -223,12 +214,9 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// Write writes at the offset, or at the end with O_APPEND.
+// Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
 func (f *file) Write(p []byte) (int, error) {
 	return do(f, OpWrite, "write", func() (int, error) {
-		if f.appending {
-			f.off = int64(len(f.node.data))
-		}
 		n, err := f.writeAt(p, f.off)
 		f.off += int64(n)
 		return n, err
@@ -238,18 +226,12 @@ func (f *file) Write(p []byte) (int, error) {
 // WriteAt writes at off without moving the offset.
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	return do(f, OpWrite, "writeat", func() (int, error) {
-		switch {
-		case f.appending:
-			return 0, errWriteAtInAppendMode
-		case off < 0:
+		if off < 0 {
 			return 0, syscall.EINVAL
 		}
 		return f.writeAt(p, off)
 	})
 }
-
-// WriteString writes s as Write does.
-func (f *file) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
 
 // writeAt writes p at off, filling any gap with zeros. A FIFO or a device
 // takes the bytes and keeps nothing.
@@ -275,34 +257,6 @@ func resize(data []byte, size int64) []byte {
 		return data[:size:size]
 	}
 	return append(data, make([]byte, size-int64(len(data)))...)
-}
-
-// Seek sets the offset. Seeking a directory to 0 starts its listing again.
-func (f *file) Seek(offset int64, whence int) (int64, error) {
-	d := doer{m: f.m, proc: f.owner}
-	return run(d, step{verb: "seek", path: f.name}, func(actor) (int64, error) {
-		if f.closed {
-			return 0, os.ErrClosed
-		}
-		var base int64
-		switch whence {
-		case io.SeekStart:
-		case io.SeekCurrent:
-			base = f.off
-		case io.SeekEnd:
-			base = int64(len(f.node.data))
-		default:
-			return 0, syscall.EINVAL
-		}
-		if base+offset < 0 {
-			return 0, syscall.EINVAL
-		}
-		f.off = base + offset
-		if f.off == 0 {
-			f.dirNames, f.dirPos = nil, 0
-		}
-		return f.off, nil
-	})
 }
 
 // Stat describes the open file, even when it has no name left.
@@ -349,47 +303,20 @@ func (f *file) Close() error {
 	return err
 }
 
-// Readdir lists the directory, count entries at a time (all of the rest
-// when count <= 0), in name order, as Lstat describes them.
-func (f *file) Readdir(count int) ([]fs.FileInfo, error) {
-	return do(f, OpReaddir, "readdir", func() ([]fs.FileInfo, error) {
-		names, err := f.nextNames(count)
-		infos := make([]fs.FileInfo, 0, len(names))
-		for _, name := range names {
-			infos = append(infos, infoOf(name, f.node.entries[name]))
+// Readdirnames lists the names in the directory, in name order, all at
+// once whatever n is (as conformance snapshots a directory).
+func (f *file) Readdirnames(n int) ([]string, error) {
+	return do(f, OpRead, "readdirent", func() ([]string, error) {
+		if !f.node.isDir() {
+			return nil, syscall.ENOTDIR
 		}
-		return infos, err
-	})
-}
-
-// Readdirnames lists names as Readdir does.
-func (f *file) Readdirnames(count int) ([]string, error) {
-	return do(f, OpReaddir, "readdirent", func() ([]string, error) {
-		return f.nextNames(count)
-	})
-}
-
-// nextNames returns up to count names not listed yet that still exist;
-// with count > 0, io.EOF once none are left.
-func (f *file) nextNames(count int) ([]string, error) {
-	if !f.node.isDir() {
-		return nil, syscall.ENOTDIR
-	}
-	if f.dirNames == nil {
-		f.dirNames = sortedNames(f.node)
-	}
-	var out []string
-	for f.dirPos < len(f.dirNames) && (count <= 0 || len(out) < count) {
-		name := f.dirNames[f.dirPos]
-		f.dirPos++
-		if f.node.entries[name] != nil {
-			out = append(out, name)
+		names := make([]string, 0, len(f.node.entries))
+		for name := range f.node.entries {
+			names = append(names, name)
 		}
-	}
-	if count > 0 && len(out) == 0 {
-		return nil, io.EOF
-	}
-	return out, nil
+		sort.Strings(names)
+		return names, nil
+	})
 }
 
 // InodeInfo is what the fake's fs.FileInfo.Sys returns: the inode facts a

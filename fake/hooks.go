@@ -2,6 +2,7 @@ package fake
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -13,41 +14,27 @@ type Op string
 const (
 	// OpAny, given to Hook, matches every operation.
 	OpAny Op = ""
-	// OpOpen is Open, OpenFile, Create and OpenNoFollow.
+	// OpOpen is OpenFile and OpenNoFollow.
 	OpOpen Op = "open"
-	// OpRead is File.Read and File.ReadAt.
+	// OpRead is File.Read, File.ReadAt and File.Readdirnames.
 	OpRead Op = "read"
-	// OpWrite is File.Write, File.WriteAt and File.WriteString.
+	// OpWrite is File.Write and File.WriteAt.
 	OpWrite Op = "write"
 	// OpClose is File.Close.
 	OpClose Op = "close"
-	// OpStat is Stat, LstatIfPossible, FileID, FileIDOf, ResolveDir and
-	// File.Stat.
+	// OpStat is Lstat, FileID, FileIDOf, DirID and File.Stat (and the
+	// stat of SQLite's VFS).
 	OpStat Op = "stat"
 	// OpRename is Rename; it matches the old name or the new one.
 	OpRename Op = "rename"
-	// OpRemove is Remove and RemoveAll.
+	// OpRemove is Remove.
 	OpRemove Op = "remove"
 	// OpLink is Link; it matches the old name or the new one.
 	OpLink Op = "link"
-	// OpMkdir is Mkdir and MkdirAll.
-	OpMkdir Op = "mkdir"
-	// OpChtimes is Chtimes.
-	OpChtimes Op = "chtimes"
-	// OpChmod is Chmod.
-	OpChmod Op = "chmod"
-	// OpChown is Chown.
-	OpChown Op = "chown"
-	// OpSymlink is SymlinkIfPossible; it matches the new link's name.
-	OpSymlink Op = "symlink"
-	// OpReadlink is ReadlinkIfPossible.
-	OpReadlink Op = "readlink"
 	// OpTruncate is File.Truncate.
 	OpTruncate Op = "truncate"
-	// OpSync is File.Sync.
+	// OpSync is SQLite's xSync on a file its VFS opened.
 	OpSync Op = "sync"
-	// OpReaddir is File.Readdir and File.Readdirnames.
-	OpReaddir Op = "readdir"
 	// OpLock is SQLite's xLock, xUnlock and xCheckReservedLock on a file
 	// its VFS opened: a change (or a look) at the world's lock table, not
 	// the file's bytes. It matches the name SQLite opened the file with.
@@ -133,13 +120,7 @@ func (hs *hooks) add(h *hook) (remove func()) {
 func (hs *hooks) drop(h *hook) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	kept := make([]*hook, 0, len(hs.list))
-	for _, k := range hs.list {
-		if k != h {
-			kept = append(kept, k)
-		}
-	}
-	hs.list = kept
+	hs.list = slices.DeleteFunc(slices.Clone(hs.list), func(k *hook) bool { return k == h })
 }
 
 // fire runs, outside every lock of the world, the hooks that match ev, in
@@ -174,8 +155,9 @@ func (hs *hooks) fire(ev Event) error {
 // fn runs outside the world's locks, in the goroutine performing the
 // operation: it may block (to stall a process between two steps), kill the
 // acting process (to crash it there), or change the world itself. Changing
-// the world through World.FS runs hooks too, so a hook that does so on the
-// path it watches should skip Event.PID 0.
+// the world through World.FS runs hooks too (the World's staging methods
+// run none), so a hook that does so on the path it watches should skip
+// Event.PID 0.
 //
 // The returned function removes the hook; an operation already running may
 // still call it once. Hook panics if fn is nil or when is neither Before

@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,26 +53,17 @@ type memfs struct {
 	clock   *clock
 	hooks   *hooks
 	open    map[*file]struct{}
+	world   *actor // the world's own actor: root, no process
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
 	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{})}
+	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
 	m.root.nlink = 2
 	tmp := m.newInode(fs.ModeDir | fs.ModeSticky | 0o777)
 	m.addDir(m.root, "tmp", tmp)
 	return m
-}
-
-// actor is who performs an operation: a process, or the world itself,
-// which is root and ignores permissions.
-type actor struct {
-	pid  int
-	root bool
-}
-
-func (a actor) may(n *inode, perm fs.FileMode) bool {
-	return a.root || n.mode&perm == perm
 }
 
 // clean turns a name into the absolute, cleaned, slash-separated path the
@@ -111,7 +101,7 @@ func (w where) realPath() string {
 // follow is set or name ends in a slash, in the last one. A missing last
 // element is not an error: where.node is nil and where.dir is where it would
 // be created. Intermediate directories need search (x) permission.
-func (m *memfs) resolve(a actor, name string, follow bool) (where, error) {
+func (m *memfs) resolve(a *actor, name string, follow bool) (where, error) {
 	slash := hasTrailingSlash(name)
 	follow = follow || slash
 	p := clean(name)
@@ -205,10 +195,7 @@ func (m *memfs) addDir(parent *inode, base string, d *inode) {
 	parent.nlink++
 }
 
-// mayChange reports whether a may add or remove names in dir.
-func (a actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
-
-func (m *memfs) stat(a actor, name string, follow bool) (fs.FileInfo, error) {
+func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
 	w, err := m.resolve(a, name, follow)
 	if err != nil {
 		return nil, err
@@ -219,20 +206,28 @@ func (m *memfs) stat(a actor, name string, follow bool) (fs.FileInfo, error) {
 	return infoOf(path.Base(clean(name)), w.node), nil
 }
 
-func (m *memfs) mkdir(a actor, name string, perm fs.FileMode) error {
+// freeName resolves name, where something new is to be made: nothing may
+// be there (EEXIST, a dangling symlink too), and a must be allowed to add
+// names to its directory.
+func (m *memfs) freeName(a *actor, name string) (where, error) {
 	w, err := m.resolve(a, name, false)
 	switch {
 	case err != nil:
-		return err
-	case w.node != nil:
-		return syscall.EEXIST
-	case w.viaLink:
-		return syscall.EEXIST // a dangling symlink is there
+		return where{}, err
+	case w.node != nil || w.dir == nil || w.viaLink:
+		return where{}, syscall.EEXIST
 	case !a.mayChange(w.dir):
-		return syscall.EACCES
+		return where{}, syscall.EACCES
 	}
-	m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
-	return nil
+	return w, nil
+}
+
+func (m *memfs) mkdir(name string, perm fs.FileMode) error {
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
+	}
+	return err
 }
 
 // modeBits keeps the permission and the special bits that chmod and mkdir
@@ -241,33 +236,7 @@ func modeBits(perm fs.FileMode) fs.FileMode {
 	return perm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }
 
-// mkdirAll creates name and every missing directory above it.
-func (m *memfs) mkdirAll(a actor, name string, perm fs.FileMode) error {
-	p := clean(name)
-	if p == "/" {
-		return nil
-	}
-	parts := strings.Split(p[1:], "/")
-	for i := range parts {
-		prefix := "/" + strings.Join(parts[:i+1], "/")
-		w, err := m.resolve(a, prefix, true)
-		if err != nil {
-			return err
-		}
-		if w.node != nil {
-			if !w.node.isDir() {
-				return syscall.ENOTDIR
-			}
-			continue
-		}
-		if err := m.mkdir(a, prefix, perm); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m *memfs) remove(a actor, name string) error {
+func (m *memfs) remove(a *actor, name string) error {
 	w, err := m.resolve(a, name, false)
 	switch {
 	case err != nil:
@@ -287,56 +256,9 @@ func (m *memfs) remove(a actor, name string) error {
 	return nil
 }
 
-func (m *memfs) removeAll(a actor, name string) error {
-	w, err := m.resolve(a, name, false)
-	switch {
-	case err == syscall.ENOENT:
-		return nil
-	case err != nil:
-		return err
-	case w.node == nil:
-		return nil
-	case w.dir == nil:
-		return syscall.EBUSY
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
-	}
-	if err := m.emptyDir(a, w.node); err != nil {
-		return err
-	}
-	m.dropName(w.dir, w.base)
-	return nil
-}
-
-// emptyDir removes everything below n, depth first.
-func (m *memfs) emptyDir(a actor, n *inode) error {
-	if !n.isDir() || len(n.entries) == 0 {
-		return nil
-	}
-	if !a.mayChange(n) {
-		return syscall.EACCES
-	}
-	for _, base := range sortedNames(n) {
-		if err := m.emptyDir(a, n.entries[base]); err != nil {
-			return err
-		}
-		m.dropName(n, base)
-	}
-	return nil
-}
-
-func sortedNames(dir *inode) []string {
-	names := make([]string, 0, len(dir.entries))
-	for name := range dir.entries {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // rename moves oldname to newname in one step, replacing a file (or an
 // empty directory) at newname, as rename(2) does.
-func (m *memfs) rename(a actor, oldname, newname string) error {
+func (m *memfs) rename(a *actor, oldname, newname string) error {
 	from, err := m.existingAt(a, oldname, false)
 	if err != nil {
 		return err
@@ -397,7 +319,7 @@ func replaceable(from, to where) error {
 
 // link gives the file at oldname (a symlink itself, not its target, as
 // linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
-func (m *memfs) link(a actor, oldname, newname string) error {
+func (m *memfs) link(a *actor, oldname, newname string) error {
 	from, err := m.existingAt(a, oldname, false)
 	if err != nil {
 		return err
@@ -405,57 +327,34 @@ func (m *memfs) link(a actor, oldname, newname string) error {
 	if from.node.isDir() {
 		return syscall.EPERM
 	}
-	to, err := m.resolve(a, newname, false)
-	switch {
-	case err != nil:
-		return err
-	case to.node != nil || to.dir == nil || to.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(to.dir):
-		return syscall.EACCES
+	to, err := m.freeName(a, newname)
+	if err == nil {
+		m.addName(to.dir, to.base, from.node)
 	}
-	m.addName(to.dir, to.base, from.node)
-	return nil
+	return err
 }
 
-func (m *memfs) symlink(a actor, target, name string) error {
+func (m *memfs) symlink(target, name string) error {
 	if target == "" {
 		return syscall.ENOENT
 	}
-	w, err := m.resolve(a, name, false)
-	switch {
-	case err != nil:
-		return err
-	case w.node != nil || w.dir == nil || w.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		n := m.newInode(fs.ModeSymlink | 0o777)
+		n.target = target
+		m.addName(w.dir, w.base, n)
 	}
-	n := m.newInode(fs.ModeSymlink | 0o777)
-	n.target = target
-	m.addName(w.dir, w.base, n)
-	return nil
-}
-
-func (m *memfs) readlink(a actor, name string) (string, error) {
-	n, err := m.existing(a, name, false)
-	if err != nil {
-		return "", err
-	}
-	if !n.isSymlink() {
-		return "", syscall.EINVAL
-	}
-	return n.target, nil
+	return err
 }
 
 // existing returns the inode at name, or ENOENT.
-func (m *memfs) existing(a actor, name string, follow bool) (*inode, error) {
+func (m *memfs) existing(a *actor, name string, follow bool) (*inode, error) {
 	w, err := m.existingAt(a, name, follow)
 	return w.node, err
 }
 
 // existingAt resolves name, which must exist (ENOENT otherwise).
-func (m *memfs) existingAt(a actor, name string, follow bool) (where, error) {
+func (m *memfs) existingAt(a *actor, name string, follow bool) (where, error) {
 	w, err := m.resolve(a, name, follow)
 	if err == nil && w.node == nil {
 		err = syscall.ENOENT
@@ -466,8 +365,8 @@ func (m *memfs) existingAt(a actor, name string, follow bool) (where, error) {
 	return w, nil
 }
 
-func (m *memfs) chmod(a actor, name string, mode fs.FileMode) error {
-	n, err := m.existing(a, name, true)
+func (m *memfs) chmod(name string, mode fs.FileMode) error {
+	n, err := m.existing(m.world, name, true)
 	if err != nil {
 		return err
 	}
@@ -476,8 +375,8 @@ func (m *memfs) chmod(a actor, name string, mode fs.FileMode) error {
 }
 
 // chtimes sets the times of name; a zero time leaves that time as it is.
-func (m *memfs) chtimes(a actor, name string, atime, mtime time.Time) error {
-	n, err := m.existing(a, name, true)
+func (m *memfs) chtimes(name string, atime, mtime time.Time) error {
+	n, err := m.existing(m.world, name, true)
 	if err != nil {
 		return err
 	}
@@ -490,51 +389,25 @@ func (m *memfs) chtimes(a actor, name string, atime, mtime time.Time) error {
 	return nil
 }
 
-func (m *memfs) resolveDir(a actor, dir string) (string, error) {
-	w, err := m.dirAt(a, dir)
-	if err != nil {
-		return "", err
-	}
-	return w.realPath(), nil
-}
-
-// dirAt resolves dir, following symlinks; it must be a directory.
-func (m *memfs) dirAt(a actor, dir string) (where, error) {
-	w, err := m.existingAt(a, dir, true)
-	if err == nil && !w.node.isDir() {
-		err = syscall.ENOTDIR
-	}
-	if err != nil {
-		return where{}, err
-	}
-	return w, nil
-}
-
 // mknod creates a node of a kind that holds no data: a FIFO, a socket or a
 // device.
-func (m *memfs) mknod(a actor, name string, mode fs.FileMode) error {
+func (m *memfs) mknod(name string, mode fs.FileMode) error {
 	switch mode.Type() {
 	case fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
 	default:
 		return syscall.EINVAL
 	}
-	w, err := m.resolve(a, name, false)
-	switch {
-	case err != nil:
-		return err
-	case w.node != nil || w.dir == nil || w.viaLink:
-		return syscall.EEXIST
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
+	w, err := m.freeName(m.world, name)
+	if err == nil {
+		m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
 	}
-	m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
-	return nil
+	return err
 }
 
 // regularAt returns where the regular file at name (not following a
 // symlink there) is, for the world's staging of inode swaps.
 func (m *memfs) regularAt(name string) (where, error) {
-	w, err := m.resolve(actor{root: true}, name, false)
+	w, err := m.resolve(m.world, name, false)
 	switch {
 	case err != nil:
 		return where{}, err

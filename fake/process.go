@@ -1,10 +1,12 @@
 package fake
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -21,13 +23,11 @@ var ErrPIDInUse = errors.New("fake: pid in use")
 // Process is a fake process: a pid of one host and pid namespace, with a
 // start time, its own view of the world's filesystem and the world's clock.
 type Process struct {
-	u     *universe
-	ns    *namespace
-	pid   int
-	id    platform.Identity
-	fs    *view
-	clock *procClock
-	info  *procInfo
+	u   *universe
+	ns  *namespace
+	pid int
+	id  platform.Identity
+	fs  *actor
 
 	killed atomic.Bool
 	died   chan struct{} // closed once the process is dead and buried
@@ -56,7 +56,8 @@ func (p *Process) Alive() bool { return !p.killed.Load() }
 // world's filesystem, or the death of a watched pid, wakes. Every call
 // returns a new Platform holding those values, as platform.Native does.
 func (p *Process) Platform() *platform.Platform {
-	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: p.info, Clock: p.clock, Wake: procWaker{p}}
+	pp := procPlatform{p}
+	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: pp, Clock: pp, Wake: pp}
 }
 
 // FS returns the process's view of the world's filesystem, the one its
@@ -64,7 +65,7 @@ func (p *Process) Platform() *platform.Platform {
 func (p *Process) FS() lockfs.FS { return p.fs }
 
 // OpenFiles returns how many files the process has open.
-func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p, false) }
+func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
 
 // FailIdentity makes the process's Platform.Process.Self fail with err from
 // now on, as in a sandbox that denies /proc; nil makes it answer again.
@@ -114,24 +115,48 @@ func (p *Process) bury() {
 	close(p.died)
 }
 
-// procInfo is the process's platform.Process.
-type procInfo struct{ p *Process }
+// procPlatform is the process's platform.Process, platform.Clock (the
+// world's clock, whose sleeps end with ErrKilled when the process dies)
+// and platform.Waker (wake.go).
+type procPlatform struct{ p *Process }
 
-var _ platform.Process = (*procInfo)(nil)
+var (
+	_ platform.Process = procPlatform{}
+	_ platform.Clock   = procPlatform{}
+	_ platform.Waker   = procPlatform{}
+)
 
-func (pi *procInfo) Self() (platform.Identity, error) {
-	pi.p.mu.Lock()
-	defer pi.p.mu.Unlock()
-	if pi.p.selfErr != nil {
-		return platform.Identity{}, pi.p.selfErr
+func (pp procPlatform) Self() (platform.Identity, error) {
+	pp.p.mu.Lock()
+	defer pp.p.mu.Unlock()
+	if pp.p.selfErr != nil {
+		return platform.Identity{}, pp.p.selfErr
 	}
-	return pi.p.id, nil
+	return pp.p.id, nil
 }
 
 // Lookup tells of pid in the caller's host and pid namespace.
-func (pi *procInfo) Lookup(pid int) (platform.PIDInfo, error) {
-	if !pi.p.Alive() {
-		return platform.PIDInfo{}, fmt.Errorf("fake: pid %d: lookup of pid %d: %w", pi.p.pid, pid, ErrKilled)
+func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
+	if !pp.p.Alive() {
+		return platform.PIDInfo{}, pp.p.fail("lookup of pid %d", pid)
 	}
-	return pi.p.u.lookup(pi.p.ns, pid)
+	return pp.p.u.lookup(pp.p.ns, pid)
+}
+
+func (pp procPlatform) Now() time.Time { return pp.p.u.clock.Now() }
+
+func (pp procPlatform) Sleep(ctx context.Context, d time.Duration) error {
+	if !pp.p.Alive() {
+		return pp.p.fail("sleep")
+	}
+	err := pp.p.u.clock.sleep(ctx, d, newSleeper(), pp.p.died, nil)
+	if err == ErrKilled {
+		return pp.p.fail("sleep")
+	}
+	return err
+}
+
+// killed is the error of what a dead process tried.
+func (p *Process) fail(what string, args ...any) error {
+	return fmt.Errorf("fake: pid %d: %s: %w", p.pid, fmt.Sprintf(what, args...), ErrKilled)
 }

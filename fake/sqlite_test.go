@@ -3,6 +3,7 @@ package fake_test
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ const lockDB = "/locks/a.db"
 func lockWorld(t *testing.T) *fake.World {
 	t.Helper()
 	w := fake.New()
-	if err := w.FS().Mkdir("/locks", 0o755); err != nil {
+	if err := w.Mkdir("/locks", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -120,7 +121,7 @@ func wantBusy(t *testing.T, what string, err error) {
 // database and no journal beside it.
 func wantEmptyAndNoJournal(t *testing.T, w *fake.World, path string) {
 	t.Helper()
-	info, err := w.FS().Stat(path)
+	info, err := w.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func wantEmptyAndNoJournal(t *testing.T, w *fake.World, path string) {
 		t.Errorf("%s is %d bytes; want 0", path, info.Size())
 	}
 	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
-		if _, err := w.FS().Stat(path + suffix); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := w.Stat(path + suffix); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s%s: %v; want it missing", path, suffix, err)
 		}
 	}
@@ -196,7 +197,7 @@ func TestSQLiteCannotOpen(t *testing.T) {
 	if !errors.Is(err, sqlite3.CANTOPEN) {
 		t.Errorf("read-only attach of a missing file: %v; want CANTOPEN", err)
 	}
-	if _, err := w.FS().Stat(lockDB); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.Stat(lockDB); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after read-only opens, %s: %v; want it missing", lockDB, err)
 	}
 	for _, flags := range []sqlite3.OpenFlag{sqlite3.OPEN_READONLY, fileFlags} {
@@ -215,7 +216,7 @@ func TestSQLiteCannotOpen(t *testing.T) {
 // while they read.
 func TestSQLiteConcurrentReadersOfAFreeDatabase(t *testing.T) {
 	w := lockWorld(t)
-	f, err := w.FS().Create(lockDB)
+	f, err := w.FS().OpenFile(lockDB, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 	if journal == 0 {
 		t.Error("A wrote without opening a rollback journal")
 	}
-	if _, err := w.FS().Stat(lockDB + "-journal"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.Stat(lockDB + "-journal"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("journal after the commit: %v; want it deleted", err)
 	}
 
@@ -389,7 +390,7 @@ func TestKillClosesSQLiteFiles(t *testing.T) {
 	for _, c := range []*sqlite3.Conn{holder.conn, idle, plain} {
 		c.Close() // closing a dead process's connection is harmless
 	}
-	if _, err := w.FS().Stat("/locks/b.db"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.Stat("/locks/b.db"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the dead process's attach created /locks/b.db: %v", err)
 	}
 	if err := newLocker(t, b, lockDB, forms[0]).try(); err != nil {
@@ -404,7 +405,7 @@ func TestKillClosesSQLiteFiles(t *testing.T) {
 func TestSQLiteLocksFollowTheInode(t *testing.T) {
 	w := lockWorld(t)
 	a, b, c := w.Spawn(), w.Spawn(), w.Spawn()
-	f, err := w.FS().Create(lockDB)
+	f, err := w.FS().OpenFile(lockDB, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,87 @@ package fake
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
 	"github.com/proclock/proclock/lockfs"
 )
 
-// The world's staging of the filesystem: changes no process could make as
-// one step, made at once under the tree's lock and seen by no hook.
+// The world's staging of the filesystem: what no lock does (directories,
+// symlinks, modes, times, whole files) and changes no process could make
+// as one step, made at once under the tree's lock, with root's powers, and
+// seen by no hook. Their errors are *fs.PathError (*os.LinkError for
+// Symlink) as package os's.
+
+// Mkdir creates the directory name with perm, as os.Mkdir.
+func (w *World) Mkdir(name string, perm fs.FileMode) error {
+	return w.stage("mkdir", name, func(m *memfs) error { return m.mkdir(name, perm) })
+}
+
+// Symlink creates newname as a symlink to oldname, as os.Symlink.
+func (w *World) Symlink(oldname, newname string) error {
+	err := w.stage("symlink", newname, func(m *memfs) error { return m.symlink(oldname, newname) })
+	if pe, ok := err.(*fs.PathError); ok {
+		return &os.LinkError{Op: "symlink", Old: oldname, New: newname, Err: pe.Err}
+	}
+	return err
+}
+
+// Chmod sets the permission bits of name (following symlinks), as
+// os.Chmod. Every process owns every file, so a mode of 0 stages EACCES
+// for them all; the world itself is root and is not refused.
+func (w *World) Chmod(name string, mode fs.FileMode) error {
+	return w.stage("chmod", name, func(m *memfs) error { return m.chmod(name, mode) })
+}
+
+// Chtimes sets the times of name, as os.Chtimes; a zero time leaves that
+// one unchanged.
+func (w *World) Chtimes(name string, atime, mtime time.Time) error {
+	return w.stage("chtimes", name, func(m *memfs) error { return m.chtimes(name, atime, mtime) })
+}
+
+// WriteFile writes data to name, creating it with perm or truncating it,
+// as os.WriteFile.
+func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return w.stage("open", name, func(m *memfs) error {
+		f, err := m.openFile(m.world, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+		if err != nil {
+			return err
+		}
+		defer m.release(f)
+		_, err = f.writeAt(data, 0)
+		return err
+	})
+}
+
+// ReadFile returns the bytes of name, following symlinks, as os.ReadFile.
+func (w *World) ReadFile(name string) ([]byte, error) {
+	var data []byte
+	err := w.stage("read", name, func(m *memfs) error {
+		n, err := m.existing(m.world, name, true)
+		switch {
+		case err != nil:
+			return err
+		case n.isDir():
+			return syscall.EISDIR
+		}
+		data = append([]byte(nil), n.data...)
+		return nil
+	})
+	return data, err
+}
+
+// Stat describes name, following symlinks, as os.Stat; its Sys is an
+// *InodeInfo.
+func (w *World) Stat(name string) (fs.FileInfo, error) {
+	var fi fs.FileInfo
+	err := w.stage("stat", name, func(m *memfs) (err error) {
+		fi, err = m.stat(m.world, name, true)
+		return err
+	})
+	return fi, err
+}
 
 // SwapInode replaces the regular file at name (not following a symlink)
 // with a new inode holding the same bytes, mode and times, in one step:
@@ -70,7 +143,7 @@ func (w *World) Mkfifo(name string) error {
 // socket cannot be opened (ENXIO).
 func (w *World) Mknod(name string, mode fs.FileMode) error {
 	return w.stage("mknod", name, func(m *memfs) error {
-		return m.mknod(actor{root: true}, name, mode)
+		return m.mknod(name, mode)
 	})
 }
 

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -31,7 +30,7 @@ const filePerm = 0o644
 // memory: it is private to one connection, so nothing else could see it.
 func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
 	if name == "" {
-		t := &tempFile{p: v.p}
+		t := &tempFile{p: v.p, f: file{m: v.p.u.fs, node: &inode{mode: 0o600}, readable: true, writable: true}}
 		if err := t.alive("open"); err != nil {
 			return nil, flags, openError(err)
 		}
@@ -103,7 +102,7 @@ func (v *processVFS) Delete(name string, syncDir bool) error {
 
 // Access tells whether name exists, or may be read (and written).
 func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
-	info, err := v.p.fs.Stat(name)
+	info, err := v.p.fs.stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return false, nil
@@ -219,7 +218,7 @@ func (f *vfsFile) HasMoved() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	now, err := f.p.fs.Stat(f.f.name)
+	now, err := f.p.fs.stat(f.f.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil
 	}
@@ -414,11 +413,12 @@ func (t *lockTable) dropAllOf(p *Process) {
 }
 
 // tempFile is a temporary file of one connection (a temp database, a
-// statement journal), kept in memory: nothing else ever opens it, so it
-// needs no lock, and it goes when closed.
+// statement journal), kept in memory: an inode no directory names, which
+// nothing else ever opens, so it needs no lock and runs no hook, and goes
+// when closed.
 type tempFile struct {
-	p    *Process
-	data []byte
+	p *Process
+	f file
 }
 
 func (t *tempFile) alive(op string) error {
@@ -432,35 +432,27 @@ func (t *tempFile) ReadAt(p []byte, off int64) (int, error) {
 	if err := t.alive("read"); err != nil {
 		return 0, err
 	}
-	n := 0
-	if off < int64(len(t.data)) {
-		n = copy(p, t.data[off:])
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return t.f.readAt(p, off)
 }
 
 func (t *tempFile) WriteAt(p []byte, off int64) (int, error) {
 	if err := t.alive("write"); err != nil {
 		return 0, err
 	}
-	t.data = resize(t.data, max(off+int64(len(p)), int64(len(t.data))))
-	return copy(t.data[off:], p), nil
+	return t.f.writeAt(p, off)
 }
 
 func (t *tempFile) Truncate(size int64) error {
 	if err := t.alive("truncate"); err != nil {
 		return err
 	}
-	t.data = resize(t.data, size)
+	t.f.node.data = resize(t.f.node.data, size)
 	return nil
 }
 
 func (t *tempFile) Sync(vfs.SyncFlag) error { return t.alive("sync") }
 
-func (t *tempFile) Size() (int64, error) { return int64(len(t.data)), t.alive("stat") }
+func (t *tempFile) Size() (int64, error) { return int64(len(t.f.node.data)), t.alive("stat") }
 
 func (t *tempFile) Lock(vfs.LockLevel) error { return t.alive("lock") }
 
@@ -475,6 +467,6 @@ func (t *tempFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
 }
 
 func (t *tempFile) Close() error {
-	t.data = nil
+	t.f.node.data = nil
 	return nil
 }

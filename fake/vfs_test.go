@@ -2,13 +2,14 @@ package fake_test
 
 import (
 	"errors"
+	"github.com/proclock/proclock/lockfs"
 	"io"
 	"io/fs"
+	"os"
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
-	"github.com/spf13/afero"
 
 	"github.com/proclock/proclock/fake"
 )
@@ -218,7 +219,7 @@ func TestVFSOpen(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := lockWorld(t)
-			if err := afero.WriteFile(w.FS(), existing, nil, 0o644); err != nil {
+			if err := w.WriteFile(existing, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			p := w.Spawn()
@@ -234,7 +235,7 @@ func TestVFSOpen(t *testing.T) {
 					t.Errorf("close: %v", err)
 				}
 			}
-			if _, err := w.FS().Stat(c.path); (err == nil) != c.existAt {
+			if _, err := w.Stat(c.path); (err == nil) != c.existAt {
 				t.Errorf("after the open, stat: %v; want existence %v", err, c.existAt)
 			}
 			if n := w.OpenFiles(); n != 0 {
@@ -251,7 +252,7 @@ func TestVFSReadAtShortOnlyAtEOF(t *testing.T) {
 	w := lockWorld(t)
 	p := w.Spawn()
 	data := []byte("0123456789")
-	if err := afero.WriteFile(w.FS(), lockDB, data, 0o644); err != nil {
+	if err := w.WriteFile(lockDB, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	temp := openVFS(t, p, "", vfs.OPEN_TEMP_DB|vfs.OPEN_READWRITE|vfs.OPEN_CREATE|vfs.OPEN_DELETEONCLOSE)
@@ -280,7 +281,7 @@ func TestVFSReadAtShortOnlyAtEOF(t *testing.T) {
 			t.Errorf("%s: Size = %d, %v; want %d", name, size, err, len(data))
 		}
 	}
-	if files, _ := afero.ReadDir(w.FS(), "/tmp"); len(files) != 0 {
+	if files := readDir(t, w.FS(), "/tmp"); len(files) != 0 {
 		t.Errorf("a temporary file left %d files in /tmp", len(files))
 	}
 }
@@ -292,7 +293,7 @@ func TestVFSDeleteAndAccess(t *testing.T) {
 	w := lockWorld(t)
 	p := w.Spawn()
 	v := vfsOf(t, p)
-	if err := afero.WriteFile(w.FS(), lockDB, nil, 0o444); err != nil {
+	if err := w.WriteFile(lockDB, nil, 0o444); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -312,10 +313,24 @@ func TestVFSDeleteAndAccess(t *testing.T) {
 	if err := v.Delete(lockDB, false); err == nil {
 		t.Error("Delete of a missing file succeeded")
 	}
-	if _, err := w.FS().Stat(lockDB); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.Stat(lockDB); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stat after Delete: %v", err)
 	}
 	if got, _ := v.FullPathname("locks/../locks//a.db"); got != lockDB {
 		t.Errorf("FullPathname = %q; want %q", got, lockDB)
 	}
+}
+
+func readDir(t *testing.T, fsys lockfs.FS, dir string) []string {
+	t.Helper()
+	d, err := fsys.OpenFile(dir, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	names, err := d.(interface{ Readdirnames(int) ([]string, error) }).Readdirnames(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -2,7 +2,6 @@ package fake
 
 import (
 	"context"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -10,27 +9,22 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// procWaker is a process's platform.Waker. A watched name going away from
-// the world's filesystem (removed or renamed away, by any process or the
-// world itself) wakes it; so does the death of the watched pid, of the
-// process's host and pid namespace. A name that was not there when the
-// wait began is not watched.
-// Otherwise it is the clock's sleep: on a running clock, time moves on by
-// d at once; on a frozen one, it waits for Advance (and counts as a
-// sleeper meanwhile). A change staged by SwapInode or ReuseInode, which
-// no hook sees, does not wake it either.
+// Wait is the process's platform.Waker: the clock's sleep, which a watched
+// name going away from the world's filesystem (removed or renamed away, by
+// any process or the world itself) ends early, and so does the death of
+// the watched pid, of the process's host and pid namespace. A name that
+// was not there when the wait began is not watched. On a running clock
+// time moves on by d at once, as a sleep does; on a frozen one the wait
+// counts as a sleeper until it ends. A change staged by SwapInode or
+// ReuseInode, which no hook sees, does not end it.
 //
 // It sleeps on the world's clock, not on whatever Clock its Platform was
 // given since: a test that wraps Platform.Clock to watch sleeps wraps Wake
 // too, or clears it.
-type procWaker struct{ p *Process }
-
-var _ platform.Waker = procWaker{}
-
-func (pw procWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
-	p, u := pw.p, pw.p.u
+func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	p, u := pp.p, pp.p.u
 	if !p.Alive() {
-		return platform.WakeTimeout, p.clock.killed()
+		return platform.WakeTimeout, p.fail("sleep")
 	}
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return platform.WakeTimeout, err
@@ -45,43 +39,20 @@ func (pw procWaker) Wait(ctx context.Context, dir string, names []string, pid in
 		}
 		exited = holder.died
 	}
-	// Watching starts before the wait counts as a sleeper, so that a test
-	// that has seen it sleep knows any change it makes is seen. A change
-	// ends the sleep in the changing goroutine: once the change is made,
-	// WaitSleepers no longer counts this wait.
-	c := u.clock
-	s := &sleeper{wake: make(chan struct{})}
-	w := u.watchNames(dir, names, func() { c.forget(s) })
+	// Watching starts before the wait counts as a sleeper, and a change
+	// ends the sleep in the changing goroutine: once a test has seen the
+	// wait sleep, any change it makes is seen, and once the change is
+	// made, WaitSleepers no longer counts this wait.
+	s := newSleeper()
+	w := u.watchNames(dir, names, func() { u.clock.end(s) })
 	defer w.stop()
-
-	c.mu.Lock()
-	if !c.frozen {
-		c.now = c.now.Add(d)
-		c.mu.Unlock()
-		runtime.Gosched() // as sleep: a waiter must not starve its holder
-		return platform.WakeTimeout, nil
-	}
-	s.deadline = c.now.Add(d)
-	if !closed(w.changed) {
-		c.sleepers[s] = struct{}{}
-		c.signal()
-	}
-	c.mu.Unlock()
-	select {
-	case <-s.wake:
-	case <-ctx.Done():
-	case <-p.died:
-	case <-w.changed:
-	case <-exited:
-	}
-	c.forget(s)
-	// When several came together, the most telling wins, whatever the
-	// select chose.
+	err := u.clock.sleep(ctx, d, s, p.died, exited)
+	// When several came together, the most telling wins.
 	switch {
 	case ctx.Err() != nil:
 		return platform.WakeTimeout, ctx.Err()
-	case !p.Alive():
-		return platform.WakeTimeout, p.clock.killed()
+	case err == ErrKilled || !p.Alive():
+		return platform.WakeTimeout, p.fail("sleep")
 	case closed(exited):
 		return platform.WakeExit, nil
 	case closed(w.changed):
@@ -123,7 +94,7 @@ func (u *universe) watchNames(dir string, names []string, onChange func()) *name
 	w.remove = u.hooks.add(&hook{op: OpAny, when: After, fn: w.look})
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
-	if at, err := w.m.resolve(actor{root: true}, dir, true); err == nil && at.node != nil && at.node.isDir() {
+	if at, err := w.m.resolve(w.m.world, dir, true); err == nil && at.node != nil && at.node.isDir() {
 		w.dir = at.node
 		w.was = make([]*inode, len(w.names))
 		for i, name := range w.names {

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/platform"
 )
@@ -114,17 +112,17 @@ func TestWakeOnFrozenClock(t *testing.T) {
 		}, platform.WakeTimeout, nil},
 		{"created, replaced, written, other names", func(t *testing.T, w *fake.World, other, _ *fake.Process, _ func()) {
 			fs := other.FS()
-			mustDo(t, afero.WriteFile(fs, "/locks/app.lock", nil, 0o644))
+			mustDo(t, writeFile(fs, "/locks/app.lock", nil, 0o644))
 			mustDo(t, fs.Rename("/locks/tmp", "/locks/app.lock.holder"))
-			mustDo(t, afero.WriteFile(fs, "/locks/tmp", nil, 0o644))
+			mustDo(t, writeFile(fs, "/locks/tmp", nil, 0o644))
 			mustDo(t, fs.Rename("/locks/tmp", "/locks/tmp2"))
 			mustDo(t, fs.Remove("/locks/tmp2"))
-			mustDo(t, afero.WriteFile(fs, "/locks/app.lock.holder", []byte("new stamp"), 0o644))
-			if _, err := afero.ReadFile(fs, "/locks/app.lock.holder"); err != nil {
+			mustDo(t, writeFile(fs, "/locks/app.lock.holder", []byte("new stamp"), 0o644))
+			if _, err := readFile(fs, "/locks/app.lock.holder"); err != nil {
 				t.Fatal(err)
 			}
-			mustDo(t, fs.Chmod("/locks/app.lock.holder", 0o600))
-			mustDo(t, afero.WriteFile(fs, "/elsewhere/app.lock", nil, 0o644))
+			mustDo(t, w.Chmod("/locks/app.lock.holder", 0o600))
+			mustDo(t, writeFile(fs, "/elsewhere/app.lock", nil, 0o644))
 			// Had any of that woken the Wait, it would say so: a change
 			// outranks the time, whatever comes first to it.
 			w.Advance(time.Minute)
@@ -135,11 +133,11 @@ func TestWakeOnFrozenClock(t *testing.T) {
 			w := fake.New()
 			w.Freeze()
 			for _, dir := range []string{"/locks", "/elsewhere"} {
-				mustDo(t, w.FS().Mkdir(dir, 0o777))
+				mustDo(t, w.Mkdir(dir, 0o777))
 			}
-			mustDo(t, w.FS().SymlinkIfPossible("/locks", "/tmp/link"))
+			mustDo(t, w.Symlink("/locks", "/tmp/link"))
 			for _, f := range []string{"/locks/app.lock.holder", "/locks/tmp"} {
-				mustDo(t, afero.WriteFile(w.FS(), f, []byte("stamp"), 0o644))
+				mustDo(t, w.WriteFile(f, []byte("stamp"), 0o644))
 			}
 			waiter, other, holder := w.Spawn(), w.Spawn(), w.Spawn()
 			ctx, cancel := context.WithCancel(context.Background())

@@ -38,7 +38,6 @@ type universe struct {
 	fs    *memfs
 	clock *clock
 	hooks *hooks
-	god   *view
 	locks lockTable // SQLite's locks, per inode
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
@@ -70,7 +69,6 @@ func New() *World {
 	c := newClock(epoch)
 	h := &hooks{}
 	u := &universe{clock: c, hooks: h, fs: newMemFS(c, h), nextNS: firstChildNamespace}
-	u.god = &view{doer{m: u.fs}}
 	return u.newHost("fakehost")
 }
 
@@ -129,16 +127,6 @@ func (w *World) NewPIDNamespace() *World {
 // Host returns the name of this view's host.
 func (w *World) Host() string { return w.host.name }
 
-// BootID returns the boot id of this view's host, now.
-func (w *World) BootID() string {
-	w.u.mu.Lock()
-	defer w.u.mu.Unlock()
-	return w.host.bootID
-}
-
-// PIDNamespace returns the id of this view's pid namespace.
-func (w *World) PIDNamespace() uint64 { return w.ns.id }
-
 // Spawn starts a process in this view's host and pid namespace, with the
 // next free pid (pids count up from 100) and a start time no other process
 // of the world has.
@@ -189,9 +177,7 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs = &view{doer{m: u.fs, proc: p}}
-	p.clock = &procClock{c: u.clock, p: p}
-	p.info = &procInfo{p: p}
+	p.fs = &actor{m: u.fs, proc: p}
 	ns.procs[pid] = p
 	return p
 }
@@ -250,9 +236,10 @@ func (w *World) Reboot() {
 
 // FS returns the world's own view of the filesystem: no process's, with
 // root's powers (permissions are not checked). Its operations run hooks
-// with Event.PID 0.
-func (w *World) FS() lockfs.FS { return w.u.god }
+// with Event.PID 0. The World's own methods stage what no lock does
+// (Mkdir, WriteFile, Chmod, ...).
+func (w *World) FS() lockfs.FS { return w.u.fs.world }
 
 // OpenFiles returns how many files are open in the whole world, through
 // every view: a test's check for leaks.
-func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil, true) }
+func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil) }

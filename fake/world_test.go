@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/spf13/afero"
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -143,16 +141,13 @@ func TestRebootBringsANewBootAndKillsEveryone(t *testing.T) {
 	ns := w.NewPIDNamespace()
 	p, inNS := w.Spawn(), ns.Spawn()
 	before := p.Identity()
-	f, err := p.FS().Create("/tmp/held")
+	f, err := p.FS().OpenFile("/tmp/held", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	w.Reboot()
 
-	if w.BootID() == before.BootID || ns.BootID() != w.BootID() {
-		t.Errorf("boot ids after Reboot: host %q, namespace %q, before %q", w.BootID(), ns.BootID(), before.BootID)
-	}
 	if p.Alive() || inNS.Alive() {
 		t.Error("a process survived its host's reboot")
 	}
@@ -162,15 +157,18 @@ func TestRebootBringsANewBootAndKillsEveryone(t *testing.T) {
 	if w.OpenFiles() != 0 {
 		t.Errorf("%d files open after Reboot", w.OpenFiles())
 	}
-	q := w.Spawn()
+	q, inNSAfter := w.Spawn(), ns.Spawn()
 	if q.PID() != before.PID {
 		t.Errorf("first pid after Reboot %d, want %d again", q.PID(), before.PID)
+	}
+	if after, afterNS := q.Identity(), inNSAfter.Identity(); after.BootID == before.BootID || afterNS.BootID != after.BootID {
+		t.Errorf("boot ids after Reboot: host %q, namespace %q, before %q", after.BootID, afterNS.BootID, before.BootID)
 	}
 	j := platform.Judge(self(t, q), before, lookupFrom(q))
 	if j.Verdict != platform.Dead || j.Reason != platform.ReasonOtherBoot {
 		t.Errorf("Judge of a holder of the last boot = %v (%s), want dead (other boot)", j.Verdict, j.Reason)
 	}
-	if _, err := w.FS().Stat("/tmp/held"); err != nil {
+	if _, err := w.Stat("/tmp/held"); err != nil {
 		t.Errorf("the filesystem lost a file in a reboot: %v", err)
 	}
 }
@@ -181,11 +179,11 @@ func TestHostsAndNamespacesShareOneFS(t *testing.T) {
 	ns := w.NewPIDNamespace()
 	a, b, c := w.Spawn(), other.Spawn(), ns.Spawn()
 
-	if err := afero.WriteFile(a.FS(), "/tmp/shared", []byte("from a"), 0o644); err != nil {
+	if err := writeFile(a.FS(), "/tmp/shared", []byte("from a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []*fake.Process{b, c} {
-		got, err := afero.ReadFile(p.FS(), "/tmp/shared")
+		got, err := readFile(p.FS(), "/tmp/shared")
 		if err != nil || string(got) != "from a" {
 			t.Errorf("pid %d read %q, %v; want %q", p.PID(), got, err, "from a")
 		}
@@ -268,14 +266,14 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 	w := fake.New()
 	p, other := w.Spawn(), w.Spawn()
 	pfs := p.FS()
-	f, err := pfs.Create("/tmp/a")
+	f, err := pfs.OpenFile("/tmp/a", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pfs.Open("/tmp"); err != nil {
+	if _, err := pfs.OpenFile("/tmp", os.O_RDONLY, 0); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := other.FS().Create("/tmp/b")
+	kept, err := other.FS().OpenFile("/tmp/b", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,8 +298,8 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"Create", func() error { _, err := pfs.Create("/tmp/c"); return err }},
-		{"Stat", func() error { _, err := pfs.Stat("/tmp/a"); return err }},
+		{"Create", func() error { _, err := pfs.OpenFile("/tmp/c", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666); return err }},
+		{"Lstat", func() error { _, err := pfs.Lstat("/tmp/a"); return err }},
 		{"Remove", func() error { return pfs.Remove("/tmp/a") }},
 		{"Rename", func() error { return pfs.Rename("/tmp/a", "/tmp/z") }},
 		{"Link", func() error { return pfs.Link("/tmp/a", "/tmp/z") }},
@@ -319,14 +317,14 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"/tmp/a", "/tmp/z", "/tmp/c"} {
-		_, err := w.FS().Stat(name)
+		_, err := w.Stat(name)
 		if exists := err == nil; exists != (name == "/tmp/a") {
 			t.Errorf("%s exists: %v; a killed process changed the filesystem", name, exists)
 		}
 	}
 	var pe *fs.PathError
-	if _, err := pfs.Stat("/tmp/a"); !errors.As(err, &pe) || pe.Op != "stat" {
-		t.Errorf("a killed process's Stat error %v is not a *fs.PathError naming stat", err)
+	if _, err := pfs.Lstat("/tmp/a"); !errors.As(err, &pe) || pe.Op != "lstat" {
+		t.Errorf("a killed process's Lstat error %v is not a *fs.PathError naming lstat", err)
 	}
 	var le *os.LinkError
 	if err := pfs.Rename("/tmp/a", "/tmp/z"); !errors.As(err, &le) {
@@ -340,20 +338,17 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 func TestFileIDOfRefusesForeignFiles(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn()
-	mem, err := afero.NewMemMapFs().Create("/x")
+	elsewhere, err := fake.New().FS().OpenFile("/tmp/x", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
-	elsewhere, err := fake.New().FS().Create("/tmp/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []lockfs.File{mem, elsewhere, nil} {
+	wrapped := struct{ lockfs.File }{elsewhere} // a File of no fake world
+	for _, f := range []lockfs.File{wrapped, elsewhere, nil} {
 		if _, err := p.FS().FileIDOf(f); !errors.Is(err, lockfs.ErrNoFileID) {
 			t.Errorf("FileIDOf(%T): %v, want ErrNoFileID", f, err)
 		}
 	}
-	own, err := p.FS().Create("/tmp/own")
+	own, err := p.FS().OpenFile("/tmp/own", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}

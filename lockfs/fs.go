@@ -2,51 +2,91 @@ package lockfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
 	"time"
-
-	"github.com/spf13/afero"
 )
 
-// File is an open file of an FS.
-type File = afero.File
+// File is an open file of an FS: what a lock does with one. *os.File is
+// one.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Writer
+	io.WriterAt
+	io.Closer
+	// Name is the name the file was opened with.
+	Name() string
+	// Stat describes the open file, even when it has no name left.
+	Stat() (fs.FileInfo, error)
+	// Truncate changes the file's size.
+	Truncate(size int64) error
+}
 
-// FS is the filesystem a lock reaches the world through: afero.Fs and its
-// symlink powers, plus what a lock needs that afero does not give.
+// FS is the filesystem a lock reaches the world through: the operations
+// locks perform, and nothing else. Optional powers (NetworkFS, PathLimits,
+// Flocker) are found by type assertion.
 //
-// Every method that takes a path reports failures as *fs.PathError (or
-// *os.LinkError for Link), so callers can match them with errors.As.
+// Names are paths as the host spells them. Methods report failures as
+// *fs.PathError (*os.LinkError for Rename and Link) wrapping the system's
+// error, so callers can match them with errors.Is (fs.ErrNotExist,
+// fs.ErrExist, fs.ErrPermission, ErrIsDir, ErrNotDir, ErrNameTooLong) and
+// errors.As. Unspecified: the text of errors, which error a name with
+// several faults gives, and what an empty name does (proclock refuses one
+// before it reaches the FS; OS and package fake fail with fs.ErrInvalid,
+// as CheckPath does).
+//
+// Operations on one name are atomic as POSIX makes them: of two
+// OpenFile(name, CreateExcl, ...) exactly one succeeds; Rename replaces
+// its target in one step; Link fails when its new name exists. An FS is
+// safe for concurrent use. Unspecified: whether a removed or renamed file
+// stays readable through its open Files (POSIX systems keep it; windows
+// may refuse the Remove instead, see InUse).
 type FS interface {
-	afero.Fs
-	afero.Symlinker
+	// OpenFile opens name with os.OpenFile's flags (os.O_RDONLY,
+	// os.O_WRONLY, os.O_RDWR, os.O_CREATE, os.O_EXCL, os.O_TRUNC) and, for
+	// a file it creates, perm. With os.O_CREATE|os.O_EXCL it never
+	// follows a symlink at the last element. Unspecified: whether opening
+	// a FIFO blocks (locks open unknown files with OpenNoFollow) and
+	// whether perm is masked (by a umask).
+	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
+
+	// OpenNoFollow opens name read-only without following a symlink at
+	// its last element and without blocking on a FIFO or a device: a
+	// symlink fails (with ELOOP on POSIX systems), a FIFO opens at once
+	// or fails. Callers check the kind of file with Stat on the result.
+	OpenNoFollow(name string) (File, error)
+
+	// Lstat describes the file at name, not following a symlink at its
+	// last element. Unspecified: FileInfo.Sys.
+	Lstat(name string) (fs.FileInfo, error)
+
+	// Remove removes the file or empty directory at name, not following
+	// a symlink there.
+	Remove(name string) error
+
+	// Rename moves oldname to newname, replacing a file there, in one
+	// step.
+	Rename(oldname, newname string) error
 
 	// Link creates newname as a hard link to oldname. It fails with an
 	// error matching fs.ErrExist when newname exists.
 	Link(oldname, newname string) error
 
-	// OpenNoFollow opens name read-only without following a symlink at
-	// its last element and without blocking on a FIFO or a device: a
-	// symlink fails (with ELOOP on POSIX systems), a FIFO opens at once.
-	// Callers check the kind of file with Stat on the result.
-	OpenNoFollow(name string) (File, error)
-
 	// FileID reports the identity of the file at name, not following a
-	// symlink at its last element.
+	// symlink at its last element. It fails, wrapping ErrNoFileID, where
+	// the system cannot identify files.
 	FileID(name string) (FileID, error)
 
-	// FileIDOf reports the identity of an open file of this FS.
+	// FileIDOf reports the identity of a file this FS opened; another
+	// FS's file may fail, wrapping ErrNoFileID.
 	FileIDOf(f File) (FileID, error)
-
-	// ResolveDir returns dir as an absolute path with every symlink in it
-	// resolved. It fails when dir does not exist or is not a directory.
-	ResolveDir(dir string) (string, error)
 
 	// DirID reports the identity of the directory dir names, following
 	// symlinks: two names of one directory have equal Dev and Ino. It
-	// fails, with a *fs.PathError, when dir does not exist or is not a
-	// directory. It is ResolveDir's answer for one system call.
+	// fails when dir does not exist or is not a directory.
 	DirID(dir string) (FileID, error)
 }
 

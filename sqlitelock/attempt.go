@@ -475,7 +475,7 @@ func checkContent(f lockfs.File, path string) error {
 // checkKind fails for a directory or a symlink at path, and for a path
 // that does not exist (fs.ErrNotExist).
 func checkKind(fsys lockfs.FS, path string) error {
-	info, _, err := fsys.LstatIfPossible(path)
+	info, err := fsys.Lstat(path)
 	switch {
 	case err != nil:
 		return err

@@ -20,7 +20,7 @@ import (
 // says so ("a flock(2) lock"). A stamp (or a torn one) at the path is an error
 // matching ErrStamped: the file mechanism's lock, for the caller to judge.
 func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State, why string, err error) {
-	info, _, err := p.FS.LstatIfPossible(path)
+	info, err := p.FS.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return lockrec.StateAbsent, "", nil

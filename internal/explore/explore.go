@@ -116,13 +116,13 @@ type access struct {
 //   - by name: an open looks at the name (and a create changes it, a
 //     truncating open the bytes); stat and lstat look at the name and the
 //     bytes; FileID at the name only; remove, rename and link change
-//     names; chmod and chtimes change what stat sees;
+//     names;
 //   - on an open file: reads and File.Stat look at the bytes, writes and
 //     truncations change them; FileIDOf and Sync touch nothing another
 //     user sees (a file's identity never changes);
 //   - SQLite's lock calls, and any close (which drops a SQLite lock with
 //     its file), change the lock;
-//   - a directory's own identity (DirID, ResolveDir), which nothing here
+//   - a directory's own identity (DirID), which nothing here
 //     changes, counts as a look at its name.
 func accesses(s Step) []access {
 	if s.Label != "" {
@@ -157,18 +157,14 @@ func accesses(s Step) []access {
 		}
 		return a
 	case fake.OpStat:
-		if s.Call == "fileid" || s.Call == "dirid" || s.Call == "resolvedir" {
+		if s.Call == "fileid" || s.Call == "dirid" {
 			return []access{name(s.Path, false)}
 		}
 		return []access{name(s.Path, false), bytes(s.Path, false)}
-	case fake.OpReadlink:
-		return []access{name(s.Path, false)}
-	case fake.OpRemove, fake.OpMkdir, fake.OpSymlink:
+	case fake.OpRemove:
 		return []access{name(s.Path, true)}
 	case fake.OpRename, fake.OpLink:
 		return []access{name(s.Path, true), name(s.NewPath, true)}
-	case fake.OpChmod, fake.OpChtimes, fake.OpChown:
-		return []access{bytes(s.Path, true)}
 	}
 	// Anything else: everything about the name, changed.
 	return []access{name(s.Path, true), bytes(s.Path, true), lock}

@@ -18,7 +18,7 @@ func toyLock(excl bool) func(u *explore.User) error {
 	return func(u *explore.User) error {
 		fsys := u.Platform().FS
 		if !excl {
-			if _, err := fsys.Stat(lockPath); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := fsys.Lstat(lockPath); !errors.Is(err, fs.ErrNotExist) {
 				return nil // held
 			}
 		}

@@ -129,7 +129,7 @@ func readOnce(f lockfs.File, size int64) ([]byte, error) {
 
 // lstatSighting describes a path that could not be opened and read.
 func lstatSighting(fsys lockfs.FS, path string) (Sighting, error) {
-	info, _, err := fsys.LstatIfPossible(path)
+	info, err := fsys.Lstat(path)
 	if err != nil {
 		return Sighting{}, err
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/spf13/afero"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
@@ -20,7 +20,7 @@ import (
 // new size (a whole stamp, then zeros), and later stats and reads see the
 // new bytes. With rewrites > 1 the writer keeps at it for that many reads.
 type rewrittenFile struct {
-	afero.File
+	lockfs.File
 	old, new []byte
 	rewrites int
 	stats    int
@@ -67,7 +67,7 @@ func (f *rewrittenFile) ReadAt(p []byte, off int64) (int, error) {
 func TestReadAcrossARewrite(t *testing.T) {
 	stamp := lockrec.Record{Identity: platform.Identity{Host: "h", PID: 42}, Nonce: "n"}.Marshal()
 	db := lockrec.EmptyDatabase()
-	base, err := afero.NewMemMapFs().Create("x")
+	base, err := os.Create(filepath.Join(t.TempDir(), "x"))
 	if err != nil {
 		t.Fatal(err)
 	}

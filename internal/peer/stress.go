@@ -88,7 +88,7 @@ func criticalSection(fsys lockfs.FS, plan StressPlan) (overlap bool, err error) 
 }
 
 func readFile(fsys lockfs.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
+	f, err := fsys.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -252,7 +252,7 @@ func TestRunning(t *testing.T) {
 			if running() {
 				t.Fatal("running before any instance started")
 			}
-			if _, err := w.FS().Stat(lockPath); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := w.Stat(lockPath); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("Running created the lock's file: %v", err)
 			}
 			stop := startInstance(t, m.platform(first))
@@ -281,7 +281,7 @@ func TestFIFOAtLockPath(t *testing.T) {
 	if !errors.Is(err, proclock.ErrNotLockFile) || errors.Is(err, app.ErrAlreadyRunning) {
 		t.Fatalf("FIFO at the path: %v; want ErrNotLockFile", err)
 	}
-	if fi, err := w.FS().Stat(lockPath); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+	if fi, err := w.Stat(lockPath); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
 		t.Fatalf("the FIFO after Run: %v, %v; want it kept", fi, err)
 	}
 }
@@ -293,7 +293,7 @@ func TestLockFileUnreadable(t *testing.T) {
 	w := fake.New()
 	stop := startInstance(t, fileMechanism(w.Spawn()))
 	defer stop()
-	if err := w.FS().Chmod(lockPath, 0); err != nil {
+	if err := w.Chmod(lockPath, 0); err != nil {
 		t.Fatal(err)
 	}
 	err := app.Run(context.Background(), app.Config{Platform: fileMechanism(w.Spawn()), LockPath: lockPath}, mustNotRun(t))
