@@ -60,7 +60,7 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, Ctx: ctx, NoFlock: m.noFlock}
+	a := sqlitelock.Attempt{First: first, Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), Ctx: ctx, NoFlock: m.noFlock}
 	if self != nil {
 		a.Guard = func(ctx context.Context, path string) (func(), error) {
 			g, err := stamplock.Guard(ctx, m.p, *self, path)
@@ -145,7 +145,7 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	state, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
+	state, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
 	if err != nil {
 		return failedInspect(st, err)
 	}
