@@ -290,6 +290,16 @@ func flockHeld(fsys lockfs.FS, path string) bool {
 	return err == nil && !got
 }
 
+// flockedOpen is flockHeld, of a file already open.
+func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
+	fl, ok := fsys.(lockfs.Flocker)
+	if !ok {
+		return false
+	}
+	got, err := fl.TryFlock(f, false)
+	return err == nil && !got // a lock got is let go of as f is closed
+}
+
 // sqliteName is the name SQLite is to open the file at path by, within its
 // pathname limit (platform.SQLiteNamer), and the function that ends the
 // name's life once SQLite has opened the file. A path over the limit that

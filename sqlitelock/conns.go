@@ -71,6 +71,23 @@ func (c *ConnCache) keep(sq platform.SQLite, conn *sqlite3.Conn) *sqlite3.Conn {
 // it holds only that shared lock (take).
 const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
 
+// setup prepares a connection the cache opened: setupSQL, and no
+// checkpoint on closing a database (detaching one), which SQLite would
+// otherwise precede with a look whether the file was moved (an fstat and a
+// stat of its path) although a lock's database has no write-ahead log to
+// checkpoint.
+func setup(conn *sqlite3.Conn) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+	}()
+	if _, err := conn.Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true); err != nil {
+		return err
+	}
+	return conn.Exec(setupSQL)
+}
+
 // cachedConns lends connections of one SQLite value through a ConnCache.
 type cachedConns struct {
 	c  *ConnCache
@@ -92,7 +109,7 @@ func (p cachedConns) Get() (conn *sqlite3.Conn, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := exec(conn, setupSQL); err != nil {
+	if err := setup(conn); err != nil {
 		closeConn(conn)
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -40,9 +41,22 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 		return Absent, nil
 	case err != nil:
 		return Absent, err
-	case !info.Mode().IsRegular() || info.Size() != 0:
-		// Only the empty database is a SQLite lock: read it first.
+	case !info.Mode().IsRegular():
 		if state, err := classify(p, path); state != Free || err != nil {
+			return state, err
+		}
+	}
+	// One open of the file serves the read of its bytes and the look for
+	// a flock(2) lock on it.
+	f, err := p.FS.OpenNoFollow(path)
+	if err != nil {
+		// Gone, or swapped for what does not open: as its bytes tell.
+		return classify(p, path)
+	}
+	defer f.Close()
+	if info.Size() != 0 {
+		// Only the empty database is a SQLite lock: read it first.
+		if state, err := classifyOpen(p, f, path); state != Free || err != nil {
 			return state, err
 		}
 	}
@@ -58,7 +72,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (State, error) {
 	state, err := probeConn(conn, name)
 	putProbed(conns, conn, state, err)
 	if err == nil {
-		if state == Free && flockHeld(p.FS, path) {
+		if state == Free && flockedOpen(p.FS, f) {
 			return Flocked, nil
 		}
 		return state, nil
@@ -94,6 +108,25 @@ func putProbed(conns Conns, conn *sqlite3.Conn, state State, err error) {
 		return
 	}
 	conns.Put(conn)
+}
+
+// classifyOpen is classify, of the file at path opened as f.
+func classifyOpen(p *platform.Platform, f lockfs.File, path string) (State, error) {
+	kind, _, err := lockrec.ReadOpen(f)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return Absent, err
+	case err != nil:
+		return classify(p, path)
+	case kind == lockrec.Stamp || kind == lockrec.Torn:
+		return Stamped, nil
+	case kind == lockrec.Foreign:
+		if err := checkKind(p.FS, path); err != nil {
+			return Absent, err // a symlink, or gone
+		}
+		return Absent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
+	}
+	return Free, nil
 }
 
 // classify tells, by its bytes, what is at path when SQLite cannot: a
