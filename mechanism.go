@@ -62,7 +62,7 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool{m.p.SQLite}, NoFlock: m.noFlock}
+	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), NoFlock: m.noFlock}
 	if first {
 		a.Retry = sqlitelock.RetryBusy
 	}
@@ -136,7 +136,7 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	state, why, err := sqlitelock.Probe(m.p, connPool{m.p.SQLite}, m.path)
+	state, why, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
 	switch {
 	case errors.Is(err, sqlitelock.ErrStamped):
 		// The file mechanism's lock: judged as it judges it.

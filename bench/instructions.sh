@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # instructions.sh KIND OP [N]: the instructions one acquisition and release
 # (OP acquire) or one probe (OP isheld) of lock KIND costs, counted by
-# valgrind's callgrind: a run with N operations (default 20) less one with
+# valgrind's callgrind: a run with N operations (default 100) less one with
 # none, divided by N. Both runs warm up with three. Repeatable however busy
-# the machine is. Asynchronous preemption is off: callgrind does not
+# the machine is, to a few percent (when the garbage collector runs moves
+# between runs: take the median of three, or set GOGC=off to leave it out). Asynchronous preemption is off: callgrind does not
 # survive Go's SIGURG. Needs valgrind. Run from bench/.
 set -euo pipefail
-kind=$1 op=$2 n=${3:-20}
+kind=$1 op=$2 n=${3:-100}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/bench.test" .

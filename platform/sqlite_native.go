@@ -5,6 +5,7 @@ package platform
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
@@ -26,11 +27,17 @@ type directVFS struct{ vfs.VFSFilename }
 
 func (directVFS) FullPathname(name string) (string, error) { return filepath.Abs(name) }
 
-// Access says a name longer than the system takes does not exist, which
-// is true: SQLite looks for a database's journal, "<name>-journal", and a
-// lock's base name of 248 bytes or more makes that name too long, which
-// the OS's VFS reports as an I/O error.
+// Access says a lock's journal and write-ahead log ("<name>-journal",
+// "<name>-wal") do not exist, without asking the system: SQLite looks for
+// them each time it takes a shared lock, to roll a hot journal back into
+// the database or to open it in WAL mode, and a lock, whose file is the
+// empty database and never written by SQLite, must do neither. (Only lock
+// files are opened through this VFS.) Any other name longer than the
+// system takes does not exist either, which is true.
 func (v directVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
+	if flags == vfs.ACCESS_EXISTS && (strings.HasSuffix(name, "-journal") || strings.HasSuffix(name, "-wal")) {
+		return false, nil
+	}
 	ok, err := v.VFSFilename.Access(name, flags)
 	if errors.Is(err, syscall.ENAMETOOLONG) {
 		return false, nil

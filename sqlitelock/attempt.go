@@ -50,6 +50,12 @@ const schema = "lock"
 // retries, and stall the attempt that is winning.
 const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE; PRAGMA lock.locking_mode=EXCLUSIVE;`
 
+// lockExclusiveSQL is lockSQL for a connection already in exclusive
+// locking mode for the databases it attaches (ConnCache's): the attach
+// kept its shared lock, BEGIN EXCLUSIVE goes on from it, and take lets go
+// of it (detaching) before any wait, so that it stalls nobody.
+const lockExclusiveSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
+
 // Conns lends connections that have no database of their own (in-memory
 // ones, opened with sqlite3.OPEN_URI through the platform's SQLite), to
 // attach a lock's database to. Opening a connection costs far more than
@@ -271,6 +277,16 @@ func flockHeld(fsys lockfs.FS, path string) bool {
 	defer f.Close()
 	got, err := fl.TryFlock(f, false)
 	return err == nil && !got
+}
+
+// flockedOpen is flockHeld, of a file already open.
+func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
+	fl, ok := fsys.(lockfs.Flocker)
+	if !ok {
+		return false
+	}
+	got, err := fl.TryFlock(f, false)
+	return err == nil && !got // a lock got is let go of as f is closed
 }
 
 // sqliteName is the name SQLite is to open the file at path by, within its
@@ -512,14 +528,44 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 			l.broken = true
 		}
 	}()
+	clock := p.Time()
+	start := clock.Now()
+	// tick is one wait of a first attempt's busy wait; false once
+	// BusyTimeout is out. The ticks are a millisecond, short enough to
+	// notice a release without the wake-up source, which would cost each
+	// tick its setting up (and so leave fewer tries for the timeout).
+	tick := func() bool {
+		if retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout {
+			return false
+		}
+		return clock.Sleep(ctx, time.Millisecond) == nil
+	}
+	excl := exclusiveByDefault(l.conns)
+	sql := lockSQL
+	if excl {
+		sql = lockExclusiveSQL
+	}
 	try := func() error {
-		if !l.attached {
-			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
+		for {
+			if !l.attached {
+				if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
+					return err
+				}
+				l.attached = true
+			}
+			err := exec(l.conn, sql)
+			if !excl || !errors.Is(err, sqlite3.BUSY) {
 				return err
 			}
-			l.attached = true
+			// Still holding the attach's shared lock (exclusive
+			// locking mode): let go of it before waiting.
+			if derr := l.unattach(); derr != nil {
+				return derr
+			}
+			if !tick() {
+				return err
+			}
 		}
-		return exec(l.conn, lockSQL)
 	}
 	if retry != RetryBusy {
 		return try()
@@ -528,18 +574,15 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 	// holder letting go (its mark going away) ends them at once; after
 	// such a wake-up the next wait is short, since the holder drops its
 	// kernel lock a moment after it removes its mark.
-	clock := p.Time()
-	start := clock.Now()
 	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
 	woke := false
-	// The busy handler's ticks are a millisecond, short enough to notice
-	// a release without the wake-up source, which would cost each tick
-	// its setting up (and so leave fewer tries for the timeout).
 	l.conn.BusyHandler(func(context.Context, int) bool {
-		if clock.Now().Sub(start) >= BusyTimeout {
+		if excl && l.attached && l.sharedOnly() {
+			// BEGIN EXCLUSIVE found another shared lock beside ours,
+			// or a writer's: no waiting on a shared lock (try).
 			return false
 		}
-		return clock.Sleep(ctx, time.Millisecond) == nil
+		return tick()
 	})
 	err = try()
 	l.conn.BusyHandler(nil)

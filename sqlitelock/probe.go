@@ -7,6 +7,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -26,9 +27,23 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		return lockrec.StateAbsent, "", nil
 	case err != nil:
 		return lockrec.StateAbsent, "", err
-	case !info.Mode().IsRegular() || info.Size() != 0:
-		// Only the empty database is a SQLite lock: read it first.
+	case !info.Mode().IsRegular():
 		if state, err := classify(p, path); state != lockrec.StateFree || err != nil {
+			return state, "", err
+		}
+	}
+	// One open of the file serves the read of its bytes and the look for
+	// a flock(2) lock on it.
+	f, err := p.FS.OpenNoFollow(path)
+	if err != nil {
+		// Gone, or swapped for what does not open: as its bytes tell.
+		state, err := classify(p, path)
+		return state, "", err
+	}
+	defer f.Close()
+	if info.Size() != 0 {
+		// Only the empty database is a SQLite lock: read it first.
+		if state, err := classifyOpen(p, f, path); state != lockrec.StateFree || err != nil {
 			return state, "", err
 		}
 	}
@@ -44,7 +59,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 	state, err = probeConn(conn, name)
 	putProbed(conns, conn, state, err)
 	if err == nil {
-		if state == lockrec.StateFree && flockHeld(p.FS, path) {
+		if state == lockrec.StateFree && flockedOpen(p.FS, f) {
 			return lockrec.StateHeld, flockReason, nil
 		}
 		return state, "", nil
@@ -81,6 +96,25 @@ func putProbed(conns Conns, conn *sqlite3.Conn, state lockrec.State, err error) 
 		return
 	}
 	conns.Put(conn)
+}
+
+// classifyOpen is classify, of the file at path opened as f.
+func classifyOpen(p *platform.Platform, f lockfs.File, path string) (lockrec.State, error) {
+	kind, _, err := lockrec.ReadOpen(f)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return lockrec.StateAbsent, err
+	case err != nil:
+		return classify(p, path)
+	case kind == lockrec.Stamp || kind == lockrec.Torn:
+		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: ErrStamped}
+	case kind == lockrec.Foreign:
+		if err := checkKind(p.FS, path); err != nil {
+			return lockrec.StateAbsent, err // a symlink, or gone
+		}
+		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
+	}
+	return lockrec.StateFree, nil
 }
 
 // classify tells, by its bytes, what is at path when SQLite cannot: a

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/vfs"
+
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -66,6 +69,26 @@ func (l *Lock) detach() (err error) {
 	}
 	l.conns.Put(conn)
 	return nil
+}
+
+// unattach detaches the lock's database from the connection, which lets
+// go of any lock on it, and keeps the connection for another try.
+func (l *Lock) unattach() error {
+	if err := exec(l.conn, "DETACH "+schema); err != nil {
+		return err
+	}
+	l.attached = false
+	return nil
+}
+
+// sharedOnly tells whether the connection holds no more than a shared lock
+// on the lock's database: not yet the reserved or pending lock of a BEGIN
+// EXCLUSIVE that is waiting for readers to go, which may wait. A VFS that
+// cannot tell counts as shared only.
+func (l *Lock) sharedOnly() bool {
+	level, err := l.conn.FileControl(schema, sqlite3.FCNTL_LOCKSTATE)
+	lock, ok := level.(vfs.LockLevel)
+	return err != nil || !ok || lock < vfs.LOCK_RESERVED
 }
 
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
