@@ -71,7 +71,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		return Mark{}
 	}
 	if err != nil {
-		if info, lerr := fsys.Lstat(path + MarkSuffix); lerr == nil && !info.Mode().IsRegular() {
+		if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {
 			return Mark{Present: true, junk: true} // a symlink, a socket: not a mark
 		}
 		return Mark{Present: true}

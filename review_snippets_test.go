@@ -1,0 +1,103 @@
+package proclock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
+)
+
+// TestReviewREADMETestingSnippet: README's "Testing code that uses
+// proclock" snippet, pasted as a newcomer would, for both mechanisms, and
+// its closing promise ("b can now take the lock") held to.
+func TestReviewREADMETestingSnippet(t *testing.T) {
+	for _, m := range []struct {
+		name string
+		p    func(*fake.Process) *platform.Platform
+	}{{"sqlite", (*fake.Process).Platform}, {"file", func(p *fake.Process) *platform.Platform { return p.Platform().WithoutSQLite() }}} {
+		t.Run(m.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := fake.New()
+			a, b := w.Spawn(), w.Spawn()
+			lock, err := proclock.Acquire(ctx, m.p(a), "/app.lock", proclock.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Release()
+			_, err = proclock.Acquire(ctx, m.p(b), "/app.lock", proclock.Options{})
+			held, ok := errors.AsType[*proclock.HeldError](err)
+			if !ok || held.Holder == nil || held.Holder.PID != a.PID() {
+				t.Fatalf("b's Acquire = %v; want held by a (pid %d)", err, a.PID())
+			}
+			a.Kill()
+			l, err := proclock.Acquire(ctx, m.p(b), "/app.lock", proclock.Options{})
+			if err != nil {
+				t.Fatalf("b's Acquire after a was killed = %v; README says b can now take the lock", err)
+			}
+			l.Release()
+		})
+	}
+}
+
+// TestReviewFakeDocSnippet: the crash staged in package fake's doc
+// comment, pasted as written: the kill leaves /tmp/app.lock empty, and
+// past the window another process takes the lock.
+func TestReviewFakeDocSnippet(t *testing.T) {
+	ctx := context.Background()
+	w := fake.New()
+	p := w.Spawn()
+	w.Hook(fake.OpOpen, "/tmp/app.lock", fake.After, func(ev fake.Event) error {
+		if ev.PID == p.PID() {
+			p.Kill() // dies after the create, before the stamp
+		}
+		return nil
+	})
+	pp := p.Platform().WithoutSQLite() // the file mechanism
+	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
+	if !errors.Is(err, fake.ErrKilled) {
+		t.Fatalf("Acquire = %v; the doc says it matches fake.ErrKilled", err)
+	}
+	info, err := w.FS().Lstat("/tmp/app.lock")
+	if err != nil || info.Size() != 0 {
+		t.Fatalf("/tmp/app.lock after the crash: %v, %v; the doc says it is left empty", info, err)
+	}
+	w.Advance(31 * time.Second) // past the window of an empty lock file
+	qp := w.Spawn().Platform().WithoutSQLite()
+	lock, err := proclock.Acquire(ctx, qp, "/tmp/app.lock", proclock.Options{})
+	if err != nil {
+		t.Fatalf("Acquire past the window = %v; want the lock", err)
+	}
+	lock.Release()
+}
+
+// TestReviewNoPanicOnFarFutureClock: a clock past year 9999 (a fake
+// world advanced that far, or a Platform.Clock of one's own) makes no
+// Acquire panic: encoding/json cannot write such a time, and
+// lockrec.Record.Marshal panics on its error.
+func TestReviewNoPanicOnFarFutureClock(t *testing.T) {
+	for _, mech := range []string{"sqlite", "file"} {
+		t.Run(mech, func(t *testing.T) {
+			w := fake.New()
+			for w.Now().Year() <= 9999 {
+				w.Advance(290 * 365 * 24 * time.Hour)
+			}
+			p := w.Spawn().Platform()
+			if mech == "file" {
+				p = p.WithoutSQLite()
+			}
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("Acquire in year %d panicked: %v", w.Now().Year(), r)
+				}
+			}()
+			l, err := proclock.Acquire(context.Background(), p, "/tmp/far.lock", proclock.Options{})
+			if err == nil {
+				l.Release()
+			}
+		})
+	}
+}
