@@ -57,13 +57,20 @@ type Record struct {
 // a lock file's size alone tells a stamp from the empty database.
 func (r Record) Marshal() []byte {
 	r.Format = Format
+	if y := r.AcquiredAt.Year(); y < 0 || y > 9999 {
+		// JSON's time has four-digit years: a clock out of them (a
+		// Platform.Clock of the caller's, a fake world far ahead) leaves
+		// the time unrecorded; nothing judges a holder by it.
+		r.AcquiredAt = time.Time{}
+	}
 	b, ok := appendFast(make([]byte, 0, 384), r)
 	var err error
 	if !ok {
 		b, err = json.Marshal(r)
 	}
 	if err != nil {
-		// A Record holds strings, integers and a time: it always encodes.
+		// A Record holds strings, integers and a time of years 0–9999:
+		// it always encodes.
 		panic("lockrec: encoding a record: " + err.Error())
 	}
 	if len(b)+1 == DatabaseSize {

@@ -10,13 +10,13 @@ import (
 	"github.com/proclock/proclock/internal/lockrec"
 )
 
-// TestReviewSymlinkAtLongMark: a symlink at a lock's mark is no mark
+// TestSymlinkAtLongMark: a symlink at a lock's mark is no mark
 // (proclock writes none), for a short base name and for one long enough
 // that the mark's name is shortened (docs/protocol.md, "Names") alike.
 // ReadMark looked at path+".holder" instead of the shortened name, so with
 // a long name the symlink read as a mark being written, with no time: the
 // lock stayed held, holder unknown, forever.
-func TestReviewSymlinkAtLongMark(t *testing.T) {
+func TestSymlinkAtLongMark(t *testing.T) {
 	for _, base := range []string{"app.lock", strings.Repeat("a", 250)} {
 		for _, mech := range []string{"sqlite", "file"} {
 			t.Run(mech+"/"+base[:5], func(t *testing.T) {
