@@ -74,7 +74,7 @@ func TestFakeDocSnippet(t *testing.T) {
 	lock.Release()
 }
 
-// TestReviewNoPanicOnFarFutureClock: a clock past year 9999 (a fake
+// TestFarFutureClock: a clock past year 9999 (a fake
 // world advanced that far, or a Platform.Clock of one's own) makes no
 // Acquire panic (encoding/json cannot write such a time): the lock is
 // taken, its holder named, its acquisition time unrecorded.
