@@ -7,7 +7,9 @@
 # SQLite lock's file exists) or, with held, one a helper process holds.
 # Needs strace. Run from bench/.
 set -euo pipefail
+. "$(dirname "$0")/holder.sh"
 kind=$1 op=$2 state=${3:-free} n=${4:-100}
+if [[ $state =~ ^[0-9]+$ ]]; then n=$state state=free; fi # KIND OP N
 dir=$(mktemp -d)
 holder=
 trap '[ -n "$holder" ] && kill "$holder"; rm -rf "$dir"' EXIT
@@ -18,13 +20,7 @@ if [ "$op" = isheld ]; then
   PROCLOCK_BENCH_ROLE=once "$dir/bench.test" "$kind" acquire "$path" 0 >/dev/null
 fi
 if [ "$state" = held ]; then
-  mkfifo "$dir/in" "$dir/out"
-  PROCLOCK_BENCH_ROLE=hold "$dir/bench.test" "$kind" "$path" <"$dir/in" >"$dir/out" &
-  holder=$!
-  exec 3>"$dir/in"
-  echo take >&3
-  read -r said <"$dir/out"
-  [ "$said" = held ] || { echo "holder said: $said" >&2; exit 1; }
+  hold_lock "$kind" "$path" "$dir/bench.test"
 fi
 PROCLOCK_BENCH_ROLE=once strace -f -qq -o "$dir/trace" "$dir/bench.test" "$kind" "$op" "$path" "$n" >/dev/null
 awk -v n="$n" '

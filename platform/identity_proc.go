@@ -154,16 +154,30 @@ func parseStat(line string) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("%w: pid: %w", errBadStat, err)
 	}
-	rest := strings.Fields(line[end+1:]) // rest[0] is field 3
+	// Fields from 3 on, read one by one: a whole split of the line's 50
+	// fields was most of what a probe of a held lock spent.
 	const state, startTime = 3, 22
-	if len(rest) <= startTime-state || len(rest[0]) != 1 {
+	var st, start string
+	n := state
+	for f := range strings.FieldsSeq(line[end+1:]) {
+		switch n {
+		case state:
+			st = f
+		case startTime:
+			start = f
+		}
+		if n++; n > startTime {
+			break
+		}
+	}
+	if n <= startTime || len(st) != 1 {
 		return procStat{}, errBadStat
 	}
-	start, err := strconv.ParseUint(rest[startTime-state], 10, 64)
+	t, err := strconv.ParseUint(start, 10, 64)
 	if err != nil {
 		return procStat{}, fmt.Errorf("%w: starttime: %w", errBadStat, err)
 	}
-	return procStat{pid: pid, state: rest[0][0], startTime: start}, nil
+	return procStat{pid: pid, state: st[0], startTime: t}, nil
 }
 
 // pidNamespace returns the inode named by the ns/pid link of the process
