@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -48,13 +50,18 @@ type step struct {
 	handle  bool   // on an open file, not a name
 }
 
-// fail wraps err as package os would for this operation. io.EOF stays
-// bare, and an error that already names its path stays as it is.
+// fail wraps err as package os would for this operation. io.EOF and the
+// lock table's answers to SQLite stay bare, and an error that already
+// names its path stays as it is.
 func (s step) fail(err error) error {
 	var pe *fs.PathError
 	var le *os.LinkError
+	switch err.(type) {
+	case nil, sqlite3.ErrorCode, sqlite3.ExtendedErrorCode:
+		return err
+	}
 	switch {
-	case err == nil || err == io.EOF:
+	case err == io.EOF:
 		return err
 	case errors.As(err, &pe) || errors.As(err, &le):
 		return err
@@ -64,8 +71,13 @@ func (s step) fail(err error) error {
 	return &fs.PathError{Op: s.verb, Path: s.path, Err: err}
 }
 
+// event is what hooks are told of the step: none for a file with no name
+// (SQLite's temporary files), which nothing else can reach.
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Call: s.verb, Path: clean(s.path), Flag: s.flag, Handle: s.handle, When: when, PID: pid}
+	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, When: when, PID: pid}
+	if s.path != "" {
+		ev.Path = clean(s.path)
+	}
 	if s.newPath != "" {
 		ev.NewPath = clean(s.newPath)
 	}
@@ -81,13 +93,8 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if a.dead() {
 		return zero, s.fail(ErrKilled)
 	}
-	if err := lockfs.CheckPath(s.verb, s.path); err != nil {
+	if err := s.check(); err != nil {
 		return zero, err
-	}
-	if s.op == OpRename || s.op == OpLink {
-		if err := lockfs.CheckPath(s.verb, s.newPath); err != nil {
-			return zero, err
-		}
 	}
 	if err := a.m.hooks.fire(s.event(a.pid(), Before)); err != nil {
 		return zero, s.fail(err)
@@ -109,6 +116,18 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	return res, err
 }
 
+// check refuses an empty name, as every FS method does.
+func (s step) check() error {
+	if s.handle {
+		return nil
+	}
+	err := lockfs.CheckPath(s.verb, s.path)
+	if err == nil && (s.op == OpRename || s.op == OpLink) {
+		err = lockfs.CheckPath(s.verb, s.newPath)
+	}
+	return err
+}
+
 // exec runs an operation that returns only an error.
 func exec(a *actor, s step, body func() error) error {
 	_, err := run(a, s, func() (struct{}, error) { return struct{}{}, body() })
@@ -123,7 +142,7 @@ func (a *actor) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, 
 
 func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name}, func() (*file, error) {
-		return a.m.openNoFollow(a, name)
+		return a.m.openFile(a, name, noFollow, 0)
 	}))
 }
 
@@ -174,11 +193,11 @@ func (a *actor) Lstat(name string) (os.FileInfo, error) {
 
 func (a *actor) FileID(name string) (lockfs.FileID, error) {
 	return run(a, step{op: OpStat, verb: "fileid", path: name}, func() (lockfs.FileID, error) {
-		n, err := a.m.existing(a, name, false)
+		w, err := a.m.existing(a, name, false)
 		if err != nil {
 			return lockfs.FileID{}, err
 		}
-		return idOf(n), nil
+		return idOf(w.node), nil
 	})
 }
 
@@ -204,7 +223,7 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 // DirID identifies the directory dir names, following symlinks.
 func (a *actor) DirID(dir string) (lockfs.FileID, error) {
 	return run(a, step{op: OpStat, verb: "dirid", path: dir}, func() (lockfs.FileID, error) {
-		w, err := a.m.existingAt(a, dir, true)
+		w, err := a.m.existing(a, dir, true)
 		if err == nil && !w.node.isDir() {
 			err = syscall.ENOTDIR
 		}
@@ -216,5 +235,5 @@ func (a *actor) DirID(dir string) (lockfs.FileID, error) {
 }
 
 func idOf(n *inode) lockfs.FileID {
-	return lockfs.FileID{Dev: Dev, Ino: n.ino, Birth: n.birth, HasBirth: true}
+	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true}
 }

@@ -126,7 +126,7 @@ func (hs *hooks) drop(h *hook) {
 // fire runs, outside every lock of the world, the hooks that match ev, in
 // the order they were added; a Before hook's error stops the others.
 func (hs *hooks) fire(ev Event) error {
-	if ev.Op == "" {
+	if ev.Path == "" {
 		return nil
 	}
 	hs.mu.Lock()

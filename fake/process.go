@@ -107,10 +107,9 @@ func (p *Process) die() bool {
 	return true
 }
 
-// bury does what the kernel does after a death: it drops the process's
-// SQLite locks, closes its files and ends its sleeps.
+// bury does what the kernel does after a death: it closes the process's
+// files in one step (which drops their SQLite locks) and ends its sleeps.
 func (p *Process) bury() {
-	p.u.locks.dropAllOf(p)
 	p.u.fs.releaseAllOf(p)
 	close(p.died)
 }

@@ -38,7 +38,6 @@ type universe struct {
 	fs    *memfs
 	clock *clock
 	hooks *hooks
-	locks lockTable // SQLite's locks, per inode
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
 	lastStart uint64
