@@ -4,8 +4,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -100,15 +101,18 @@ func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) err
 	return nil
 }
 
-// release closes f; it reports whether f was open.
-func (m *memfs) release(f *file) bool {
-	if f.closed {
-		return false
-	}
+// release closes f; m.mu is held.
+func (m *memfs) release(f *file) {
 	f.closed = true
 	delete(m.open, f)
 	delete(f.node.locks, f) // an SQLite lock goes with its file
-	return true
+}
+
+// closeFile closes f, taking m.mu.
+func (m *memfs) closeFile(f *file) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.release(f)
 }
 
 // releaseAllOf closes every handle p has open, as the kernel does when a
@@ -147,6 +151,12 @@ func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
 		}
 		return body()
 	})
+}
+
+// doErr is do for an operation that returns only an error.
+func doErr(f *file, op Op, verb string, body func() error) error {
+	_, err := do(f, op, verb, func() (struct{}, error) { return struct{}{}, body() })
+	return err
 }
 
 // Name returns the name the file was opened with.
@@ -240,38 +250,26 @@ func (f *file) Stat() (fs.FileInfo, error) {
 }
 
 // Sync does nothing more than check the handle: the fake never loses data.
-func (f *file) Sync() error {
-	_, err := do(f, OpSync, "sync", func() (struct{}, error) { return struct{}{}, nil })
-	return err
-}
+func (f *file) Sync() error { return doErr(f, OpSync, "sync", func() error { return nil }) }
 
 // Truncate cuts or extends the file to size.
 func (f *file) Truncate(size int64) error {
-	_, err := do(f, OpTruncate, "truncate", func() (struct{}, error) {
-		switch {
-		case !f.writable || !f.node.isRegular():
-			return struct{}{}, syscall.EINVAL
-		case size < 0:
-			return struct{}{}, syscall.EINVAL
+	return doErr(f, OpTruncate, "truncate", func() error {
+		if !f.writable || !f.node.isRegular() || size < 0 {
+			return syscall.EINVAL
 		}
 		f.node.data = resize(f.node.data, size)
 		f.node.mtime = f.m.now()
-		return struct{}{}, nil
+		return nil
 	})
-	return err
 }
 
 // Close closes the handle. A second Close fails with os.ErrClosed. Even a
 // Close that a hook fails releases the handle, as close(2) does.
 func (f *file) Close() error {
-	_, err := do(f, OpClose, "close", func() (struct{}, error) {
-		f.m.release(f)
-		return struct{}{}, nil
-	})
+	err := doErr(f, OpClose, "close", func() error { f.m.release(f); return nil })
 	if err != nil {
-		f.m.mu.Lock()
-		f.m.release(f)
-		f.m.mu.Unlock()
+		f.m.closeFile(f)
 	}
 	return err
 }
@@ -283,12 +281,7 @@ func (f *file) Readdirnames(n int) ([]string, error) {
 		if !f.node.isDir() {
 			return nil, syscall.ENOTDIR
 		}
-		names := make([]string, 0, len(f.node.entries))
-		for name := range f.node.entries {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		return names, nil
+		return slices.Sorted(maps.Keys(f.node.entries)), nil
 	})
 }
 

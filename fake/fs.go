@@ -151,9 +151,7 @@ func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 	if err != nil {
 		if f != nil {
-			a.m.mu.Lock()
-			a.m.release(f)
-			a.m.mu.Unlock()
+			a.m.closeFile(f)
 		}
 		return nil, err
 	}
@@ -191,9 +189,18 @@ func (a *actor) Lstat(name string) (os.FileInfo, error) {
 	})
 }
 
-func (a *actor) FileID(name string) (lockfs.FileID, error) {
-	return run(a, step{op: OpStat, verb: "fileid", path: name}, func() (lockfs.FileID, error) {
-		w, err := a.m.existing(a, name, false)
+func (a *actor) FileID(name string) (lockfs.FileID, error) { return a.id("fileid", name, false) }
+
+// DirID identifies the directory dir names, following symlinks.
+func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", dir, true) }
+
+// id identifies the file at name, or, for DirID, the directory.
+func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
+	return run(a, step{op: OpStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
+		w, err := a.m.existing(a, name, dir)
+		if err == nil && dir && !w.node.isDir() {
+			err = syscall.ENOTDIR
+		}
 		if err != nil {
 			return lockfs.FileID{}, err
 		}
@@ -217,20 +224,6 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 			return lockfs.FileID{}, os.ErrClosed
 		}
 		return idOf(mf.node), nil
-	})
-}
-
-// DirID identifies the directory dir names, following symlinks.
-func (a *actor) DirID(dir string) (lockfs.FileID, error) {
-	return run(a, step{op: OpStat, verb: "dirid", path: dir}, func() (lockfs.FileID, error) {
-		w, err := a.m.existing(a, dir, true)
-		if err == nil && !w.node.isDir() {
-			err = syscall.ENOTDIR
-		}
-		if err != nil {
-			return lockfs.FileID{}, err
-		}
-		return idOf(w.node), nil
 	})
 }
 

@@ -139,7 +139,19 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	if !pp.p.Alive() {
 		return platform.PIDInfo{}, pp.p.fail("lookup of pid %d", pid)
 	}
-	return pp.p.u.lookup(pp.p.ns, pid)
+	u := pp.p.u
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err, ok := pp.p.ns.lookupErrs[pid]; ok {
+		return platform.PIDInfo{}, err
+	}
+	if pid <= 0 {
+		return platform.PIDInfo{}, fmt.Errorf("fake: lookup of pid %d: not a process id", pid)
+	}
+	if q := pp.p.ns.procs[pid]; q != nil {
+		return platform.PIDInfo{Exists: true, StartTime: q.id.StartTime}, nil
+	}
+	return platform.PIDInfo{}, nil
 }
 
 func (pp procPlatform) Now() time.Time { return pp.p.u.clock.Now() }

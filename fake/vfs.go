@@ -40,7 +40,7 @@ func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFl
 		f = h.(*file)
 	}
 	if err := usable(f); err != nil {
-		f.Close()
+		f.m.closeFile(f)
 		return nil, flags, openError(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	return &vfsFile{f: f, flags: flags}, flags, nil
@@ -227,7 +227,7 @@ func (f *vfsFile) CheckReservedLock() (reserved bool, err error) {
 // file's level, the strongest level the other files of its inode hold and
 // how many of them hold one.
 func (f *vfsFile) locking(body func(have, strongest vfs.LockLevel, others int) error) error {
-	_, err := do(f.f, OpLock, "lock", func() (struct{}, error) {
+	return doErr(f.f, OpLock, "lock", func() error {
 		var strongest vfs.LockLevel
 		others := 0
 		for g, level := range f.f.node.locks {
@@ -236,9 +236,8 @@ func (f *vfsFile) locking(body func(have, strongest vfs.LockLevel, others int) e
 				others++
 			}
 		}
-		return struct{}{}, body(f.f.node.locks[f.f], strongest, others)
+		return body(f.f.node.locks[f.f], strongest, others)
 	})
-	return err
 }
 
 // set puts the file's lock at level; memfs.mu is held.
