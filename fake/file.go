@@ -3,8 +3,8 @@ package fake
 import (
 	"io"
 	"io/fs"
-	"os"
 	"maps"
+	"os"
 	"path"
 	"slices"
 	"syscall"
