@@ -31,7 +31,7 @@ const (
 type inode struct {
 	ino     uint64
 	mode    fs.FileMode // type bits and permissions
-	nlink   uint64
+	nlink   uint64 // names, for a file other than a directory
 	data    []byte            // regular files
 	target  string            // symlinks, as given
 	entries map[string]*inode // directories
@@ -64,7 +64,6 @@ func newMemFS(c *clock, h *hooks) *memfs {
 	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{})}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
-	m.root.nlink = 2
 	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))
 	return m
 }
@@ -171,30 +170,18 @@ func (m *memfs) newInode(mode fs.FileMode) *inode {
 	return n
 }
 
-// addName gives n another name in dir (a directory its only one, with
-// its "." and its ".." in dir).
+// addName gives n another name in dir.
 func (m *memfs) addName(dir *inode, base string, n *inode) {
 	dir.entries[base] = n
 	n.nlink++
 	dir.mtime = m.now()
-	if n.isDir() {
-		n.nlink++
-		dir.nlink++
-	}
 }
 
 // dropName takes a name away from whatever it names in dir.
 func (m *memfs) dropName(dir *inode, base string) {
-	n := dir.entries[base]
+	dir.entries[base].nlink--
 	delete(dir.entries, base)
 	dir.mtime = m.now()
-	if n.isDir() {
-		// A directory's "." and its parent's ".." go with its one name.
-		n.nlink = 0
-		dir.nlink--
-		return
-	}
-	n.nlink--
 }
 
 func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
@@ -240,12 +227,10 @@ func modeBits(perm fs.FileMode) fs.FileMode {
 }
 
 func (m *memfs) remove(a *actor, name string) error {
-	w, err := m.resolve(a, name, false)
+	w, err := m.existing(a, name, false)
 	switch {
 	case err != nil:
 		return err
-	case w.node == nil:
-		return syscall.ENOENT
 	case w.dir == nil:
 		return syscall.EBUSY
 	case w.viaLink:
@@ -286,14 +271,8 @@ func (m *memfs) rename(a *actor, oldname, newname string) error {
 	if to.node != nil {
 		m.dropName(to.dir, to.base)
 	}
-	n := from.node
-	delete(from.dir.entries, from.base)
-	to.dir.entries[to.base] = n
-	from.dir.mtime, to.dir.mtime = m.now(), m.now()
-	if n.isDir() {
-		from.dir.nlink--
-		to.dir.nlink++
-	}
+	m.dropName(from.dir, from.base)
+	m.addName(to.dir, to.base, from.node)
 	return nil
 }
 

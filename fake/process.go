@@ -101,9 +101,7 @@ func (p *Process) die() bool {
 	if !p.killed.CompareAndSwap(false, true) {
 		return false
 	}
-	if p.ns.procs[p.pid] == p {
-		delete(p.ns.procs, p.pid)
-	}
+	delete(p.ns.procs, p.pid)
 	return true
 }
 
