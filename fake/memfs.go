@@ -30,8 +30,8 @@ const (
 // inode is a file, whatever its names. Its fields are guarded by memfs.mu.
 type inode struct {
 	ino     uint64
-	mode    fs.FileMode // type bits and permissions
-	nlink   uint64 // names, for a file other than a directory
+	mode    fs.FileMode       // type bits and permissions
+	nlink   uint64            // names, for a file other than a directory
 	data    []byte            // regular files
 	target  string            // symlinks, as given
 	entries map[string]*inode // directories
