@@ -136,26 +136,6 @@ func TestHardLinksShareAnInode(t *testing.T) {
 		t.Errorf("the other link after Remove: %v", err)
 	}
 
-	if err := w.Mkdir("/tmp/d", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, fsys, "/tmp/c", "")
-	tests := []struct {
-		name     string
-		old, new string
-		want     error
-	}{
-		{"onto an existing name", "/tmp/b", "/tmp/c", fs.ErrExist},
-		{"a directory", "/tmp/d", "/tmp/e", syscall.EPERM},
-		{"a missing file", "/tmp/none", "/tmp/e", fs.ErrNotExist},
-	}
-	for _, tt := range tests {
-		err := fsys.Link(tt.old, tt.new)
-		var le *os.LinkError
-		if !errors.Is(err, tt.want) || !errors.As(err, &le) {
-			t.Errorf("Link %s: %v, want %v in a *os.LinkError", tt.name, err, tt.want)
-		}
-	}
 }
 
 func TestRemoveKeepsAnOpenHandleReadable(t *testing.T) {
@@ -250,31 +230,34 @@ func TestRenameReplacesAtomically(t *testing.T) {
 	}
 }
 
-func TestRenameRefusals(t *testing.T) {
+func TestRenameAndLinkRefusals(t *testing.T) {
 	w := fake.New()
 	fsys := w.FS()
-	mustMkdir(t, w, "/tmp/full", "/tmp/full/sub")
-	if err := w.Mkdir("/tmp/empty", 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mustMkdir(t, w, "/tmp/full", "/tmp/full/sub", "/tmp/empty")
 	mustWrite(t, fsys, "/tmp/file", "")
+	mustWrite(t, fsys, "/tmp/c", "")
+	rename, link := fsys.Rename, fsys.Link
 	tests := []struct {
 		name     string
+		op       func(string, string) error
 		old, new string
 		want     error
 	}{
-		{"a file onto a directory", "/tmp/file", "/tmp/empty", syscall.EISDIR},
-		{"a directory onto a non-empty one", "/tmp/empty", "/tmp/full", syscall.ENOTEMPTY},
-		{"a directory onto a file", "/tmp/empty", "/tmp/file", syscall.ENOTDIR},
-		{"a directory into itself", "/tmp/full", "/tmp/full/sub/x", syscall.EINVAL},
-		{"a missing file", "/tmp/none", "/tmp/x", syscall.ENOENT},
-		{"into a missing directory", "/tmp/file", "/tmp/none/x", syscall.ENOENT},
+		{"rename a file onto a directory", rename, "/tmp/file", "/tmp/empty", syscall.EISDIR},
+		{"rename a directory onto a non-empty one", rename, "/tmp/empty", "/tmp/full", syscall.ENOTEMPTY},
+		{"rename a directory onto a file", rename, "/tmp/empty", "/tmp/file", syscall.ENOTDIR},
+		{"rename a directory into itself", rename, "/tmp/full", "/tmp/full/sub/x", syscall.EINVAL},
+		{"rename a missing file", rename, "/tmp/none", "/tmp/x", syscall.ENOENT},
+		{"rename into a missing directory", rename, "/tmp/file", "/tmp/none/x", syscall.ENOENT},
+		{"link onto an existing name", link, "/tmp/file", "/tmp/c", fs.ErrExist},
+		{"link a directory", link, "/tmp/empty", "/tmp/e", syscall.EPERM},
+		{"link a missing file", link, "/tmp/none", "/tmp/e", fs.ErrNotExist},
 	}
 	for _, tt := range tests {
-		err := fsys.Rename(tt.old, tt.new)
+		err := tt.op(tt.old, tt.new)
 		var le *os.LinkError
 		if !errors.Is(err, tt.want) || !errors.As(err, &le) {
-			t.Errorf("Rename %s: %v, want %v in a *os.LinkError", tt.name, err, tt.want)
+			t.Errorf("%s: %v, want %v in a *os.LinkError", tt.name, err, tt.want)
 		}
 	}
 	if err := fsys.Rename("/tmp/empty", "/tmp/moved"); err != nil {
