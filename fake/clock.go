@@ -87,6 +87,11 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, ex
 func (c *clock) end(s *sleeper) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drop(s)
+}
+
+// drop is end with c.mu held.
+func (c *clock) drop(s *sleeper) {
 	if _, ok := c.sleepers[s]; ok {
 		delete(c.sleepers, s)
 		c.signal()
@@ -104,9 +109,7 @@ func (c *clock) signal() {
 func (c *clock) wakeDue() {
 	for s := range c.sleepers {
 		if !s.deadline.After(c.now) {
-			delete(c.sleepers, s)
-			s.stop()
-			c.signal()
+			c.drop(s)
 		}
 	}
 }
