@@ -442,15 +442,6 @@ func TestShortReadsEndInEOF(t *testing.T) {
 			}
 		})
 	}
-	f, err := fsys.OpenFile("/tmp/five", os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4)
-	if n, err := f.ReadAt(buf, 3); n != 2 || err != io.EOF || string(buf[:n]) != "45" {
-		t.Errorf("ReadAt past the end = %d %q, %v; want 2 \"45\", io.EOF", n, buf[:n], err)
-	}
 }
 
 func TestOpenFlags(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
 )
@@ -434,28 +433,6 @@ func TestSQLiteLocksFollowTheInode(t *testing.T) {
 	}
 }
 
-// Every process registers a VFS of its own, under a name no other process
-// of any world has.
-func TestEachProcessHasItsOwnVFS(t *testing.T) {
-	w := fake.New()
-	a, b := w.Spawn(), w.Spawn()
-	if a.Platform().SQLite == nil {
-		t.Fatal("no SQLite in a fake platform")
-	}
-	if first, again := a.VFSName(), a.VFSName(); first != again {
-		t.Errorf("one process got two VFS names: %q, %q", first, again)
-	}
-	if a.VFSName() == b.VFSName() {
-		t.Errorf("two processes share the VFS name %q", a.VFSName())
-	}
-	if other := fake.New().Spawn(); other.VFSName() == a.VFSName() {
-		t.Errorf("processes of two worlds share the VFS name %q", a.VFSName())
-	}
-	if vfs.Find(a.VFSName()) == nil {
-		t.Errorf("VFS %q is not registered", a.VFSName())
-	}
-}
-
 // A process killed as SQLite opens its file (after the open, before
 // SQLite has the handle) fails the open, and leaves no file open and no
 // lock behind.
@@ -487,30 +464,24 @@ func TestSQLiteLockCallsRunHooks(t *testing.T) {
 	w := lockWorld(t)
 	a, b := w.Spawn(), w.Spawn()
 	var mu sync.Mutex
-	var before, after int
-	w.Hook(fake.OpLock, lockDB, fake.Before, func(ev fake.Event) error {
+	seen := map[fake.When]int{}
+	count := func(ev fake.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if ev.PID == a.PID() {
-			before++
+			seen[ev.When]++
 		}
 		return nil
-	})
-	w.Hook(fake.OpLock, lockDB, fake.After, func(ev fake.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.PID == a.PID() {
-			after++
-		}
-		return nil
-	})
+	}
+	w.Hook(fake.OpLock, lockDB, fake.Before, count)
+	w.Hook(fake.OpLock, lockDB, fake.After, count)
 	la := newLocker(t, a, lockDB, form{"attach", true})
 	if err := la.try(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	if before == 0 || before != after {
-		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", before, after)
+	if seen[fake.Before] == 0 || seen[fake.Before] != seen[fake.After] {
+		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", seen[fake.Before], seen[fake.After])
 	}
 	mu.Unlock()
 
