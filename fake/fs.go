@@ -19,16 +19,10 @@ import (
 type actor struct {
 	m    *memfs
 	proc *Process
+	pid  int // proc's, as hooks see it; 0 for the world
 }
 
 var _ lockfs.FS = (*actor)(nil)
-
-func (a *actor) pid() int {
-	if a.proc == nil {
-		return 0
-	}
-	return a.proc.pid
-}
 
 func (a *actor) dead() bool { return a.proc != nil && !a.proc.Alive() }
 
@@ -96,7 +90,7 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if err := s.check(); err != nil {
 		return zero, err
 	}
-	if err := a.m.hooks.fire(s.event(a.pid(), Before)); err != nil {
+	if err := a.m.hooks.fire(s.event(a.pid, Before)); err != nil {
 		return zero, s.fail(err)
 	}
 	res, err := func() (T, error) {
@@ -108,7 +102,7 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 		return body()
 	}()
 	err = s.fail(err)
-	ev := s.event(a.pid(), After)
+	ev := s.event(a.pid, After)
 	ev.Err = err
 	if herr := a.m.hooks.fire(ev); herr != nil {
 		err = s.fail(herr)

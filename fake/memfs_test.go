@@ -551,66 +551,42 @@ func TestFIFOsAndSockets(t *testing.T) {
 	}
 }
 
-func TestSwapInodeKeepsContentChangesIdentity(t *testing.T) {
-	w := fake.New()
-	fsys := w.Spawn().FS()
-	mustWrite(t, fsys, "/tmp/lock", "stamp")
-	before := mustID(t, fsys, "/tmp/lock")
-	old, err := fsys.OpenFile("/tmp/lock", os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-
-	if err := w.SwapInode("/tmp/lock"); err != nil {
-		t.Fatal(err)
-	}
-	after := mustID(t, fsys, "/tmp/lock")
-	if after.Same(before) || after.Ino == before.Ino {
-		t.Errorf("FileID after SwapInode %+v, before %+v: want another inode", after, before)
-	}
-	if got := mustRead(t, fsys, "/tmp/lock"); got != "stamp" {
-		t.Errorf("content after SwapInode %q", got)
-	}
-	if id, err := fsys.FileIDOf(old); err != nil || !id.Same(before) {
-		t.Errorf("a handle opened before the swap: %+v, %v; want the old inode", id, err)
-	}
-	if err := w.SwapInode("/tmp"); !errors.Is(err, syscall.EINVAL) {
-		t.Errorf("SwapInode of a directory: %v, want EINVAL", err)
-	}
-}
-
-func TestReuseInodeDiffersOnlyInBirth(t *testing.T) {
-	w := fake.New()
-	fsys := w.Spawn().FS()
-	mustWrite(t, fsys, "/tmp/lock", "stamp")
-	before := mustID(t, fsys, "/tmp/lock")
-	fiBefore, err := w.Stat("/tmp/lock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := fsys.OpenFile("/tmp/lock", os.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-
-	if err := w.ReuseInode("/tmp/lock"); err != nil {
-		t.Fatal(err)
-	}
-	after := mustID(t, fsys, "/tmp/lock")
-	if after.Dev != before.Dev || after.Ino != before.Ino {
-		t.Errorf("dev/ino after ReuseInode %d/%d, before %d/%d: want equal", after.Dev, after.Ino, before.Dev, before.Ino)
-	}
-	if !after.Birth.After(before.Birth) || after.Same(before) {
-		t.Errorf("birth after ReuseInode %v, before %v: want later, and Same false", after.Birth, before.Birth)
-	}
-	fiAfter, err := w.Stat("/tmp/lock")
-	if err != nil || fiAfter.Size() != fiBefore.Size() || !fiAfter.ModTime().Equal(fiBefore.ModTime()) {
-		t.Errorf("size/mtime after ReuseInode %v, before %v", fiAfter, fiBefore)
-	}
-	if byHandle, err := fsys.FileIDOf(held); err != nil || !byHandle.Same(before) || byHandle.Same(after) {
-		t.Errorf("a handle held across the reuse identifies as %+v, %v; want the old file", byHandle, err)
+// SwapInode and ReuseInode put another file at a name in one step, with
+// the same bytes and modification time: only its identity tells it apart
+// (for ReuseInode only its birth time). Handles keep the old file.
+func TestSwapAndReuseInode(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		w := fake.New()
+		fsys := w.Spawn().FS()
+		mustWrite(t, fsys, "/tmp/lock", "stamp")
+		before := mustID(t, fsys, "/tmp/lock")
+		fiBefore, err := w.Stat("/tmp/lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := fsys.OpenFile("/tmp/lock", os.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		replace := map[bool]func(string) error{false: w.SwapInode, true: w.ReuseInode}[reuse]
+		if err := replace("/tmp/lock"); err != nil {
+			t.Fatal(err)
+		}
+		after := mustID(t, fsys, "/tmp/lock")
+		if after.Same(before) || (after.Ino == before.Ino) != reuse || after.Dev != before.Dev || (reuse && !after.Birth.After(before.Birth)) {
+			t.Errorf("reuse %v: FileID after %+v, before %+v", reuse, after, before)
+		}
+		fiAfter, err := w.Stat("/tmp/lock")
+		if err != nil || mustRead(t, fsys, "/tmp/lock") != "stamp" || !fiAfter.ModTime().Equal(fiBefore.ModTime()) {
+			t.Errorf("reuse %v: after %v, before %v", reuse, fiAfter, fiBefore)
+		}
+		if byHandle, err := fsys.FileIDOf(held); err != nil || !byHandle.Same(before) {
+			t.Errorf("reuse %v: a handle held across identifies as %+v, %v; want the old file", reuse, byHandle, err)
+		}
+		if err := replace("/tmp"); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("reuse %v: of a directory: %v, want EINVAL", reuse, err)
+		}
 	}
 }
 

@@ -171,7 +171,7 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs = &actor{m: u.fs, proc: p}
+	p.fs = &actor{m: u.fs, proc: p, pid: pid}
 	ns.procs[pid] = p
 	return p
 }
