@@ -50,11 +50,13 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	switch {
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, syscall.ENOENT
+	case n == nil && hasTrailingSlash(name):
+		return nil, syscall.EISDIR
+	case n == nil && !a.mayChange(w.dir):
+		return nil, syscall.EACCES
 	case n == nil:
-		if n, err = m.create(a, w, name, perm); err != nil {
-			return nil, err
-		}
-		created = true
+		n, created = m.newInode(perm.Perm()), true
+		m.addName(w.dir, w.base, n)
 	case excl:
 		return nil, syscall.EEXIST
 	}
@@ -68,19 +70,6 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	f := &file{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
 	m.open[f] = struct{}{}
 	return f, nil
-}
-
-// create makes a new, empty regular file where w says.
-func (m *memfs) create(a *actor, w where, name string, perm fs.FileMode) (*inode, error) {
-	switch {
-	case hasTrailingSlash(name):
-		return nil, syscall.EISDIR
-	case !a.mayChange(w.dir):
-		return nil, syscall.EACCES
-	}
-	n := m.newInode(perm.Perm())
-	m.addName(w.dir, w.base, n)
-	return n, nil
 }
 
 // mayOpen decides whether n may be opened with flag. A file the open just
