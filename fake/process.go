@@ -78,14 +78,12 @@ func (p *Process) FailIdentity(err error) {
 }
 
 // Kill ends the process, as SIGKILL would: its pid is free and no longer
-// exists for Lookup, its SQLite locks are dropped and its open files
-// closed (those SQLite opened too), and every later operation
-// through its Platform fails with an error matching ErrKilled: filesystem
-// operations (on paths or on files it opened), SQLite's (its connections
-// get I/O errors, or CANTOPEN), sleeps (a sleep blocked when it dies
-// returns at once) and lookups. Self still answers: the
-// identity of the dead is what locks record. Killing a dead process does
-// nothing.
+// exists for Lookup, its open files (SQLite's too) are closed and its
+// SQLite locks dropped, and every later operation through its Platform
+// fails with an error matching ErrKilled: filesystem operations, SQLite's
+// (I/O errors, or CANTOPEN), sleeps (a blocked one returns at once) and
+// lookups. Self still answers: the identity of the dead is what locks
+// record. Killing a dead process does nothing.
 func (p *Process) Kill() {
 	p.u.mu.Lock()
 	died := p.die()
@@ -165,7 +163,7 @@ func (pp procPlatform) Sleep(ctx context.Context, d time.Duration) error {
 	return err
 }
 
-// killed is the error of what a dead process tried.
+// fail is the error of what a dead process tried.
 func (p *Process) fail(what string, args ...any) error {
 	return fmt.Errorf("fake: pid %d: %s: %w", p.pid, fmt.Sprintf(what, args...), ErrKilled)
 }

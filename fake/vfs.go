@@ -10,11 +10,9 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 )
 
-// processVFS is one process's SQLite VFS. Its files are opened through the
-// process's view of the filesystem, so hooks see SQLite's operations with
-// the process's pid, an inode swapped at a path is what the next open gets,
-// and once the process is killed every operation fails with ErrKilled
-// (which SQLite reports as an I/O error, or CANTOPEN for an open).
+// processVFS is one process's SQLite VFS, over the process's view of the
+// filesystem: hooks see SQLite's operations with its pid, and once it is
+// killed they fail with ErrKilled (an I/O error to SQLite, or CANTOPEN).
 type processVFS struct {
 	p *Process
 }
@@ -121,17 +119,13 @@ func (v *processVFS) FullPathname(name string) (string, error) {
 	return clean(name), nil
 }
 
-// vfsFile is a file opened by SQLite: a handle of the fake FS, which the
-// world counts (OpenFiles) and a Kill closes, and which holds its SQLite
-// lock in its inode's lock table. It has no shared memory, so a WAL
-// database needs exclusive locking mode, as SQLite allows.
-//
-// Locks belong to the open file, as OFD locks do on Linux: two connections
-// of one process conflict, and closing the file, or killing its process,
-// drops the lock. Locking never waits: a conflict is SQLITE_BUSY, for
-// SQLite's busy handler to wait out or not. The lock calls are OpLock
-// operations: hooks see them (and may stall or kill the process there),
-// and the lock table's answer reaches SQLite as it is.
+// vfsFile is a file opened by SQLite: a handle of the fake FS, whose lock
+// is kept in its inode's lock table and goes when the handle closes (a
+// Kill closes it too), as an OFD lock on Linux. Locking never waits: a
+// conflict is SQLITE_BUSY, for SQLite's busy handler. The lock calls are
+// OpLock operations, which hooks see; the table's answer reaches SQLite as
+// it is. There is no shared memory: a WAL database needs exclusive locking
+// mode, as SQLite allows.
 type vfsFile struct {
 	f     *file
 	flags vfs.OpenFlag
@@ -142,9 +136,9 @@ var (
 	_ vfs.FileHasMoved  = (*vfsFile)(nil)
 )
 
-// ReadAt reads at off. A read that runs past the end of the file returns
-// what there was with io.EOF, and SQLite fills the rest with zeros; any
-// other short read would be an I/O error to it.
+// ReadAt reads at off; a read past the end returns what there was with
+// io.EOF (SQLite fills the rest with zeros; any other short read would be
+// an I/O error to it).
 func (f *vfsFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
 
 func (f *vfsFile) WriteAt(p []byte, off int64) (int, error) { return f.f.WriteAt(p, off) }
