@@ -55,9 +55,7 @@ func (s step) fail(err error) error {
 		return err
 	}
 	switch {
-	case err == io.EOF:
-		return err
-	case errors.As(err, &pe) || errors.As(err, &le):
+	case err == io.EOF, errors.As(err, &pe), errors.As(err, &le):
 		return err
 	case s.op == OpRename || s.op == OpLink:
 		return &os.LinkError{Op: s.verb, Old: s.path, New: s.newPath, Err: err}
