@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/proclock/proclock/platform"
 )
 
 // epoch is when every new world's clock starts.
@@ -45,13 +43,6 @@ func (c *clock) Now() time.Time {
 	defer c.mu.Unlock()
 	return c.now
 }
-
-// Sleep is the world's own sleep, which no death ends.
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	return c.sleep(ctx, d, newSleeper(), nil, nil)
-}
-
-var _ platform.Clock = (*clock)(nil)
 
 // sleep waits for d of the world's time, for ctx, for s to be ended (end),
 // or for died (ErrKilled) or exited to close. An s ended already does not
@@ -96,6 +87,11 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, ex
 func (c *clock) end(s *sleeper) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drop(s)
+}
+
+// drop is end with c.mu held.
+func (c *clock) drop(s *sleeper) {
 	if _, ok := c.sleepers[s]; ok {
 		delete(c.sleepers, s)
 		c.signal()
@@ -113,33 +109,41 @@ func (c *clock) signal() {
 func (c *clock) wakeDue() {
 	for s := range c.sleepers {
 		if !s.deadline.After(c.now) {
-			delete(c.sleepers, s)
-			s.stop()
-			c.signal()
+			c.drop(s)
 		}
 	}
 }
 
-func (c *clock) advance(d time.Duration) {
+// Now returns the world's time.
+func (w *World) Now() time.Time { return w.u.clock.Now() }
+
+// Advance moves the world's time forward by d, waking the sleeps of a
+// frozen world whose deadline it reaches. It panics if d is negative.
+func (w *World) Advance(d time.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("fake: Advance(%v): time does not go back", d))
 	}
+	c := w.u.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 	c.wakeDue()
 }
 
-func (c *clock) freeze() {
+// Freeze stops sleeps from moving time: from now on a Sleep blocks until
+// Advance reaches its deadline, its ctx is done or its process dies.
+func (w *World) Freeze() {
+	c := w.u.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = true
 }
 
-// thaw lets time move with sleeps again. The sleepers blocked now wake,
-// and time moves to the latest of their deadlines, as if each had slept
-// on a running clock.
-func (c *clock) thaw() {
+// Thaw undoes Freeze. Sleeps blocked on the frozen clock return, and time
+// moves to the latest of their deadlines, as if each had slept on a
+// running clock.
+func (w *World) Thaw() {
+	c := w.u.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = false
@@ -151,9 +155,11 @@ func (c *clock) thaw() {
 	c.wakeDue()
 }
 
-// waitSleepers blocks until at least n sleeps are blocked on the frozen
-// clock, or ctx is done.
-func (c *clock) waitSleepers(ctx context.Context, n int) error {
+// WaitSleepers blocks until at least n sleeps are blocked on the frozen
+// clock, or ctx is done: a test knows a goroutine is waiting before it
+// advances time, without sleeping itself.
+func (w *World) WaitSleepers(ctx context.Context, n int) error {
+	c := w.u.clock
 	for {
 		c.mu.Lock()
 		have, changed := len(c.sleepers), c.changed
@@ -167,34 +173,4 @@ func (c *clock) waitSleepers(ctx context.Context, n int) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// Now returns the world's time.
-func (w *World) Now() time.Time { return w.u.clock.Now() }
-
-// Advance moves the world's time forward by d, waking the sleeps of a
-// frozen world whose deadline it reaches. It panics if d is negative.
-func (w *World) Advance(d time.Duration) { w.u.clock.advance(d) }
-
-// Freeze stops sleeps from moving time: from now on a Sleep blocks until
-// Advance reaches its deadline, its ctx is done or its process dies.
-func (w *World) Freeze() { w.u.clock.freeze() }
-
-// Thaw undoes Freeze. Sleeps blocked on the frozen clock return, and time
-// moves to the latest of their deadlines.
-func (w *World) Thaw() { w.u.clock.thaw() }
-
-// WaitSleepers blocks until at least n sleeps are blocked on the frozen
-// clock, or ctx is done: a test knows a goroutine is waiting before it
-// advances time, without sleeping itself.
-func (w *World) WaitSleepers(ctx context.Context, n int) error {
-	return w.u.clock.waitSleepers(ctx, n)
-}
-
-// Sleepers returns how many sleeps are blocked on the frozen clock now.
-func (w *World) Sleepers() int {
-	c := w.u.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.sleepers)
 }

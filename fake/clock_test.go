@@ -14,6 +14,9 @@ func TestSleepMovesTimeAtOnce(t *testing.T) {
 	w := fake.New()
 	clock := w.Spawn().Platform().Clock
 	start := w.Now()
+	if epoch := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC); !start.Equal(epoch) {
+		t.Errorf("a new world's time is %v, want %v", start, epoch)
+	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 
@@ -46,13 +49,6 @@ func TestSleepMovesTimeAtOnce(t *testing.T) {
 	}
 }
 
-func TestNewWorldStartsAtItsEpoch(t *testing.T) {
-	want := time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
-	if got := fake.New().Now(); !got.Equal(want) {
-		t.Errorf("a new world's time is %v, want %v", got, want)
-	}
-}
-
 // sleepInBackground sleeps on clock in a goroutine; the channel gives its
 // result.
 func sleepInBackground(ctx context.Context, clock interface {
@@ -78,7 +74,7 @@ func TestFrozenSleepWaitsForAdvance(t *testing.T) {
 	waitSleepers(t, w, 1)
 
 	w.Advance(999 * time.Millisecond)
-	if w.Sleepers() != 1 {
+	if fake.Sleepers(w) != 1 {
 		t.Fatal("a sleep ended before Advance reached its deadline")
 	}
 	select {
@@ -95,31 +91,31 @@ func TestFrozenSleepWaitsForAdvance(t *testing.T) {
 	}
 }
 
-func TestFrozenSleepEndsWithItsContext(t *testing.T) {
-	w := fake.New()
-	w.Freeze()
-	start := w.Now()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := sleepInBackground(ctx, w.Spawn().Platform().Clock, time.Hour)
-	waitSleepers(t, w, 1)
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled Sleep = %v, want context.Canceled", err)
-	}
-	if !w.Now().Equal(start) || w.Sleepers() != 0 {
-		t.Errorf("after a cancelled sleep: time moved %v, %d sleepers left", w.Now().Sub(start), w.Sleepers())
-	}
-}
-
-func TestKillEndsAFrozenSleep(t *testing.T) {
-	w := fake.New()
-	w.Freeze()
-	p := w.Spawn()
-	done := sleepInBackground(context.Background(), p.Platform().Clock, time.Hour)
-	waitSleepers(t, w, 1)
-	p.Kill()
-	if err := <-done; !errors.Is(err, fake.ErrKilled) {
-		t.Errorf("Sleep of a killed process = %v, want ErrKilled", err)
+// A frozen sleep ends early, time unmoved and no sleeper left, when its
+// context is done or its process dies.
+func TestFrozenSleepEndsEarly(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		end  func(cancel func(), p *fake.Process)
+		want error
+	}{
+		{"cancelled", func(cancel func(), _ *fake.Process) { cancel() }, context.Canceled},
+		{"killed", func(_ func(), p *fake.Process) { p.Kill() }, fake.ErrKilled},
+	} {
+		w := fake.New()
+		w.Freeze()
+		start, p := w.Now(), w.Spawn()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := sleepInBackground(ctx, p.Platform().Clock, time.Hour)
+		waitSleepers(t, w, 1)
+		c.end(cancel, p)
+		if err := <-done; !errors.Is(err, c.want) {
+			t.Errorf("%s: Sleep = %v, want %v", c.name, err, c.want)
+		}
+		if !w.Now().Equal(start) || fake.Sleepers(w) != 0 {
+			t.Errorf("%s: time moved %v, %d sleepers left", c.name, w.Now().Sub(start), fake.Sleepers(w))
+		}
+		cancel()
 	}
 }
 

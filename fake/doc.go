@@ -2,58 +2,52 @@
 // locks: hosts, boots and pid namespaces, fake processes, an in-memory
 // filesystem with real inodes, a manual clock, and hooks that stage faults
 // between any two filesystem operations. Nothing in it touches the real
-// filesystem, real processes or real time, so tests that use it are fast,
-// repeatable, and run wherever Go runs (wasip1 and js included).
+// filesystem, processes or time, so its tests are fast, repeatable, and
+// run wherever Go runs (wasip1 and js included).
 //
-// A World is made by New. Spawn starts a Process; its Platform is what
-// proclock takes. Every process sees the one filesystem through its own
-// lockfs.FS value (so proclock's in-process turns are per process, as they
-// are natively), and Kill ends it as SIGKILL would: its pid is gone, its
-// files are closed, its SQLite locks dropped, and whatever it still tries
-// fails with ErrKilled.
+// New makes a World; Spawn starts a Process, whose Platform is what
+// proclock takes. Each process sees the one filesystem through its own
+// lockfs.FS value (so proclock's in-process turns are per process, as
+// natively), and Kill ends it as SIGKILL would: its pid is gone, its files
+// closed, its SQLite locks dropped, and whatever it still tries fails with
+// ErrKilled.
 //
 // What the world promises:
 //
-//   - The filesystem behaves as POSIX says: operations are atomic (one lock
-//     guards the tree), O_CREATE|O_EXCL has exactly one winner and never
-//     follows a symlink, rename replaces its target in one step, hard links
-//     share an inode, a removed file stays readable through open handles,
-//     symlinks are followed up to 40 hops (then ELOOP). Errors are
-//     *fs.PathError (*os.LinkError for Rename, Link and Symlink)
-//     wrapping syscall.Errno values, so errors.Is(err, fs.ErrNotExist) and
-//     the like work. Every process is the owner of every file and its
-//     permission bits are checked; the world itself (World.FS and the
-//     staging methods: Mkdir, Symlink, Chmod, Chtimes, WriteFile, ...) is
-//     root and is not checked.
+//   - The filesystem behaves as POSIX says: each operation is atomic,
+//     O_CREATE|O_EXCL has one winner and never follows a symlink, rename
+//     replaces its target in one step, hard links share an inode, a removed
+//     file stays readable through open handles, a path follows up to 40
+//     symlinks (then ELOOP). Errors are *fs.PathError (*os.LinkError for
+//     Rename, Link and Symlink) wrapping syscall.Errno values, so errors.Is
+//     with fs.ErrNotExist and the like works. Every process owns every file
+//     and its permission bits are checked; the world itself (World.FS and
+//     the staging methods: Mkdir, Symlink, Chmod, WriteFile, ...) is root.
 //     Names are cleaned lexically (as path.Clean) from "/".
 //   - Read returns fewer bytes than asked only at the end of a file, and
-//     then together with io.EOF.
-//   - Inodes have numbers (on device Dev) and birth times: FileID tells a
-//     swapped file (SwapInode) or a reused inode number (ReuseInode) from
-//     the file that was there.
-//   - Time is the world's own: file times and process start times come from
-//     it, never from the machine's clock. It starts at 2026-01-01T00:00:00Z.
-//     A Sleep moves it forward at once (virtual time is free); Advance moves
-//     it explicitly; Freeze makes sleeps wait for Advance.
+//     then with io.EOF.
+//   - Inodes have numbers and birth times: FileID tells a swapped file
+//     (SwapInode) or a reused inode number (ReuseInode) from the one that
+//     was there.
+//   - Time is the world's own, from 2026-01-01T00:00:00Z: file times and
+//     process start times come from it. A Sleep moves it forward at once;
+//     Advance moves it explicitly; Freeze makes sleeps wait for Advance.
 //   - Process facts follow the host and pid namespace of the asker: a dead
 //     pid does not exist, a reused pid has another start time, a Reboot
 //     brings a new boot id, another host or namespace has its own pids.
 //   - SQLite is real (github.com/ncruces/go-sqlite3), over the fake
-//     filesystem: each process's Platform.SQLite opens connections through
-//     a VFS of the process's own (registered as Process.VFSName, and left
+//     filesystem, through a VFS of each process's own (Process.VFSName,
 //     registered for the life of the program, since a connection may
-//     outlive its process). SQLite's file operations are the process's:
-//     hooks see them with its pid, and a swapped inode is what it opens
-//     next. An in-memory connection (":memory:") uses the same VFS, so the
-//     databases it attaches do too. Temporary files stay in memory.
-//   - SQLite's locks (SHARED, RESERVED, PENDING, EXCLUSIVE) are kept per
-//     inode and belong to the open file, as OFD locks do: two connections
-//     of one process conflict, a conflict is SQLITE_BUSY at once (never a
-//     wait), and Kill drops every lock of the process in one step, as the
-//     kernel does. World.OpenFiles counts the files SQLite has open.
+//     outlive its process): hooks see its file operations with the
+//     process's pid, and a swapped inode is what it opens next. Temporary
+//     files stay in memory. Its locks (SHARED, RESERVED, PENDING,
+//     EXCLUSIVE) are kept per inode and belong to the open file, as OFD
+//     locks do: two connections of one process conflict, a conflict is
+//     SQLITE_BUSY at once (never a wait), and Kill drops every lock of the
+//     process in one step. World.OpenFiles counts the files SQLite has open.
 //
-// So proclock uses its SQLite mechanism in the fake world, as it does
-// natively; a test takes Platform().WithoutSQLite() to use the file mechanism.
+// So proclock uses its SQLite mechanism in the fake world, as natively; a
+// test takes Platform().WithoutSQLite() to use the file mechanism.
 //
 // A test that stages a crash of the file mechanism between creating a lock
 // file and writing it:

@@ -3,9 +3,10 @@ package fake
 import (
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -23,20 +24,25 @@ type file struct {
 	writable bool
 	off      int64
 	closed   bool
-	// onRelease, when set, runs as the handle is released (under the
-	// lock, however it is closed): an SQLite lock goes with its file.
-	onRelease func()
 }
 
+// noFollow is an open flag of the fake's own (no os.O_ flag has this bit):
+// OpenNoFollow's.
+const noFollow = 1 << 30
+
 // openFile is open(2) on the tree: it resolves name, creates the file when
-// asked, checks permissions and registers the handle as open.
+// asked, checks permissions and registers the handle as open. With
+// noFollow a symlink at the last element is ELOOP.
 func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
 	// O_EXCL with O_CREATE never follows a symlink at the last element:
 	// whatever is there, even a dangling link, means EEXIST.
-	w, err := m.resolve(a, name, !excl)
-	if err != nil {
+	w, err := m.resolve(a, name, !excl && flag&noFollow == 0)
+	switch {
+	case err != nil:
 		return nil, err
+	case flag&noFollow != 0 && w.node != nil && w.node.isSymlink():
+		return nil, syscall.ELOOP
 	}
 	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	readable := flag&os.O_WRONLY == 0
@@ -44,11 +50,13 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	switch {
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, syscall.ENOENT
+	case n == nil && hasTrailingSlash(name):
+		return nil, syscall.EISDIR
+	case n == nil && !a.mayChange(w.dir):
+		return nil, syscall.EACCES
 	case n == nil:
-		if n, err = m.create(a, w, name, perm); err != nil {
-			return nil, err
-		}
-		created = true
+		n, created = m.newInode(perm.Perm()), true
+		m.addName(w.dir, w.base, n)
 	case excl:
 		return nil, syscall.EEXIST
 	}
@@ -59,23 +67,9 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 		n.data = nil
 		n.mtime = m.now()
 	}
-	return m.register(&file{
-		m: m, by: a, name: name, node: n,
-		readable: readable, writable: writable,
-	}), nil
-}
-
-// create makes a new, empty regular file where w says.
-func (m *memfs) create(a *actor, w where, name string, perm fs.FileMode) (*inode, error) {
-	switch {
-	case hasTrailingSlash(name):
-		return nil, syscall.EISDIR
-	case !a.mayChange(w.dir):
-		return nil, syscall.EACCES
-	}
-	n := m.newInode(perm.Perm())
-	m.addName(w.dir, w.base, n)
-	return n, nil
+	f := &file{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
+	m.open[f] = struct{}{}
+	return f, nil
 }
 
 // mayOpen decides whether n may be opened with flag. A file the open just
@@ -96,38 +90,18 @@ func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) err
 	return nil
 }
 
-// openNoFollow opens name read-only, refusing a symlink at its last
-// element. A FIFO or a device opens at once, with nothing to read.
-func (m *memfs) openNoFollow(a *actor, name string) (*file, error) {
-	n, err := m.existing(a, name, false)
-	switch {
-	case err != nil:
-		return nil, err
-	case n.isSymlink():
-		return nil, syscall.ELOOP
-	}
-	if err := mayOpen(a, n, os.O_RDONLY, true, false, false); err != nil {
-		return nil, err
-	}
-	return m.register(&file{m: m, by: a, name: name, node: n, readable: true}), nil
-}
-
-func (m *memfs) register(f *file) *file {
-	m.open[f] = struct{}{}
-	return f
-}
-
-// release closes f; it reports whether f was open.
-func (m *memfs) release(f *file) bool {
-	if f.closed {
-		return false
-	}
+// release closes f; m.mu is held.
+func (m *memfs) release(f *file) {
 	f.closed = true
 	delete(m.open, f)
-	if f.onRelease != nil {
-		f.onRelease()
-	}
-	return true
+	delete(f.node.locks, f) // an SQLite lock goes with its file
+}
+
+// closeFile closes f, taking m.mu.
+func (m *memfs) closeFile(f *file) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.release(f)
 }
 
 // releaseAllOf closes every handle p has open, as the kernel does when a
@@ -168,26 +142,44 @@ func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
 	})
 }
 
+// doErr is do for an operation that returns only an error.
+func doErr(f *file, op Op, verb string, body func() error) error {
+	_, err := do(f, op, verb, func() (struct{}, error) { return struct{}{}, body() })
+	return err
+}
+
 // Name returns the name the file was opened with.
 func (f *file) Name() string { return f.name }
 
 // Read reads from the current offset. It returns fewer bytes than asked
 // only at the end of the file, and then with io.EOF.
-func (f *file) Read(p []byte) (int, error) {
-	return do(f, OpRead, "read", func() (int, error) {
-		n, err := f.readAt(p, f.off)
-		f.off += int64(n)
-		return n, err
-	})
-}
+func (f *file) Read(p []byte) (int, error) { return f.io(OpRead, "read", f.readAt, p, 0, false) }
 
 // ReadAt reads at off without moving the offset.
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	return do(f, OpRead, "readat", func() (int, error) {
-		if off < 0 {
-			return 0, syscall.EINVAL
+	return f.io(OpRead, "readat", f.readAt, p, off, true)
+}
+
+// Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
+func (f *file) Write(p []byte) (int, error) { return f.io(OpWrite, "write", f.writeAt, p, 0, false) }
+
+// WriteAt writes at off without moving the offset.
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	return f.io(OpWrite, "writeat", f.writeAt, p, off, true)
+}
+
+// io reads or writes p at off, or, unless at, at the offset, moving it.
+func (f *file) io(op Op, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
+	return do(f, op, verb, func() (int, error) {
+		if at {
+			if off < 0 {
+				return 0, syscall.EINVAL
+			}
+			return rw(p, off)
 		}
-		return f.readAt(p, off)
+		n, err := rw(p, f.off)
+		f.off += int64(n)
+		return n, err
 	})
 }
 
@@ -203,7 +195,6 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 	case !f.node.isRegular():
 		return 0, io.EOF
 	}
-	f.node.atime = f.m.now()
 	if off >= int64(len(f.node.data)) {
 		return 0, io.EOF
 	}
@@ -212,25 +203,6 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
-}
-
-// Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
-func (f *file) Write(p []byte) (int, error) {
-	return do(f, OpWrite, "write", func() (int, error) {
-		n, err := f.writeAt(p, f.off)
-		f.off += int64(n)
-		return n, err
-	})
-}
-
-// WriteAt writes at off without moving the offset.
-func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	return do(f, OpWrite, "writeat", func() (int, error) {
-		if off < 0 {
-			return 0, syscall.EINVAL
-		}
-		return f.writeAt(p, off)
-	})
 }
 
 // writeAt writes p at off, filling any gap with zeros. A FIFO or a device
@@ -267,38 +239,26 @@ func (f *file) Stat() (fs.FileInfo, error) {
 }
 
 // Sync does nothing more than check the handle: the fake never loses data.
-func (f *file) Sync() error {
-	_, err := do(f, OpSync, "sync", func() (struct{}, error) { return struct{}{}, nil })
-	return err
-}
+func (f *file) Sync() error { return doErr(f, OpSync, "sync", func() error { return nil }) }
 
 // Truncate cuts or extends the file to size.
 func (f *file) Truncate(size int64) error {
-	_, err := do(f, OpTruncate, "truncate", func() (struct{}, error) {
-		switch {
-		case !f.writable || !f.node.isRegular():
-			return struct{}{}, syscall.EINVAL
-		case size < 0:
-			return struct{}{}, syscall.EINVAL
+	return doErr(f, OpTruncate, "truncate", func() error {
+		if !f.writable || !f.node.isRegular() || size < 0 {
+			return syscall.EINVAL
 		}
 		f.node.data = resize(f.node.data, size)
 		f.node.mtime = f.m.now()
-		return struct{}{}, nil
+		return nil
 	})
-	return err
 }
 
 // Close closes the handle. A second Close fails with os.ErrClosed. Even a
 // Close that a hook fails releases the handle, as close(2) does.
 func (f *file) Close() error {
-	_, err := do(f, OpClose, "close", func() (struct{}, error) {
-		f.m.release(f)
-		return struct{}{}, nil
-	})
+	err := doErr(f, OpClose, "close", func() error { f.m.release(f); return nil })
 	if err != nil {
-		f.m.mu.Lock()
-		f.m.release(f)
-		f.m.mu.Unlock()
+		f.m.closeFile(f)
 	}
 	return err
 }
@@ -310,23 +270,8 @@ func (f *file) Readdirnames(n int) ([]string, error) {
 		if !f.node.isDir() {
 			return nil, syscall.ENOTDIR
 		}
-		names := make([]string, 0, len(f.node.entries))
-		for name := range f.node.entries {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		return names, nil
+		return slices.Sorted(maps.Keys(f.node.entries)), nil
 	})
-}
-
-// InodeInfo is what the fake's fs.FileInfo.Sys returns: the inode facts a
-// real system keeps in its stat structure.
-type InodeInfo struct {
-	Dev   uint64
-	Ino   uint64
-	Nlink uint64
-	Atime time.Time
-	Birth time.Time
 }
 
 // fileInfo is a snapshot of an inode, taken under the lock.
@@ -335,7 +280,6 @@ type fileInfo struct {
 	size  int64
 	mode  fs.FileMode
 	mtime time.Time
-	sys   InodeInfo
 }
 
 func infoOf(name string, n *inode) *fileInfo {
@@ -343,10 +287,7 @@ func infoOf(name string, n *inode) *fileInfo {
 	if n.isSymlink() {
 		size = int64(len(n.target))
 	}
-	return &fileInfo{
-		name: name, size: size, mode: n.mode, mtime: n.mtime,
-		sys: InodeInfo{Dev: Dev, Ino: n.ino, Nlink: n.nlink, Atime: n.atime, Birth: n.birth},
-	}
+	return &fileInfo{name: name, size: size, mode: n.mode, mtime: n.mtime}
 }
 
 func (fi *fileInfo) Name() string       { return fi.name }
@@ -355,5 +296,5 @@ func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
 func (fi *fileInfo) ModTime() time.Time { return fi.mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
 
-// Sys returns a *InodeInfo.
-func (fi *fileInfo) Sys() any { sys := fi.sys; return &sys }
+// Sys returns nil: a file's identity is FileID's.
+func (fi *fileInfo) Sys() any { return nil }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/ncruces/go-sqlite3"
+
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -17,16 +19,10 @@ import (
 type actor struct {
 	m    *memfs
 	proc *Process
+	pid  int // proc's, as hooks see it; 0 for the world
 }
 
 var _ lockfs.FS = (*actor)(nil)
-
-func (a *actor) pid() int {
-	if a.proc == nil {
-		return 0
-	}
-	return a.proc.pid
-}
 
 func (a *actor) dead() bool { return a.proc != nil && !a.proc.Alive() }
 
@@ -48,15 +44,18 @@ type step struct {
 	handle  bool   // on an open file, not a name
 }
 
-// fail wraps err as package os would for this operation. io.EOF stays
-// bare, and an error that already names its path stays as it is.
+// fail wraps err as package os would for this operation. io.EOF and the
+// lock table's answers to SQLite stay bare, and an error that already
+// names its path stays as it is.
 func (s step) fail(err error) error {
 	var pe *fs.PathError
 	var le *os.LinkError
-	switch {
-	case err == nil || err == io.EOF:
+	switch err.(type) {
+	case nil, sqlite3.ErrorCode, sqlite3.ExtendedErrorCode:
 		return err
-	case errors.As(err, &pe) || errors.As(err, &le):
+	}
+	switch {
+	case err == io.EOF, errors.As(err, &pe), errors.As(err, &le):
 		return err
 	case s.op == OpRename || s.op == OpLink:
 		return &os.LinkError{Op: s.verb, Old: s.path, New: s.newPath, Err: err}
@@ -64,8 +63,13 @@ func (s step) fail(err error) error {
 	return &fs.PathError{Op: s.verb, Path: s.path, Err: err}
 }
 
+// event is what hooks are told of the step: none for a file with no name
+// (SQLite's temporary files), which nothing else can reach.
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Call: s.verb, Path: clean(s.path), Flag: s.flag, Handle: s.handle, When: when, PID: pid}
+	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, When: when, PID: pid}
+	if s.path != "" {
+		ev.Path = clean(s.path)
+	}
 	if s.newPath != "" {
 		ev.NewPath = clean(s.newPath)
 	}
@@ -81,15 +85,10 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if a.dead() {
 		return zero, s.fail(ErrKilled)
 	}
-	if err := lockfs.CheckPath(s.verb, s.path); err != nil {
+	if err := s.check(); err != nil {
 		return zero, err
 	}
-	if s.op == OpRename || s.op == OpLink {
-		if err := lockfs.CheckPath(s.verb, s.newPath); err != nil {
-			return zero, err
-		}
-	}
-	if err := a.m.hooks.fire(s.event(a.pid(), Before)); err != nil {
+	if err := a.m.hooks.fire(s.event(a.pid, Before)); err != nil {
 		return zero, s.fail(err)
 	}
 	res, err := func() (T, error) {
@@ -101,12 +100,24 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 		return body()
 	}()
 	err = s.fail(err)
-	ev := s.event(a.pid(), After)
+	ev := s.event(a.pid, After)
 	ev.Err = err
 	if herr := a.m.hooks.fire(ev); herr != nil {
 		err = s.fail(herr)
 	}
 	return res, err
+}
+
+// check refuses an empty name, as every FS method does.
+func (s step) check() error {
+	if s.handle {
+		return nil
+	}
+	err := lockfs.CheckPath(s.verb, s.path)
+	if err == nil && (s.op == OpRename || s.op == OpLink) {
+		err = lockfs.CheckPath(s.verb, s.newPath)
+	}
+	return err
 }
 
 // exec runs an operation that returns only an error.
@@ -123,7 +134,7 @@ func (a *actor) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, 
 
 func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name}, func() (*file, error) {
-		return a.m.openNoFollow(a, name)
+		return a.m.openFile(a, name, noFollow, 0)
 	}))
 }
 
@@ -132,9 +143,7 @@ func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 	if err != nil {
 		if f != nil {
-			a.m.mu.Lock()
-			a.m.release(f)
-			a.m.mu.Unlock()
+			a.m.closeFile(f)
 		}
 		return nil, err
 	}
@@ -172,13 +181,22 @@ func (a *actor) Lstat(name string) (os.FileInfo, error) {
 	})
 }
 
-func (a *actor) FileID(name string) (lockfs.FileID, error) {
-	return run(a, step{op: OpStat, verb: "fileid", path: name}, func() (lockfs.FileID, error) {
-		n, err := a.m.existing(a, name, false)
+func (a *actor) FileID(name string) (lockfs.FileID, error) { return a.id("fileid", name, false) }
+
+// DirID identifies the directory dir names, following symlinks.
+func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", dir, true) }
+
+// id identifies the file at name, or, for DirID, the directory.
+func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
+	return run(a, step{op: OpStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
+		w, err := a.m.existing(a, name, dir)
+		if err == nil && dir && !w.node.isDir() {
+			err = syscall.ENOTDIR
+		}
 		if err != nil {
 			return lockfs.FileID{}, err
 		}
-		return idOf(n), nil
+		return idOf(w.node), nil
 	})
 }
 
@@ -201,20 +219,6 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 	})
 }
 
-// DirID identifies the directory dir names, following symlinks.
-func (a *actor) DirID(dir string) (lockfs.FileID, error) {
-	return run(a, step{op: OpStat, verb: "dirid", path: dir}, func() (lockfs.FileID, error) {
-		w, err := a.m.existingAt(a, dir, true)
-		if err == nil && !w.node.isDir() {
-			err = syscall.ENOTDIR
-		}
-		if err != nil {
-			return lockfs.FileID{}, err
-		}
-		return idOf(w.node), nil
-	})
-}
-
 func idOf(n *inode) lockfs.FileID {
-	return lockfs.FileID{Dev: Dev, Ino: n.ino, Birth: n.birth, HasBirth: true}
+	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true}
 }

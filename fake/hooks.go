@@ -1,7 +1,6 @@
 package fake
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 )
@@ -53,16 +52,6 @@ const (
 	After
 )
 
-func (w When) String() string {
-	switch w {
-	case Before:
-		return "before"
-	case After:
-		return "after"
-	}
-	return fmt.Sprintf("When(%d)", int(w))
-}
-
 // Event is what a hook is told of the operation it runs for.
 type Event struct {
 	Op Op
@@ -109,24 +98,24 @@ type hooks struct {
 	list []*hook
 }
 
+// add adds h; the function it returns removes it.
 func (hs *hooks) add(h *hook) (remove func()) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	hs.list = append(hs.list[:len(hs.list):len(hs.list)], h)
-	var once sync.Once
-	return func() { once.Do(func() { hs.drop(h) }) }
+	hs.change(func(l []*hook) []*hook { return append(l, h) })
+	return sync.OnceFunc(func() {
+		hs.change(func(l []*hook) []*hook { return slices.DeleteFunc(l, func(k *hook) bool { return k == h }) })
+	})
 }
 
-func (hs *hooks) drop(h *hook) {
+func (hs *hooks) change(edit func([]*hook) []*hook) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	hs.list = slices.DeleteFunc(slices.Clone(hs.list), func(k *hook) bool { return k == h })
+	hs.list = edit(slices.Clone(hs.list))
 }
 
 // fire runs, outside every lock of the world, the hooks that match ev, in
 // the order they were added; a Before hook's error stops the others.
 func (hs *hooks) fire(ev Event) error {
-	if ev.Op == "" {
+	if ev.Path == "" {
 		return nil
 	}
 	hs.mu.Lock()

@@ -2,6 +2,7 @@ package fake_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -146,58 +147,61 @@ func TestChmodStagesEACCESForProcessesOnly(t *testing.T) {
 	}
 }
 
-func TestBeforeHookErrorDoesNothing(t *testing.T) {
-	w := fake.New()
-	p := w.Spawn()
-	if err := w.WriteFile("/tmp/a", []byte("a"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+// A Before hook's error, or a kill in it, stops the operation, which does
+// nothing; an After hook's error replaces the result of an operation that
+// happened.
+func TestHookErrors(t *testing.T) {
 	refused := errors.New("staged failure")
-	w.Hook(fake.OpRename, "/tmp/b", fake.Before, func(fake.Event) error { return refused })
-	w.Hook(fake.OpRemove, "/tmp/a", fake.Before, func(fake.Event) error { return refused })
-
-	var le *os.LinkError
-	if err := p.FS().Rename("/tmp/a", "/tmp/b"); !errors.Is(err, refused) || !errors.As(err, &le) {
-		t.Errorf("Rename matched by its new name: %v, want the hook's error in a *os.LinkError", err)
+	cases := []struct {
+		name string
+		op   fake.Op
+		path string
+		when fake.When
+		hook func(p *fake.Process) error
+		do   func(lockfs.FS) error
+		want error
+		// what the operation touched, after: "" missing, else its content
+		file, content string
+	}{
+		{"Before refuses a Rename, matched by its new name", fake.OpRename, "/tmp/b", fake.Before,
+			func(*fake.Process) error { return refused }, func(f lockfs.FS) error { return f.Rename("/tmp/a", "/tmp/b") }, refused, "/tmp/a", "a"},
+		{"Before refuses a Remove", fake.OpRemove, "/tmp/a", fake.Before,
+			func(*fake.Process) error { return refused }, func(f lockfs.FS) error { return f.Remove("/tmp/a") }, refused, "/tmp/a", "a"},
+		{"Before kills the remover", fake.OpRemove, "/tmp/a", fake.Before,
+			func(p *fake.Process) error { p.Kill(); return nil }, func(f lockfs.FS) error { return f.Remove("/tmp/a") }, fake.ErrKilled, "/tmp/a", "a"},
+		{"After fails a create", fake.OpOpen, "/tmp/c", fake.After,
+			func(*fake.Process) error { return syscall.EIO }, func(f lockfs.FS) error {
+				_, err := f.OpenFile("/tmp/c", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+				return err
+			}, syscall.EIO, "/tmp/c", ""},
 	}
-	if err := p.FS().Remove("/tmp/a"); !errors.Is(err, refused) {
-		t.Errorf("Remove: %v, want the hook's error", err)
-	}
-	if _, err := w.Stat("/tmp/a"); err != nil {
-		t.Errorf("a refused operation changed the filesystem: %v", err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := fake.New()
+			p := w.Spawn()
+			if err := w.WriteFile("/tmp/a", []byte("a"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w.Hook(c.op, c.path, c.when, func(fake.Event) error { return c.hook(p) })
+			err := c.do(p.FS())
+			var pe *fs.PathError
+			var le *os.LinkError
+			if !errors.Is(err, c.want) || !(errors.As(err, &pe) || errors.As(err, &le)) {
+				t.Errorf("%v, want %v in a *fs.PathError or *os.LinkError", err, c.want)
+			}
+			if got, err := w.ReadFile(c.file); err != nil || string(got) != c.content {
+				t.Errorf("%s after: %q, %v; want %q", c.file, got, err, c.content)
+			}
+			if w.OpenFiles() != 0 {
+				t.Errorf("%d files left open", w.OpenFiles())
+			}
+		})
 	}
 }
 
-func TestAfterHookErrorReplacesTheResult(t *testing.T) {
-	w := fake.New()
-	p := w.Spawn()
-	w.Hook(fake.OpOpen, "/tmp/a", fake.After, func(fake.Event) error { return syscall.EIO })
-	if _, err := p.FS().OpenFile("/tmp/a", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666); !errors.Is(err, syscall.EIO) {
-		t.Errorf("Create with a failing After hook: %v, want EIO", err)
-	}
-	if _, err := w.Stat("/tmp/a"); err != nil {
-		t.Errorf("the file the failed Create made is missing: %v", err)
-	}
-	if w.OpenFiles() != 0 {
-		t.Errorf("an open reported failed left %d files open", w.OpenFiles())
-	}
-}
-
-func TestHookKillingBeforeStopsTheOperation(t *testing.T) {
-	w := fake.New()
-	p := w.Spawn()
-	if err := w.WriteFile("/tmp/d", nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w.Hook(fake.OpRemove, "/tmp/d", fake.Before, func(fake.Event) error { p.Kill(); return nil })
-	if err := p.FS().Remove("/tmp/d"); !errors.Is(err, fake.ErrKilled) {
-		t.Errorf("Remove by a process killed just before: %v, want ErrKilled", err)
-	}
-	if _, err := w.Stat("/tmp/d"); err != nil {
-		t.Errorf("a process killed before Remove removed the file: %v", err)
-	}
-}
-
+// Every event tells the operation: its op and call, its paths, cleaned,
+// whether it acts on an open file, the flags of an open (so a hook can
+// tell a create from a look), who acts and the result.
 func TestHookEvents(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn()
@@ -217,34 +221,47 @@ func TestHookEvents(t *testing.T) {
 		defer mu.Unlock()
 		return events[len(events)-1]
 	}
-
+	var f lockfs.File
+	const excl = os.O_RDWR | os.O_CREATE | os.O_EXCL
 	tests := []struct {
-		name    string
-		do      func() error
-		op      fake.Op
-		path    string
-		newPath string
-		pid     int
-		err     error
+		name string
+		do   func() error
+		want fake.Event
 	}{
-		{"relative rename", func() error { return p.FS().Rename("tmp/a", "/tmp/../tmp/b") }, fake.OpRename, "/tmp/a", "/tmp/b", p.PID(), nil},
-		{"link", func() error { return p.FS().Link("/tmp/b", "/tmp/c") }, fake.OpLink, "/tmp/b", "/tmp/c", p.PID(), nil},
-		{"failed stat", func() error { _, err := p.FS().Lstat("/tmp/none"); return err }, fake.OpStat, "/tmp/none", "", p.PID(), fs.ErrNotExist},
-		{"world's lstat", func() error { _, err := w.FS().Lstat("/tmp/b"); return err }, fake.OpStat, "/tmp/b", "", 0, nil},
-		{"read", func() error { _, err := readFile(p.FS(), "/tmp/c"); return err }, fake.OpClose, "/tmp/c", "", p.PID(), nil},
+		{"relative rename", func() error { return p.FS().Rename("tmp/a", "/tmp/../tmp/b") },
+			fake.Event{Op: fake.OpRename, Call: "rename", Path: "/tmp/a", NewPath: "/tmp/b", PID: p.PID()}},
+		{"link", func() error { return p.FS().Link("/tmp/b", "/tmp/c") },
+			fake.Event{Op: fake.OpLink, Call: "link", Path: "/tmp/b", NewPath: "/tmp/c", PID: p.PID()}},
+		{"failed stat", func() error { _, err := p.FS().Lstat("/tmp/none"); return err },
+			fake.Event{Op: fake.OpStat, Call: "lstat", Path: "/tmp/none", PID: p.PID(), Err: fs.ErrNotExist}},
+		{"world's lstat", func() error { _, err := w.FS().Lstat("/tmp/b"); return err },
+			fake.Event{Op: fake.OpStat, Call: "lstat", Path: "/tmp/b"}},
+		{"create", func() (err error) { f, err = p.FS().OpenFile("/tmp/f", excl, 0o644); return err },
+			fake.Event{Op: fake.OpOpen, Call: "open", Path: "/tmp/f", Flag: excl, PID: p.PID()}},
+		{"close", func() error { return f.Close() },
+			fake.Event{Op: fake.OpClose, Call: "close", Path: "/tmp/f", Handle: true, PID: p.PID()}},
+		{"open no follow", func() (err error) { f, err = p.FS().OpenNoFollow("/tmp/f"); return err },
+			fake.Event{Op: fake.OpOpen, Call: "open", Path: "/tmp/f", PID: p.PID()}},
+		{"read", func() error { _, err := f.Read(make([]byte, 1)); return err },
+			fake.Event{Op: fake.OpRead, Call: "read", Path: "/tmp/f", Handle: true, PID: p.PID(), Err: io.EOF}},
+		{"fileid", func() error { _, err := p.FS().FileID("/tmp/f"); return err },
+			fake.Event{Op: fake.OpStat, Call: "fileid", Path: "/tmp/f", PID: p.PID()}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.do()
-			if !errors.Is(err, tt.err) {
-				t.Fatalf("operation: %v, want %v", err, tt.err)
-			}
-			ev := last()
-			if ev.Op != tt.op || ev.Path != tt.path || ev.NewPath != tt.newPath || ev.PID != tt.pid || ev.When != fake.After || !errors.Is(ev.Err, tt.err) {
-				t.Errorf("event %+v, want op %s path %s new path %q pid %d err %v", ev, tt.op, tt.path, tt.newPath, tt.pid, tt.err)
-			}
-		})
+		err := tt.do()
+		if !errors.Is(err, tt.want.Err) {
+			t.Fatalf("%s: %v, want %v", tt.name, err, tt.want.Err)
+		}
+		ev, want := last(), tt.want
+		want.When = fake.After
+		if !errors.Is(ev.Err, want.Err) {
+			t.Errorf("%s: event error %v, want %v", tt.name, ev.Err, want.Err)
+		}
+		if ev.Err, want.Err = nil, nil; ev != want {
+			t.Errorf("%s: event %+v, want %+v", tt.name, ev, want)
+		}
 	}
+	f.Close()
 }
 
 // Hooks come and go while other goroutines use the filesystem; once
@@ -289,56 +306,5 @@ func TestHooksChangeConcurrentlyWithOperations(t *testing.T) {
 	}
 	if calls.Load() != before || before < 50 {
 		t.Errorf("hook calls: %d while registered, %d after removal", before, calls.Load()-before)
-	}
-}
-
-// An open's event carries its flags, so a hook can tell a create from a
-// look; other operations carry none. Every event names its call, and says
-// whether it acts on an open file or on a name.
-func TestHookEventFlags(t *testing.T) {
-	w := fake.New()
-	p := w.Spawn()
-	var mu sync.Mutex
-	flags := map[fake.Op][]int{}
-	var events []fake.Event
-	w.Hook(fake.OpAny, "/tmp/f", fake.Before, func(ev fake.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		flags[ev.Op] = append(flags[ev.Op], ev.Flag)
-		events = append(events, ev)
-		return nil
-	})
-	f, err := p.FS().OpenFile("/tmp/f", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	g, err := p.FS().OpenNoFollow("/tmp/f")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Close()
-	if _, err := p.FS().FileID("/tmp/f"); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, ev := range events {
-		byHandle := ev.Op == fake.OpClose
-		if ev.Handle != byHandle || ev.Call == "" {
-			t.Errorf("event %+v: want Handle %v and a call", ev, byHandle)
-		}
-	}
-	if last := events[len(events)-1]; last.Call != "fileid" {
-		t.Errorf("FileID's event calls %q; want fileid", last.Call)
-	}
-	want := []int{os.O_RDWR | os.O_CREATE | os.O_EXCL, 0}
-	if got := flags[fake.OpOpen]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("open flags %v; want %v", got, want)
-	}
-	for _, fl := range flags[fake.OpClose] {
-		if fl != 0 {
-			t.Errorf("close carries flags %#x; want none", fl)
-		}
 	}
 }

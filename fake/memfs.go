@@ -8,10 +8,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/ncruces/go-sqlite3/vfs"
 )
 
-// Dev is the device number of the fake world's one filesystem.
-const Dev = 1
+// dev is the device number of the fake world's one filesystem.
+const dev = 1
 
 // maxHops is how many symlinks one path may go through before ELOOP, as
 // Linux counts them.
@@ -28,14 +30,16 @@ const (
 // inode is a file, whatever its names. Its fields are guarded by memfs.mu.
 type inode struct {
 	ino     uint64
-	mode    fs.FileMode // type bits and permissions
-	nlink   uint64
+	mode    fs.FileMode       // type bits and permissions
+	nlink   uint64            // names, for a file other than a directory
 	data    []byte            // regular files
 	target  string            // symlinks, as given
 	entries map[string]*inode // directories
-	atime   time.Time
 	mtime   time.Time
 	birth   time.Time
+	// locks is the SQLite lock table of the inode: the level of each open
+	// file that holds a lock on it (vfs.go).
+	locks map[*file]vfs.LockLevel
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }
@@ -60,9 +64,7 @@ func newMemFS(c *clock, h *hooks) *memfs {
 	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{})}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
-	m.root.nlink = 2
-	tmp := m.newInode(fs.ModeDir | fs.ModeSticky | 0o777)
-	m.addDir(m.root, "tmp", tmp)
+	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))
 	return m
 }
 
@@ -160,7 +162,7 @@ func (m *memfs) now() time.Time { return m.clock.Now() }
 
 func (m *memfs) newInode(mode fs.FileMode) *inode {
 	now := m.now()
-	n := &inode{ino: m.nextIno, mode: mode, atime: now, mtime: now, birth: now}
+	n := &inode{ino: m.nextIno, mode: mode, mtime: now, birth: now}
 	m.nextIno++
 	if n.isDir() {
 		n.entries = make(map[string]*inode)
@@ -177,31 +179,15 @@ func (m *memfs) addName(dir *inode, base string, n *inode) {
 
 // dropName takes a name away from whatever it names in dir.
 func (m *memfs) dropName(dir *inode, base string) {
-	n := dir.entries[base]
+	dir.entries[base].nlink--
 	delete(dir.entries, base)
 	dir.mtime = m.now()
-	if n.isDir() {
-		// A directory's "." and its parent's ".." go with its one name.
-		n.nlink = 0
-		dir.nlink--
-		return
-	}
-	n.nlink--
-}
-
-func (m *memfs) addDir(parent *inode, base string, d *inode) {
-	m.addName(parent, base, d)
-	d.nlink++ // its "."
-	parent.nlink++
 }
 
 func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
-	w, err := m.resolve(a, name, follow)
+	w, err := m.existing(a, name, follow)
 	if err != nil {
 		return nil, err
-	}
-	if w.node == nil {
-		return nil, syscall.ENOENT
 	}
 	return infoOf(path.Base(clean(name)), w.node), nil
 }
@@ -222,10 +208,14 @@ func (m *memfs) freeName(a *actor, name string) (where, error) {
 	return w, nil
 }
 
-func (m *memfs) mkdir(name string, perm fs.FileMode) error {
+// make makes a new node at name: a directory, a symlink to target, or a
+// node that holds no data.
+func (m *memfs) make(name string, mode fs.FileMode, target string) error {
 	w, err := m.freeName(m.world, name)
 	if err == nil {
-		m.addDir(w.dir, w.base, m.newInode(fs.ModeDir|modeBits(perm)))
+		n := m.newInode(mode)
+		n.target = target
+		m.addName(w.dir, w.base, n)
 	}
 	return err
 }
@@ -237,12 +227,10 @@ func modeBits(perm fs.FileMode) fs.FileMode {
 }
 
 func (m *memfs) remove(a *actor, name string) error {
-	w, err := m.resolve(a, name, false)
+	w, err := m.existing(a, name, false)
 	switch {
 	case err != nil:
 		return err
-	case w.node == nil:
-		return syscall.ENOENT
 	case w.dir == nil:
 		return syscall.EBUSY
 	case w.viaLink:
@@ -259,7 +247,7 @@ func (m *memfs) remove(a *actor, name string) error {
 // rename moves oldname to newname in one step, replacing a file (or an
 // empty directory) at newname, as rename(2) does.
 func (m *memfs) rename(a *actor, oldname, newname string) error {
-	from, err := m.existingAt(a, oldname, false)
+	from, err := m.existing(a, oldname, false)
 	if err != nil {
 		return err
 	}
@@ -283,14 +271,8 @@ func (m *memfs) rename(a *actor, oldname, newname string) error {
 	if to.node != nil {
 		m.dropName(to.dir, to.base)
 	}
-	n := from.node
-	delete(from.dir.entries, from.base)
-	to.dir.entries[to.base] = n
-	from.dir.mtime, to.dir.mtime = m.now(), m.now()
-	if n.isDir() {
-		from.dir.nlink--
-		to.dir.nlink++
-	}
+	m.dropName(from.dir, from.base)
+	m.addName(to.dir, to.base, from.node)
 	return nil
 }
 
@@ -320,7 +302,7 @@ func replaceable(from, to where) error {
 // link gives the file at oldname (a symlink itself, not its target, as
 // linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
 func (m *memfs) link(a *actor, oldname, newname string) error {
-	from, err := m.existingAt(a, oldname, false)
+	from, err := m.existing(a, oldname, false)
 	if err != nil {
 		return err
 	}
@@ -334,101 +316,11 @@ func (m *memfs) link(a *actor, oldname, newname string) error {
 	return err
 }
 
-func (m *memfs) symlink(target, name string) error {
-	if target == "" {
-		return syscall.ENOENT
-	}
-	w, err := m.freeName(m.world, name)
-	if err == nil {
-		n := m.newInode(fs.ModeSymlink | 0o777)
-		n.target = target
-		m.addName(w.dir, w.base, n)
-	}
-	return err
-}
-
-// existing returns the inode at name, or ENOENT.
-func (m *memfs) existing(a *actor, name string, follow bool) (*inode, error) {
-	w, err := m.existingAt(a, name, follow)
-	return w.node, err
-}
-
-// existingAt resolves name, which must exist (ENOENT otherwise).
-func (m *memfs) existingAt(a *actor, name string, follow bool) (where, error) {
+// existing resolves name, which must exist (ENOENT otherwise).
+func (m *memfs) existing(a *actor, name string, follow bool) (where, error) {
 	w, err := m.resolve(a, name, follow)
 	if err == nil && w.node == nil {
 		err = syscall.ENOENT
 	}
-	if err != nil {
-		return where{}, err
-	}
-	return w, nil
-}
-
-func (m *memfs) chmod(name string, mode fs.FileMode) error {
-	n, err := m.existing(m.world, name, true)
-	if err != nil {
-		return err
-	}
-	n.mode = n.mode.Type() | modeBits(mode)
-	return nil
-}
-
-// chtimes sets the times of name; a zero time leaves that time as it is.
-func (m *memfs) chtimes(name string, atime, mtime time.Time) error {
-	n, err := m.existing(m.world, name, true)
-	if err != nil {
-		return err
-	}
-	if !atime.IsZero() {
-		n.atime = atime
-	}
-	if !mtime.IsZero() {
-		n.mtime = mtime
-	}
-	return nil
-}
-
-// mknod creates a node of a kind that holds no data: a FIFO, a socket or a
-// device.
-func (m *memfs) mknod(name string, mode fs.FileMode) error {
-	switch mode.Type() {
-	case fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
-	default:
-		return syscall.EINVAL
-	}
-	w, err := m.freeName(m.world, name)
-	if err == nil {
-		m.addName(w.dir, w.base, m.newInode(mode.Type()|modeBits(mode)))
-	}
-	return err
-}
-
-// regularAt returns where the regular file at name (not following a
-// symlink there) is, for the world's staging of inode swaps.
-func (m *memfs) regularAt(name string) (where, error) {
-	w, err := m.resolve(m.world, name, false)
-	switch {
-	case err != nil:
-		return where{}, err
-	case w.node == nil:
-		return where{}, syscall.ENOENT
-	case !w.node.isRegular():
-		return where{}, syscall.EINVAL
-	}
-	return w, nil
-}
-
-// replaceAt puts n at w's name in place of what is there, in one step.
-func (m *memfs) replaceAt(w where, n *inode) {
-	m.dropName(w.dir, w.base)
-	m.addName(w.dir, w.base, n)
-}
-
-// copyOf is a new regular file with old's bytes, mode and times, born now.
-func (m *memfs) copyOf(old *inode) *inode {
-	n := m.newInode(old.mode)
-	n.data = append([]byte(nil), old.data...)
-	n.atime, n.mtime = old.atime, old.mtime
-	return n
+	return w, err
 }

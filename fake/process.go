@@ -78,14 +78,12 @@ func (p *Process) FailIdentity(err error) {
 }
 
 // Kill ends the process, as SIGKILL would: its pid is free and no longer
-// exists for Lookup, its SQLite locks are dropped and its open files
-// closed (those SQLite opened too), and every later operation
-// through its Platform fails with an error matching ErrKilled: filesystem
-// operations (on paths or on files it opened), SQLite's (its connections
-// get I/O errors, or CANTOPEN), sleeps (a sleep blocked when it dies
-// returns at once) and lookups. Self still answers: the
-// identity of the dead is what locks record. Killing a dead process does
-// nothing.
+// exists for Lookup, its open files (SQLite's too) are closed and its
+// SQLite locks dropped, and every later operation through its Platform
+// fails with an error matching ErrKilled: filesystem operations, SQLite's
+// (I/O errors, or CANTOPEN), sleeps (a blocked one returns at once) and
+// lookups. Self still answers: the identity of the dead is what locks
+// record. Killing a dead process does nothing.
 func (p *Process) Kill() {
 	p.u.mu.Lock()
 	died := p.die()
@@ -101,16 +99,13 @@ func (p *Process) die() bool {
 	if !p.killed.CompareAndSwap(false, true) {
 		return false
 	}
-	if p.ns.procs[p.pid] == p {
-		delete(p.ns.procs, p.pid)
-	}
+	delete(p.ns.procs, p.pid)
 	return true
 }
 
-// bury does what the kernel does after a death: it drops the process's
-// SQLite locks, closes its files and ends its sleeps.
+// bury does what the kernel does after a death: it closes the process's
+// files in one step (which drops their SQLite locks) and ends its sleeps.
 func (p *Process) bury() {
-	p.u.locks.dropAllOf(p)
 	p.u.fs.releaseAllOf(p)
 	close(p.died)
 }
@@ -140,7 +135,19 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	if !pp.p.Alive() {
 		return platform.PIDInfo{}, pp.p.fail("lookup of pid %d", pid)
 	}
-	return pp.p.u.lookup(pp.p.ns, pid)
+	u := pp.p.u
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err, ok := pp.p.ns.lookupErrs[pid]; ok {
+		return platform.PIDInfo{}, err
+	}
+	if pid <= 0 {
+		return platform.PIDInfo{}, fmt.Errorf("fake: lookup of pid %d: not a process id", pid)
+	}
+	if q := pp.p.ns.procs[pid]; q != nil {
+		return platform.PIDInfo{Exists: true, StartTime: q.id.StartTime}, nil
+	}
+	return platform.PIDInfo{}, nil
 }
 
 func (pp procPlatform) Now() time.Time { return pp.p.u.clock.Now() }
@@ -156,7 +163,7 @@ func (pp procPlatform) Sleep(ctx context.Context, d time.Duration) error {
 	return err
 }
 
-// killed is the error of what a dead process tried.
+// fail is the error of what a dead process tried.
 func (p *Process) fail(what string, args ...any) error {
 	return fmt.Errorf("fake: pid %d: %s: %w", p.pid, fmt.Sprintf(what, args...), ErrKilled)
 }

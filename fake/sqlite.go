@@ -3,7 +3,7 @@ package fake
 import (
 	"fmt"
 	"io/fs"
-	"strings"
+	"net/url"
 	"sync/atomic"
 
 	"github.com/ncruces/go-sqlite3"
@@ -25,15 +25,23 @@ type processSQLite struct {
 
 var _ platform.SQLite = (*processSQLite)(nil)
 
-// newProcessSQLite registers p's VFS under a name of its own. SQLite finds
-// a VFS by name whenever a connection opens or attaches a file, and a
-// connection may outlive its process, so the name stays registered for
-// the life of the program: a dead process's VFS answers ErrKilled.
-func newProcessSQLite(p *Process) *processSQLite {
-	name := fmt.Sprintf("proclock-fake-%d-pid%d", vfsCount.Add(1), p.pid)
-	vfs.Register(name, &processVFS{p: p})
-	return &processSQLite{p: p, vfsName: name}
+// sqlite returns the process's SQLite, its VFS registered on first use
+// under a name of its own. SQLite finds a VFS by name whenever a
+// connection opens or attaches a file, and a connection may outlive its
+// process, so the name stays registered for the life of the program: a
+// dead process's VFS answers ErrKilled.
+func (p *Process) sqlite() *processSQLite {
+	p.sqliteOnce.Do(func() {
+		p.sqliteVal = &processSQLite{p: p, vfsName: fmt.Sprintf("proclock-fake-%d-pid%d", vfsCount.Add(1), p.pid)}
+		vfs.Register(p.sqliteVal.vfsName, &processVFS{p: p})
+	})
+	return p.sqliteVal
 }
+
+// VFSName returns the name under which the process's SQLite VFS is
+// registered (vfs.Find finds it), for a test that opens connections or
+// files through it directly. It is the VFS Platform().SQLite opens with.
+func (p *Process) VFSName() string { return p.sqlite().vfsName }
 
 // Open opens a connection to the database at path, or to an in-memory
 // database for ":memory:", with the process's VFS. The VFS is the
@@ -42,39 +50,10 @@ func (s *processSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn
 	if !s.p.Alive() {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrKilled}
 	}
-	return sqlite3.OpenFlags(s.uri(path), flags|sqlite3.OPEN_URI)
-}
-
-// uri names path as a URI filename that selects the process's VFS. The
-// characters that URIs give a meaning to are escaped, so a path is never
-// taken for a query or a fragment.
-func (s *processSQLite) uri(path string) string {
-	var b strings.Builder
-	b.WriteString("file:")
-	switch path {
-	case ":memory:", "":
-		b.WriteString(path) // in memory, or a temporary database
-	default:
-		for _, c := range []byte(clean(path)) {
-			if c == '%' || c == '?' || c == '#' {
-				fmt.Fprintf(&b, "%%%02X", c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
+	u := url.URL{Scheme: "file", OmitHost: true, Opaque: path, RawQuery: "vfs=" + s.vfsName}
+	if path != ":memory:" && path != "" { // else in memory, or a temporary database
+		// Escaped, so that a path is never taken for a query or a fragment.
+		u.Opaque, u.Path = "", clean(path)
 	}
-	b.WriteString("?vfs=")
-	b.WriteString(s.vfsName)
-	return b.String()
+	return sqlite3.OpenFlags(u.String(), flags|sqlite3.OPEN_URI)
 }
-
-// sqlite returns the process's SQLite, made and registered on first use.
-func (p *Process) sqlite() *processSQLite {
-	p.sqliteOnce.Do(func() { p.sqliteVal = newProcessSQLite(p) })
-	return p.sqliteVal
-}
-
-// VFSName returns the name under which the process's SQLite VFS is
-// registered (vfs.Find finds it), for a test that opens connections or
-// files through it directly. It is the VFS Platform().SQLite opens with.
-func (p *Process) VFSName() string { return p.sqlite().vfsName }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
 )
@@ -87,17 +86,6 @@ func (l *locker) try() error {
 	return l.conn.Exec(attachedLockSQL)
 }
 
-// probeAttach is proclock's probe: a read-only ATTACH from an in-memory
-// connection, which reads the schema and so needs a shared lock.
-func probeAttach(t *testing.T, p *fake.Process, path string) error {
-	t.Helper()
-	c := connect(t, p, ":memory:", memFlags)
-	if err := c.Exec(`ATTACH DATABASE 'file://` + path + `?mode=ro' AS lock`); err != nil {
-		return err
-	}
-	return c.Exec(`DETACH lock`)
-}
-
 // probeOpen is the other probe: a read-only connection to the file that
 // reads its schema version.
 func probeOpen(t *testing.T, p *fake.Process, path string) error {
@@ -147,7 +135,7 @@ func TestSQLiteLockIsDroppedWhenItsHolderIsKilled(t *testing.T) {
 			}
 			bl := newLocker(t, b, lockDB, f)
 			wantBusy(t, "B's attempt", bl.try())
-			wantBusy(t, "B's attach probe", probeAttach(t, b, lockDB))
+			wantBusy(t, "B's attach probe", probeAttach(b, lockDB))
 			wantBusy(t, "B's read-only open probe", probeOpen(t, b, lockDB))
 			wantEmptyAndNoJournal(t, w, lockDB)
 
@@ -155,7 +143,7 @@ func TestSQLiteLockIsDroppedWhenItsHolderIsKilled(t *testing.T) {
 			if err := bl.try(); err != nil {
 				t.Fatalf("B's attempt after A died: %v", err)
 			}
-			wantBusy(t, "C's probe of B's lock", probeAttach(t, c, lockDB))
+			wantBusy(t, "C's probe of B's lock", probeAttach(c, lockDB))
 			wantEmptyAndNoJournal(t, w, lockDB)
 		})
 	}
@@ -173,7 +161,7 @@ func TestSQLiteConnectionsOfOneProcessConflict(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantBusy(t, "the second connection's attempt", second.try())
-			wantBusy(t, "the holder's own probe", probeAttach(t, a, lockDB))
+			wantBusy(t, "the holder's own probe", probeAttach(a, lockDB))
 			if err := first.conn.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +181,7 @@ func TestSQLiteCannotOpen(t *testing.T) {
 	if !errors.Is(err, sqlite3.CANTOPEN) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("read-only open of a missing file: %v; want CANTOPEN and fs.ErrNotExist", err)
 	}
-	err = probeAttach(t, p, lockDB)
+	err = probeAttach(p, lockDB)
 	if !errors.Is(err, sqlite3.CANTOPEN) {
 		t.Errorf("read-only attach of a missing file: %v; want CANTOPEN", err)
 	}
@@ -208,6 +196,19 @@ func TestSQLiteCannotOpen(t *testing.T) {
 	}
 	if n := w.OpenFiles(); n != 0 {
 		t.Errorf("failed opens left %d files open", n)
+	}
+}
+
+// A path is a path, not a URI: '?', '#', '%' and spaces are part of the
+// file's name.
+func TestSQLitePathIsNotAURI(t *testing.T) {
+	w := lockWorld(t)
+	const odd = "/locks/a?b#c%41 d.db"
+	if err := connect(t, w.Spawn(), odd, fileFlags).Exec(`CREATE TABLE t(x)`); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := w.Stat(odd); err != nil || fi.Size() == 0 {
+		t.Errorf("%s: %v, %v; want the database", odd, fi, err)
 	}
 }
 
@@ -236,7 +237,7 @@ func TestSQLiteConcurrentReadersOfAFreeDatabase(t *testing.T) {
 			defer done.Done()
 			err := c.Exec(`BEGIN; SELECT count(*) FROM sqlite_master;`)
 			errs <- err
-			errs <- probeAttachNoHelper(p, lockDB)
+			errs <- probeAttach(p, lockDB)
 			holding.Done()
 			<-release
 			if err == nil {
@@ -249,7 +250,7 @@ func TestSQLiteConcurrentReadersOfAFreeDatabase(t *testing.T) {
 	wantBusy(t, "a writer's attempt while readers read", writer.try())
 	// In exclusive locking mode the refused writer keeps PENDING (so no
 	// new reader comes in) until its connection lets go.
-	wantBusy(t, "a probe while the refused writer waits", probeAttach(t, w.Spawn(), lockDB))
+	wantBusy(t, "a probe while the refused writer waits", probeAttach(w.Spawn(), lockDB))
 	writer.conn.Close()
 	close(release)
 	done.Wait()
@@ -264,9 +265,9 @@ func TestSQLiteConcurrentReadersOfAFreeDatabase(t *testing.T) {
 	}
 }
 
-// probeAttachNoHelper is probeAttach for a goroutine that may not call
-// t.Fatal.
-func probeAttachNoHelper(p *fake.Process, path string) error {
+// probeAttach is proclock's probe: a read-only ATTACH from an in-memory
+// connection, which reads the schema and so needs a shared lock.
+func probeAttach(p *fake.Process, path string) error {
 	c, err := p.Platform().SQLite.Open(":memory:", memFlags)
 	if err != nil {
 		return err
@@ -350,7 +351,7 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 	if !errors.Is(err, sqlite3.CANTOPEN) || !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("open refused by a hook: %v; want CANTOPEN and fs.ErrPermission", err)
 	}
-	if err := probeAttach(t, a, lockDB); err != nil {
+	if err := probeAttach(a, lockDB); err != nil {
 		t.Errorf("another process's probe, which the hook lets through: %v", err)
 	}
 }
@@ -425,32 +426,10 @@ func TestSQLiteLocksFollowTheInode(t *testing.T) {
 	wantBusy(t, "C's attempt on the new inode", newLocker(t, c, lockDB, forms[1]).try())
 
 	a.Kill() // the old inode's holder: the new inode stays held
-	wantBusy(t, "C's probe after the old inode's holder died", probeAttach(t, c, lockDB))
+	wantBusy(t, "C's probe after the old inode's holder died", probeAttach(c, lockDB))
 	b.Kill()
-	if err := probeAttach(t, c, lockDB); err != nil {
+	if err := probeAttach(c, lockDB); err != nil {
 		t.Errorf("C's probe after both holders died: %v", err)
-	}
-}
-
-// Every process registers a VFS of its own, under a name no other process
-// of any world has.
-func TestEachProcessHasItsOwnVFS(t *testing.T) {
-	w := fake.New()
-	a, b := w.Spawn(), w.Spawn()
-	if a.Platform().SQLite == nil {
-		t.Fatal("no SQLite in a fake platform")
-	}
-	if first, again := a.VFSName(), a.VFSName(); first != again {
-		t.Errorf("one process got two VFS names: %q, %q", first, again)
-	}
-	if a.VFSName() == b.VFSName() {
-		t.Errorf("two processes share the VFS name %q", a.VFSName())
-	}
-	if other := fake.New().Spawn(); other.VFSName() == a.VFSName() {
-		t.Errorf("processes of two worlds share the VFS name %q", a.VFSName())
-	}
-	if vfs.Find(a.VFSName()) == nil {
-		t.Errorf("VFS %q is not registered", a.VFSName())
 	}
 }
 
@@ -485,30 +464,24 @@ func TestSQLiteLockCallsRunHooks(t *testing.T) {
 	w := lockWorld(t)
 	a, b := w.Spawn(), w.Spawn()
 	var mu sync.Mutex
-	var before, after int
-	w.Hook(fake.OpLock, lockDB, fake.Before, func(ev fake.Event) error {
+	seen := map[fake.When]int{}
+	count := func(ev fake.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if ev.PID == a.PID() {
-			before++
+			seen[ev.When]++
 		}
 		return nil
-	})
-	w.Hook(fake.OpLock, lockDB, fake.After, func(ev fake.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.PID == a.PID() {
-			after++
-		}
-		return nil
-	})
+	}
+	w.Hook(fake.OpLock, lockDB, fake.Before, count)
+	w.Hook(fake.OpLock, lockDB, fake.After, count)
 	la := newLocker(t, a, lockDB, form{"attach", true})
 	if err := la.try(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	if before == 0 || before != after {
-		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", before, after)
+	if seen[fake.Before] == 0 || seen[fake.Before] != seen[fake.After] {
+		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", seen[fake.Before], seen[fake.After])
 	}
 	mu.Unlock()
 

@@ -3,6 +3,7 @@ package fake
 import (
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -17,29 +18,67 @@ import (
 
 // Mkdir creates the directory name with perm, as os.Mkdir.
 func (w *World) Mkdir(name string, perm fs.FileMode) error {
-	return w.stage("mkdir", name, func(m *memfs) error { return m.mkdir(name, perm) })
+	return w.stage("mkdir", name, func(m *memfs) error { return m.make(name, fs.ModeDir|modeBits(perm), "") })
 }
 
 // Symlink creates newname as a symlink to oldname, as os.Symlink.
 func (w *World) Symlink(oldname, newname string) error {
-	err := w.stage("symlink", newname, func(m *memfs) error { return m.symlink(oldname, newname) })
+	err := w.stage("symlink", newname, func(m *memfs) error {
+		if oldname == "" {
+			return syscall.ENOENT
+		}
+		return m.make(newname, fs.ModeSymlink|0o777, oldname)
+	})
 	if pe, ok := err.(*fs.PathError); ok {
 		return &os.LinkError{Op: "symlink", Old: oldname, New: newname, Err: pe.Err}
 	}
 	return err
 }
 
+// Mkfifo creates a FIFO at name. Opening it never blocks; reading it gives
+// io.EOF at once (no writer ever writes) and writing it discards the bytes.
+func (w *World) Mkfifo(name string) error {
+	return w.Mknod(name, fs.ModeNamedPipe|0o644)
+}
+
+// Mknod creates a node that holds no data at name: mode's type is
+// fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice or fs.ModeDevice |
+// fs.ModeCharDevice (EINVAL otherwise). A device reads as a FIFO does; a
+// socket cannot be opened (ENXIO).
+func (w *World) Mknod(name string, mode fs.FileMode) error {
+	return w.stage("mknod", name, func(m *memfs) error {
+		switch mode.Type() {
+		case fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+			return m.make(name, mode.Type()|modeBits(mode), "")
+		}
+		return syscall.EINVAL
+	})
+}
+
 // Chmod sets the permission bits of name (following symlinks), as
 // os.Chmod. Every process owns every file, so a mode of 0 stages EACCES
 // for them all; the world itself is root and is not refused.
 func (w *World) Chmod(name string, mode fs.FileMode) error {
-	return w.stage("chmod", name, func(m *memfs) error { return m.chmod(name, mode) })
+	return w.stage("chmod", name, func(m *memfs) error {
+		at, err := m.existing(m.world, name, true)
+		if err == nil {
+			at.node.mode = at.node.mode.Type() | modeBits(mode)
+		}
+		return err
+	})
 }
 
-// Chtimes sets the times of name, as os.Chtimes; a zero time leaves that
-// one unchanged.
+// Chtimes sets the modification time of name (following symlinks), as
+// os.Chtimes does; a zero mtime leaves it unchanged. The world keeps no
+// access times, which nothing reads.
 func (w *World) Chtimes(name string, atime, mtime time.Time) error {
-	return w.stage("chtimes", name, func(m *memfs) error { return m.chtimes(name, atime, mtime) })
+	return w.stage("chtimes", name, func(m *memfs) error {
+		at, err := m.existing(m.world, name, true)
+		if err == nil && !mtime.IsZero() {
+			at.node.mtime = mtime
+		}
+		return err
+	})
 }
 
 // WriteFile writes data to name, creating it with perm or truncating it,
@@ -57,27 +96,24 @@ func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 }
 
 // ReadFile returns the bytes of name, following symlinks, as os.ReadFile.
-func (w *World) ReadFile(name string) ([]byte, error) {
-	var data []byte
-	err := w.stage("read", name, func(m *memfs) error {
-		n, err := m.existing(m.world, name, true)
+func (w *World) ReadFile(name string) (data []byte, err error) {
+	err = w.stage("read", name, func(m *memfs) error {
+		at, err := m.existing(m.world, name, true)
 		switch {
 		case err != nil:
 			return err
-		case n.isDir():
+		case at.node.isDir():
 			return syscall.EISDIR
 		}
-		data = append([]byte(nil), n.data...)
+		data = slices.Clone(at.node.data)
 		return nil
 	})
 	return data, err
 }
 
-// Stat describes name, following symlinks, as os.Stat; its Sys is an
-// *InodeInfo.
-func (w *World) Stat(name string) (fs.FileInfo, error) {
-	var fi fs.FileInfo
-	err := w.stage("stat", name, func(m *memfs) (err error) {
+// Stat describes name, following symlinks, as os.Stat.
+func (w *World) Stat(name string) (fi fs.FileInfo, err error) {
+	err = w.stage("stat", name, func(m *memfs) (err error) {
 		fi, err = m.stat(m.world, name, true)
 		return err
 	})
@@ -85,65 +121,41 @@ func (w *World) Stat(name string) (fs.FileInfo, error) {
 }
 
 // SwapInode replaces the regular file at name (not following a symlink)
-// with a new inode holding the same bytes, mode and times, in one step:
-// only its identity (inode number, birth time) tells it apart. The old
-// inode loses that name; open handles keep it.
-func (w *World) SwapInode(name string) error {
-	return w.stage("swapinode", name, func(m *memfs) error {
-		at, err := m.regularAt(name)
-		if err != nil {
-			return err
-		}
-		m.replaceAt(at, m.copyOf(at.node))
-		return nil
-	})
-}
+// with a new inode holding the same bytes, mode and modification time, in
+// one step: only its identity (inode number, birth time) tells it apart.
+// The old inode loses that name; open handles keep it.
+func (w *World) SwapInode(name string) error { return w.replace("swapinode", name, false) }
 
-// ReuseInode replaces the regular file at name with a new file that has the
-// same device and inode number, bytes, mode and modification time, but a
-// later birth time, as when a file is removed and the system hands its
-// inode number to the next one created there. Only the birth time tells
-// them apart. The file must have no other name (EMLINK otherwise), since an
-// inode number is reused only once its file is gone.
-func (w *World) ReuseInode(name string) error {
-	return w.stage("reuseinode", name, func(m *memfs) error {
-		at, err := m.regularAt(name)
-		if err != nil {
+// ReuseInode replaces the regular file at name as SwapInode does, but the
+// new file has the same inode number and a later birth time, as when a
+// file is removed and the system hands its inode number to the next one
+// created there: only the birth time tells them apart. The file must have
+// no other name (EMLINK otherwise), since an inode number is reused only
+// once its file is gone.
+func (w *World) ReuseInode(name string) error { return w.replace("reuseinode", name, true) }
+
+func (w *World) replace(verb, name string, reuse bool) error {
+	return w.stage(verb, name, func(m *memfs) error {
+		at, err := m.existing(m.world, name, false)
+		switch {
+		case err != nil:
 			return err
-		}
-		if at.node.nlink > 1 {
+		case !at.node.isRegular():
+			return syscall.EINVAL
+		case reuse && at.node.nlink > 1:
 			return syscall.EMLINK
 		}
-		n := m.copyOf(at.node)
-		n.ino = at.node.ino
-		n.birth = later(at.node.birth, n.birth)
-		m.replaceAt(at, n)
+		old, n := at.node, m.newInode(at.node.mode)
+		n.data, n.mtime = slices.Clone(old.data), old.mtime
+		if reuse {
+			n.ino = old.ino
+			if !n.birth.After(old.birth) {
+				n.birth = old.birth.Add(time.Microsecond)
+			}
+		}
+		m.dropName(at.dir, at.base)
+		m.addName(at.dir, at.base, n)
 		return nil
-	})
-}
-
-// later returns now, or a microsecond after old when the clock has not
-// moved past it.
-func later(old, now time.Time) time.Time {
-	if now.After(old) {
-		return now
-	}
-	return old.Add(time.Microsecond)
-}
-
-// Mkfifo creates a FIFO at name. Opening it never blocks; reading it gives
-// io.EOF at once (no writer ever writes) and writing it discards the bytes.
-func (w *World) Mkfifo(name string) error {
-	return w.Mknod(name, fs.ModeNamedPipe|0o644)
-}
-
-// Mknod creates a node that holds no data at name: mode's type is
-// fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice or fs.ModeDevice |
-// fs.ModeCharDevice (EINVAL otherwise). A device reads as a FIFO does; a
-// socket cannot be opened (ENXIO).
-func (w *World) Mknod(name string, mode fs.FileMode) error {
-	return w.stage("mknod", name, func(m *memfs) error {
-		return m.mknod(name, mode)
 	})
 }
 

@@ -4,18 +4,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"sync"
 	"syscall"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
 )
 
-// processVFS is one process's SQLite VFS. Its files are opened through the
-// process's view of the filesystem, so hooks see SQLite's operations with
-// the process's pid, an inode swapped at a path is what the next open gets,
-// and once the process is killed every operation fails with ErrKilled
-// (which SQLite reports as an I/O error, or CANTOPEN for an open).
+// processVFS is one process's SQLite VFS, over the process's view of the
+// filesystem: hooks see SQLite's operations with its pid, and once it is
+// killed they fail with ErrKilled (an I/O error to SQLite, or CANTOPEN).
 type processVFS struct {
 	p *Process
 }
@@ -26,26 +23,39 @@ var _ vfs.VFS = (*processVFS)(nil)
 // 0666 that SQLite asks for, less the usual umask of 022.
 const filePerm = 0o644
 
-// Open opens name for SQLite. A name of "" is a temporary file, kept in
-// memory: it is private to one connection, so nothing else could see it.
+// Open opens name for SQLite. A name of "" is a temporary file: an inode
+// no directory names, private to one connection, which runs no hook and
+// which the world does not count as open.
 func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	var f *file
 	if name == "" {
-		t := &tempFile{p: v.p, f: file{m: v.p.u.fs, node: &inode{mode: 0o600}, readable: true, writable: true}}
-		if err := t.alive("open"); err != nil {
+		f = &file{m: v.p.u.fs, by: v.p.fs, node: &inode{mode: 0o600}, readable: true, writable: true}
+	} else {
+		h, err := v.p.fs.OpenFile(name, osFlags(flags), filePerm)
+		if err != nil {
 			return nil, flags, openError(err)
 		}
-		return t, flags, nil
+		f = h.(*file)
 	}
-	h, err := v.p.fs.OpenFile(name, osFlags(flags), filePerm)
-	if err != nil {
-		return nil, flags, openError(err)
-	}
-	vf := &vfsFile{f: h.(*file), p: v.p, locks: &v.p.u.locks, flags: flags}
-	if err := v.p.u.fs.adopt(vf); err != nil {
-		h.Close()
+	if err := usable(f); err != nil {
+		f.m.closeFile(f)
 		return nil, flags, openError(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
-	return vf, flags, nil
+	return &vfsFile{f: f, flags: flags}, flags, nil
+}
+
+// usable refuses what SQLite cannot use: a handle of a process killed
+// before the open was done, or a directory, which a read-only open allows.
+func usable(f *file) error {
+	f.m.mu.Lock()
+	defer f.m.mu.Unlock()
+	switch {
+	case f.by.dead():
+		return ErrKilled
+	case f.node.isDir():
+		return syscall.EISDIR
+	}
+	return nil
 }
 
 // osFlags turns SQLite's open flags into os.OpenFile's. A read-only open
@@ -72,22 +82,6 @@ func openError(err error) error {
 		return vfs.SystemError(err, sqlite3.CANTOPEN_ISDIR)
 	}
 	return vfs.SystemError(err, sqlite3.CANTOPEN)
-}
-
-// adopt makes vf's handle drop vf's lock when it is released, however
-// that comes (Close, or Kill before the open is done). A directory, which
-// a read-only open allows, is refused: SQLite cannot use one.
-func (m *memfs) adopt(vf *vfsFile) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case vf.f.closed:
-		return ErrKilled // the only way a handle closes before it is returned
-	case vf.f.node.isDir():
-		return syscall.EISDIR
-	}
-	vf.f.onRelease = func() { vf.locks.release(vf) }
-	return nil
 }
 
 // Delete removes name; a missing file is IOERR_DELETE_NOENT, which SQLite
@@ -125,17 +119,16 @@ func (v *processVFS) FullPathname(name string) (string, error) {
 	return clean(name), nil
 }
 
-// vfsFile is a database or journal opened by SQLite: a handle of the fake
-// FS, which the world counts (OpenFiles) and a Kill closes, and the SQLite
-// lock the handle holds in the world's lock table. It has no shared
-// memory, so a WAL database needs exclusive locking mode, as SQLite allows.
+// vfsFile is a file opened by SQLite: a handle of the fake FS, whose lock
+// is kept in its inode's lock table and goes when the handle closes (a
+// Kill closes it too), as an OFD lock on Linux. Locking never waits: a
+// conflict is SQLITE_BUSY, for SQLite's busy handler. The lock calls are
+// OpLock operations, which hooks see; the table's answer reaches SQLite as
+// it is. There is no shared memory: a WAL database needs exclusive locking
+// mode, as SQLite allows.
 type vfsFile struct {
-	f        *file
-	p        *Process
-	locks    *lockTable
-	flags    vfs.OpenFlag
-	level    vfs.LockLevel // guarded by locks.mu
-	released bool          // guarded by locks.mu: the handle is closed
+	f     *file
+	flags vfs.OpenFlag
 }
 
 var (
@@ -143,9 +136,9 @@ var (
 	_ vfs.FileHasMoved  = (*vfsFile)(nil)
 )
 
-// ReadAt reads at off. A read that runs past the end of the file returns
-// what there was with io.EOF, and SQLite fills the rest with zeros; any
-// other short read would be an I/O error to it.
+// ReadAt reads at off; a read past the end returns what there was with
+// io.EOF (SQLite fills the rest with zeros; any other short read would be
+// an I/O error to it).
 func (f *vfsFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
 
 func (f *vfsFile) WriteAt(p []byte, off int64) (int, error) { return f.f.WriteAt(p, off) }
@@ -162,133 +155,31 @@ func (f *vfsFile) Size() (int64, error) {
 	return info.Size(), nil
 }
 
-func (f *vfsFile) Lock(level vfs.LockLevel) error {
-	_, err := hooked(f, func() (struct{}, error) { return struct{}{}, f.locks.lock(f, level) })
-	return err
-}
-
-func (f *vfsFile) Unlock(level vfs.LockLevel) error {
-	_, err := hooked(f, func() (struct{}, error) { return struct{}{}, f.locks.unlock(f, level) })
-	return err
-}
-
-func (f *vfsFile) CheckReservedLock() (bool, error) {
-	return hooked(f, func() (bool, error) { return f.locks.reserved(f) })
-}
-
-// hooked runs a call at the lock table as an OpLock operation: Before
-// hooks run first (and may stall the process there, or kill it), After
-// hooks see its error. The lock table's answer is passed on as it is, so
-// SQLite still sees BUSY; a hook's error fails the call as an I/O error.
-// A dead process's calls run no hooks, as its filesystem operations do not.
-func hooked[T any](f *vfsFile, body func() (T, error)) (T, error) {
-	hs := f.p.u.hooks
-	if !f.p.Alive() {
-		return body()
-	}
-	ev := Event{Op: OpLock, Call: "lock", Path: clean(f.f.name), Handle: true, When: Before, PID: f.p.pid}
-	if err := hs.fire(ev); err != nil {
-		var zero T
-		return zero, &fs.PathError{Op: "lock", Path: f.f.name, Err: err}
-	}
-	res, err := body()
-	ev.When, ev.Err = After, err
-	if herr := hs.fire(ev); herr != nil {
-		err = &fs.PathError{Op: "lock", Path: f.f.name, Err: herr}
-	}
-	return res, err
-}
-
-// LockState is the level of the lock this file holds.
-func (f *vfsFile) LockState() vfs.LockLevel { return f.locks.levelOf(f) }
-
-// SectorSize is the usual disk's.
-func (f *vfsFile) SectorSize() int { return 4096 }
-
-// DeviceCharacteristics claims what the OS VFS claims on Linux, so that
-// SQLite writes and syncs as it would there.
-func (f *vfsFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
-	return vfs.IOCAP_POWERSAFE_OVERWRITE | vfs.IOCAP_SUBPAGE_READ
-}
-
-// HasMoved reports whether the file's name now names another file, or
-// nothing: a database renamed, removed or swapped while open.
-func (f *vfsFile) HasMoved() (bool, error) {
-	mine, err := f.f.Stat()
-	if err != nil {
-		return false, err
-	}
-	now, err := f.p.fs.stat(f.f.name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !sameInode(mine, now), nil
-}
-
-func sameInode(a, b fs.FileInfo) bool {
-	x, y := a.Sys().(*InodeInfo), b.Sys().(*InodeInfo)
-	return x.Ino == y.Ino && x.Birth.Equal(y.Birth)
-}
-
-// Close closes the handle, which drops whatever lock SQLite left on it:
-// hooks before the close see the lock still held, hooks after see it
-// gone. A file opened for deletion on close is removed after.
-func (f *vfsFile) Close() error {
-	err := f.f.Close()
-	if f.flags&vfs.OPEN_DELETEONCLOSE != 0 {
-		if rerr := f.p.fs.Remove(f.f.name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = errors.Join(err, rerr)
+// Lock raises the file's lock to want, as SQLite's xLock: SHARED from
+// none, RESERVED from SHARED, EXCLUSIVE from SHARED or more. Many SHARED
+// at once; one RESERVED; PENDING lets no new SHARED in; EXCLUSIVE only
+// alone. A write lock on a read-only file is IOERR_LOCK, as on the OS.
+func (f *vfsFile) Lock(want vfs.LockLevel) error {
+	return f.locking(func(have, strongest vfs.LockLevel, others int) error {
+		switch {
+		case have >= want:
+			return nil
+		case !validRaise(have, want), want >= vfs.LOCK_RESERVED && f.flags&vfs.OPEN_READWRITE == 0:
+			return sqlite3.IOERR_LOCK
+		case want == vfs.LOCK_SHARED && strongest >= vfs.LOCK_PENDING,
+			want == vfs.LOCK_RESERVED && strongest >= vfs.LOCK_RESERVED,
+			want == vfs.LOCK_EXCLUSIVE && others > 0:
+			if want == vfs.LOCK_EXCLUSIVE && have >= vfs.LOCK_RESERVED {
+				// The writer keeps PENDING, so no new reader comes in while
+				// it waits for the old ones to leave. (Only a RESERVED one,
+				// as the OS VFS does: the one writer there can be.)
+				f.set(vfs.LOCK_PENDING)
+			}
+			return sqlite3.BUSY
 		}
-	}
-	return err
-}
-
-func (f *vfsFile) readOnly() bool { return f.flags&vfs.OPEN_READWRITE == 0 }
-
-// lockTable holds the world's SQLite locks: for each inode, the open VFS
-// files holding a lock on it, each at its own level. A lock belongs to an
-// open file, as an OFD lock does on Linux: two connections of one process
-// conflict, and closing the file, or killing its process, drops the lock.
-// Locking never waits: a conflict is SQLITE_BUSY, for SQLite's busy handler
-// to wait out or not.
-type lockTable struct {
-	mu      sync.Mutex
-	byInode map[*inode]map[*vfsFile]struct{}
-}
-
-// lock raises f's lock to want, as SQLite's xLock: SHARED from none,
-// RESERVED from SHARED, EXCLUSIVE from SHARED or more. A write lock on a
-// read-only file is IOERR_LOCK, as on the OS.
-func (t *lockTable) lock(f *vfsFile, want vfs.LockLevel) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch {
-	case !f.p.Alive():
-		return &fs.PathError{Op: "lock", Path: f.f.name, Err: ErrKilled}
-	case f.released:
-		return &fs.PathError{Op: "lock", Path: f.f.name, Err: os.ErrClosed}
-	case f.level >= want:
+		f.set(want)
 		return nil
-	case !validRaise(f.level, want):
-		return sqlite3.IOERR_LOCK
-	case want >= vfs.LOCK_RESERVED && f.readOnly():
-		return sqlite3.IOERR_LOCK
-	}
-	strongest, others := t.othersOn(f)
-	if err := judgeRaise(want, strongest, others); err != nil {
-		if want == vfs.LOCK_EXCLUSIVE && f.level >= vfs.LOCK_RESERVED {
-			// The writer keeps PENDING, so no new reader comes in while
-			// it waits for the old ones to leave. (Only a RESERVED one,
-			// as the OS VFS does: the one writer there can be.)
-			t.set(f, vfs.LOCK_PENDING)
-		}
-		return err
-	}
-	t.set(f, want)
-	return nil
+	})
 }
 
 // validRaise reports whether SQLite may ask to go from have to want.
@@ -305,168 +196,94 @@ func validRaise(have, want vfs.LockLevel) bool {
 	return false
 }
 
-// judgeRaise decides a raise to want, given the strongest lock the other
-// files of the inode hold and how many of them hold one: many SHARED at
-// once; one RESERVED; PENDING lets no new SHARED in; EXCLUSIVE only alone.
-func judgeRaise(want, strongest vfs.LockLevel, others int) error {
-	switch {
-	case want == vfs.LOCK_SHARED && strongest >= vfs.LOCK_PENDING:
-		return sqlite3.BUSY
-	case want == vfs.LOCK_RESERVED && strongest >= vfs.LOCK_RESERVED:
-		return sqlite3.BUSY
-	case want == vfs.LOCK_EXCLUSIVE && others > 0:
-		return sqlite3.BUSY
-	}
-	return nil
-}
-
-// unlock lowers f's lock to SHARED or NONE. For a killed process, whose
-// locks are gone already, it reports ErrKilled: SQLite unlocks after a
-// failed operation, and the error it keeps is the last one it was told.
-func (t *lockTable) unlock(f *vfsFile, to vfs.LockLevel) error {
-	if to != vfs.LOCK_NONE && to != vfs.LOCK_SHARED {
-		return sqlite3.IOERR_UNLOCK
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if f.level > to {
-		t.set(f, to)
-	}
-	if !f.p.Alive() {
-		return &fs.PathError{Op: "unlock", Path: f.f.name, Err: ErrKilled}
-	}
-	return nil
-}
-
-// reserved reports whether f, or another file of its inode, holds
-// RESERVED or more: whether some connection is about to write.
-func (t *lockTable) reserved(f *vfsFile) (bool, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !f.p.Alive() {
-		return false, &fs.PathError{Op: "lock", Path: f.f.name, Err: ErrKilled}
-	}
-	strongest, _ := t.othersOn(f)
-	return max(f.level, strongest) >= vfs.LOCK_RESERVED, nil
-}
-
-func (t *lockTable) levelOf(f *vfsFile) vfs.LockLevel {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return f.level
-}
-
-// othersOn returns the strongest lock held on f's inode by other files,
-// and how many other files hold one. t.mu is held.
-func (t *lockTable) othersOn(f *vfsFile) (strongest vfs.LockLevel, n int) {
-	for g := range t.byInode[f.f.node] {
-		if g != f {
-			strongest = max(strongest, g.level)
-			n++
+// Unlock lowers the file's lock to SHARED or NONE.
+func (f *vfsFile) Unlock(to vfs.LockLevel) error {
+	return f.locking(func(have, _ vfs.LockLevel, _ int) error {
+		if to != vfs.LOCK_NONE && to != vfs.LOCK_SHARED {
+			return sqlite3.IOERR_UNLOCK
 		}
-	}
-	return strongest, n
+		f.set(min(have, to))
+		return nil
+	})
 }
 
-// set puts f's lock at level, entering or leaving the table. t.mu is held.
-func (t *lockTable) set(f *vfsFile, level vfs.LockLevel) {
-	f.level = level
-	node := f.f.node
-	holders := t.byInode[node]
-	if level == vfs.LOCK_NONE {
-		delete(holders, f)
-		if len(holders) == 0 {
-			delete(t.byInode, node)
-		}
-		return
-	}
-	if holders == nil {
-		if t.byInode == nil {
-			t.byInode = make(map[*inode]map[*vfsFile]struct{})
-		}
-		holders = make(map[*vfsFile]struct{})
-		t.byInode[node] = holders
-	}
-	holders[f] = struct{}{}
+// CheckReservedLock reports whether this file, or another of its inode,
+// holds RESERVED or more: whether some connection is about to write.
+func (f *vfsFile) CheckReservedLock() (reserved bool, err error) {
+	err = f.locking(func(have, strongest vfs.LockLevel, _ int) error {
+		reserved = max(have, strongest) >= vfs.LOCK_RESERVED
+		return nil
+	})
+	return reserved, err
 }
 
-// release drops f's lock for good: its handle is closed.
-func (t *lockTable) release(f *vfsFile) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.set(f, vfs.LOCK_NONE)
-	f.released = true
-}
-
-// dropAllOf drops every lock p holds, at once, as the kernel does when a
-// process dies. p is marked dead already, so it takes no lock after this.
-func (t *lockTable) dropAllOf(p *Process) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, holders := range t.byInode {
-		for f := range holders {
-			if f.p == p {
-				t.set(f, vfs.LOCK_NONE)
+// locking runs body on the lock table, as an OpLock operation, with the
+// file's level, the strongest level the other files of its inode hold and
+// how many of them hold one.
+func (f *vfsFile) locking(body func(have, strongest vfs.LockLevel, others int) error) error {
+	return doErr(f.f, OpLock, "lock", func() error {
+		var strongest vfs.LockLevel
+		others := 0
+		for g, level := range f.f.node.locks {
+			if g != f.f {
+				strongest = max(strongest, level)
+				others++
 			}
 		}
+		return body(f.f.node.locks[f.f], strongest, others)
+	})
+}
+
+// set puts the file's lock at level; memfs.mu is held.
+func (f *vfsFile) set(level vfs.LockLevel) {
+	n := f.f.node
+	if level == vfs.LOCK_NONE {
+		delete(n.locks, f.f)
+		return
 	}
-}
-
-// tempFile is a temporary file of one connection (a temp database, a
-// statement journal), kept in memory: an inode no directory names, which
-// nothing else ever opens, so it needs no lock and runs no hook, and goes
-// when closed.
-type tempFile struct {
-	p *Process
-	f file
-}
-
-func (t *tempFile) alive(op string) error {
-	if !t.p.Alive() {
-		return &fs.PathError{Op: op, Path: "(temporary)", Err: ErrKilled}
+	if n.locks == nil {
+		n.locks = make(map[*file]vfs.LockLevel)
 	}
-	return nil
+	n.locks[f.f] = level
 }
 
-func (t *tempFile) ReadAt(p []byte, off int64) (int, error) {
-	if err := t.alive("read"); err != nil {
-		return 0, err
-	}
-	return t.f.readAt(p, off)
+// LockState is the level of the lock this file holds.
+func (f *vfsFile) LockState() vfs.LockLevel {
+	f.f.m.mu.Lock()
+	defer f.f.m.mu.Unlock()
+	return f.f.node.locks[f.f]
 }
 
-func (t *tempFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := t.alive("write"); err != nil {
-		return 0, err
-	}
-	return t.f.writeAt(p, off)
-}
+// SectorSize is the usual disk's.
+func (f *vfsFile) SectorSize() int { return 4096 }
 
-func (t *tempFile) Truncate(size int64) error {
-	if err := t.alive("truncate"); err != nil {
-		return err
-	}
-	t.f.node.data = resize(t.f.node.data, size)
-	return nil
-}
-
-func (t *tempFile) Sync(vfs.SyncFlag) error { return t.alive("sync") }
-
-func (t *tempFile) Size() (int64, error) { return int64(len(t.f.node.data)), t.alive("stat") }
-
-func (t *tempFile) Lock(vfs.LockLevel) error { return t.alive("lock") }
-
-func (t *tempFile) Unlock(vfs.LockLevel) error { return nil }
-
-func (t *tempFile) CheckReservedLock() (bool, error) { return false, t.alive("lock") }
-
-func (t *tempFile) SectorSize() int { return 4096 }
-
-func (t *tempFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
+// DeviceCharacteristics claims what the OS VFS claims on Linux, so that
+// SQLite writes and syncs as it would there.
+func (f *vfsFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
 	return vfs.IOCAP_POWERSAFE_OVERWRITE | vfs.IOCAP_SUBPAGE_READ
 }
 
-func (t *tempFile) Close() error {
-	t.f.node.data = nil
-	return nil
+// HasMoved reports whether the file's name now names another file, or
+// nothing: a database renamed, removed or swapped while open.
+func (f *vfsFile) HasMoved() (bool, error) {
+	return run(f.f.by, step{op: OpStat, verb: "stat", path: f.f.name}, func() (bool, error) {
+		w, err := f.f.m.resolve(f.f.by, f.f.name, true)
+		if errors.Is(err, syscall.ENOENT) {
+			return true, nil
+		}
+		return w.node != f.f.node, err
+	})
+}
+
+// Close closes the handle, which drops whatever lock SQLite left on it:
+// hooks before the close see the lock still held, hooks after see it
+// gone. A file opened for deletion on close is removed after.
+func (f *vfsFile) Close() error {
+	err := f.f.Close()
+	if f.flags&vfs.OPEN_DELETEONCLOSE != 0 && f.f.name != "" {
+		if rerr := f.f.by.Remove(f.f.name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
 }

@@ -10,14 +10,9 @@ import (
 )
 
 const (
-	// firstPID is the first pid a pid table hands out, after a boot too.
-	firstPID = 100
-	// rootNamespace is the id of every host's first pid namespace: the
-	// inode Linux gives its initial pid namespace.
-	rootNamespace = 0xEFFFFFFC
-	// firstChildNamespace is the id of the first namespace NewPIDNamespace
-	// makes; later ones count up from it.
-	firstChildNamespace = 0xF0000000
+	firstPID            = 100        // a pid table's first, after a boot too
+	rootNamespace       = 0xEFFFFFFC // every host's first: Linux's initial one
+	firstChildNamespace = 0xF0000000 // NewPIDNamespace's first; then up
 )
 
 // World is a view of a fake world: one host and one of its pid namespaces,
@@ -38,7 +33,6 @@ type universe struct {
 	fs    *memfs
 	clock *clock
 	hooks *hooks
-	locks lockTable // SQLite's locks, per inode
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
 	lastStart uint64
@@ -177,26 +171,9 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs = &actor{m: u.fs, proc: p}
+	p.fs = &actor{m: u.fs, proc: p, pid: pid}
 	ns.procs[pid] = p
 	return p
-}
-
-// lookup tells of pid in ns: alive with its start time, or gone.
-func (u *universe) lookup(ns *namespace, pid int) (platform.PIDInfo, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if err, ok := ns.lookupErrs[pid]; ok {
-		return platform.PIDInfo{}, err
-	}
-	if pid <= 0 {
-		return platform.PIDInfo{}, fmt.Errorf("fake: lookup of pid %d: not a process id", pid)
-	}
-	p := ns.procs[pid]
-	if p == nil {
-		return platform.PIDInfo{}, nil
-	}
-	return platform.PIDInfo{Exists: true, StartTime: p.id.StartTime}, nil
 }
 
 // SetLookupError makes Lookup(pid), asked by any process of this view's

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3/vfs"
+
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -67,6 +69,14 @@ func TestPlatformHoldsOneFSPerProcess(t *testing.T) {
 	}
 	if pa1 == pa2 {
 		t.Error("Platform returned the same *Platform twice; callers may change it")
+	}
+	// Each registers a VFS of its own, under a name no other process of
+	// any world has.
+	if a.VFSName() != a.VFSName() || a.VFSName() == b.VFSName() || a.VFSName() == fake.New().Spawn().VFSName() {
+		t.Errorf("VFS names %q, %q: want one per process", a.VFSName(), b.VFSName())
+	}
+	if vfs.Find(a.VFSName()) == nil {
+		t.Errorf("VFS %q is not registered", a.VFSName())
 	}
 }
 
