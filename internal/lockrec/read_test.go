@@ -71,6 +71,7 @@ func TestReadAcrossARewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer base.Close() // before TempDir's removal: windows refuses to remove an open file
 	for _, tc := range []struct {
 		name     string
 		old, new []byte
