@@ -14,18 +14,34 @@ import (
 // Back-off between attempts of a waiting Acquire: randomised so that
 // waiters spread out, bounded so that a freed lock is noticed soon. After
 // a pause that the platform's wake-up source ended, the back-off starts
-// again from backoffWoken.
+// again from backoffWoken. A wait that a kept watch (platform.Watcher)
+// serves, on a holder whose exit it watches too, waits up to
+// backoffWatched: the holder's release or its death ends it, and the kept
+// watch misses neither.
 const (
-	backoffFirst = 4 * time.Millisecond
-	backoffMax   = 100 * time.Millisecond
-	backoffWoken = 200 * time.Microsecond
+	backoffFirst   = 4 * time.Millisecond
+	backoffMax     = 100 * time.Millisecond
+	backoffWoken   = 200 * time.Microsecond
+	backoffWatched = time.Second
 )
 
 // attemptUntil makes attempts at t until one holds the lock, or, with
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
-// Every wait between attempts goes through pause, the one place the
-// platform's wake-up source (Platform.Wake) is used.
+// Every wait between and within attempts goes through the platform's one
+// pause (Platform.Pause), under one kept watch of the lock's names
+// (Platform.Watching), set up by the first wait: a holder that lets go
+// while this waiter attempts ends its next wait at once.
+//
+// A herd of waiters all wake when the holder lets go, and one of them
+// wins. The others' next attempt finds the winner holding (its mark, a
+// live process): they go back to a long wait on it, instead of trying
+// again soon, which only a release still under way deserves (a SQLite
+// holder removes its mark a moment before it lets go of the lock).
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
+	ctx, stop := p.Watching(ctx)
+	defer stop()
+	_, kept := p.Wake.(platform.Watcher)
+	names := lockrec.Watched(t.path)
 	step := backoffFirst
 	for first := true; ; first = false {
 		l, err := t.mech.attempt(ctx, first, opts)
@@ -40,26 +56,22 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		if !opts.Wait || !errors.Is(err, ErrHeld) {
 			return nil, err
 		}
-		woke, cerr := pause(ctx, p, t, err, jitter(step))
+		pid := livePID(p, err)
+		d := jitter(step)
+		if kept && pid > 0 {
+			d = jitter(backoffWatched)
+		}
+		woke, cerr := p.Pause(ctx, t.dir, names, pid, d)
 		if cerr != nil {
 			return nil, fmt.Errorf("%w while waiting: %w", cerr, err)
 		}
 		step = min(2*step, backoffMax)
 		if woke {
 			// The lock is changing hands: should the next attempt lose
-			// (to another waiter, or to a SQLite holder that removes
-			// .holder a moment before it lets go), the one after comes
-			// soon.
+			// to a release still under way, the one after comes soon.
 			step = backoffWoken
 		}
 	}
-}
-
-// pause waits d before the next attempt, or until ctx ends. With the
-// platform's wake-up source it ends early, reporting woke, when the lock's
-// files change or the holder named by held, alive on this host, exits.
-func pause(ctx context.Context, p *platform.Platform, t lockTarget, held error, d time.Duration) (woke bool, err error) {
-	return p.Pause(ctx, t.dir, lockrec.Watched(t.path), livePID(p, held), d)
 }
 
 // livePID is the pid of the holder that held names, when it runs on this

@@ -544,22 +544,35 @@ func (l *Lock) take(p *platform.Platform, a Attempt) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// The retries' waits go through the platform's one pause, so that a
-	// holder letting go (its mark going away) ends them at once; after
+	// Every wait goes through the platform's one pause, under one kept
+	// watch (platform.Watching), so that a holder letting go (its mark
+	// going away) ends it at once, even while SQLite was trying; after
 	// such a wake-up the next wait is short, since the holder drops its
-	// kernel lock a moment after it removes its mark.
+	// kernel lock a moment after it removes its mark. Without a kept
+	// watch, the busy wait's millisecond ticks sleep on the clock: a
+	// wake-up source set up on every tick would leave fewer tries for
+	// the timeout (docs/performance.md, "Handoff").
+	ctx, stop := p.Watching(ctx)
+	defer stop()
+	_, kept := p.Wake.(platform.Watcher)
 	clock := p.Time()
 	start := clock.Now()
 	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
 	woke := false
-	// The busy handler's ticks are a millisecond, short enough to notice
-	// a release without the wake-up source, which would cost each tick
-	// its setting up (and so leave fewer tries for the timeout).
 	l.conn.BusyHandler(func(context.Context, int) bool {
 		if clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
-		return clock.Sleep(ctx, time.Millisecond) == nil
+		if !kept {
+			return clock.Sleep(ctx, time.Millisecond) == nil
+		}
+		d := time.Millisecond
+		if woke {
+			d = afterWake
+		}
+		var serr error
+		woke, serr = p.Pause(ctx, dir, names, 0, d)
+		return serr == nil
 	})
 	err = try()
 	l.conn.BusyHandler(nil)
