@@ -21,6 +21,10 @@ const (
 	helperSelf     = "self"     // print Self() as JSON, then wait as block
 )
 
+// osHelpers are helpers of one OS's tests, by name: each runs, then the
+// process waits as block.
+var osHelpers = map[string]func() error{}
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
@@ -48,6 +52,14 @@ func TestMain(m *testing.M) {
 		fmt.Println(id.LauncherPID)
 		os.Exit(0)
 	default:
+		if fn, ok := osHelpers[os.Getenv(helperEnv)]; ok {
+			if err := fn(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}
 		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
 		os.Exit(2)
 	}

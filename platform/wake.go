@@ -15,7 +15,9 @@ type Waker interface {
 	// Wait returns when one of names (base names of entries of the
 	// directory dir) is removed or renamed away; when process pid, of
 	// this host and pid namespace, exits (pid <= 0: no process is
-	// watched; a pid that is already gone returns at once); or when d has
+	// watched, though linux then watches the holder of a flock(2) write
+	// lock on names[0] for a wait of 2 ms or more; a pid that is already
+	// gone returns at once); or when d has
 	// passed on the platform's clock. It says which with its Wakeup. It
 	// returns ctx.Err() when ctx ends first; any other error (a fake
 	// process that was killed) ends the wait as ctx's would.

@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +59,7 @@ func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
-	ws := &inotifyWatch{armed: w.armed, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1}
+	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1}
 	if fd, err := watchers.get(); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
@@ -73,6 +78,7 @@ func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
 // inotifyWatch is a kept watch; its descriptors are -1 when not open.
 type inotifyWatch struct {
 	armed  func()
+	path   string // the directory watched
 	names  []string
 	cancel int // eventfd, written when ctx ends
 	dir    int // inotify instance, borrowed from watchers
@@ -124,6 +130,9 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		return WakeTimeout, err
 	}
 	deadline := time.Now().Add(d)
+	if pid <= 0 && d >= flockLookFrom && len(ws.names) > 0 {
+		pid = flockHolder(filepath.Join(ws.path, ws.names[0]))
+	}
 	if ws.watchPID(pid) {
 		return WakeExit, nil
 	}
@@ -153,6 +162,40 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		ws.armed()
 	}
 	return ws.wait(ctx, deadline)
+}
+
+// flockLookFrom is the shortest wait without a pid for which the holder of
+// a flock(2) lock on the lock's file is looked for (flockHolder): a
+// shorter one ends soon anyway.
+const flockLookFrom = 2 * time.Millisecond
+
+// flockHolder returns the pid of the process that holds a flock(2) write
+// lock on the file at path, as /proc/locks tells (pids of this pid
+// namespace), or 0. A SQLite holder takes one beside SQLite's lock
+// (docs/design.md, "flock(1)"), so a waiter that knows no holder (its mark
+// names none: an identity-less process, flock(1)) still hears of its death.
+func flockHolder(path string) int {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for line := range strings.Lines(string(data)) {
+		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a blocked
+		// request has "->" after the number.
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || f[3] != "WRITE" || f[5] != file {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	return 0
 }
 
 // watchers keeps a few inotify instances idle between Waits. Closing an

@@ -1,14 +1,18 @@
 package platform_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock/platform"
 )
@@ -412,5 +416,75 @@ func TestPlatformWatching(t *testing.T) {
 	stop()
 	if after := openFDs(t); after != before {
 		t.Errorf("open descriptors: %d before, %d after stop", before, after)
+	}
+}
+
+// helperFlock makes the helper flock(2) the file named by helperFile, say
+// "locked", and wait as block.
+const (
+	helperFlock = "flock"
+	helperFile  = "PROCLOCK_PLATFORM_TEST_FILE"
+)
+
+func init() { osHelpers[helperFlock] = func() error { return flockHelper(os.Getenv(helperFile)) } }
+
+// flockHelper takes a flock(2) write lock on the file at path, kept until
+// the process exits.
+func flockHelper(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return err
+	}
+	fmt.Println("locked")
+	return nil // f stays open: the lock stays
+}
+
+// flockChild starts a helper process that holds a flock(2) lock on the
+// file at path; end closes its stdin and reaps it.
+func flockChild(t *testing.T, path string) (pid int, end func()) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+helperFlock, helperFile+"="+path)
+	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("flock helper said %q, %v", line, err)
+	}
+	var ended bool
+	end = func() {
+		if !ended {
+			ended = true
+			stdin.Close()
+			cmd.Wait()
+		}
+	}
+	t.Cleanup(end)
+	return cmd.Process.Pid, end
+}
+
+// Without a pid to watch, a wait of 2 ms or more watches the holder of a
+// flock(2) write lock on the lock's file (a SQLite holder that named no
+// one, or flock(1)): its exit wakes the wait. /proc/locks names it.
+func TestWakerFlockHolderExit(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "app.lock")
+	pid, end := flockChild(t, lock)
+	if got := platform.FlockHolder(lock); got != pid {
+		t.Fatalf("flock holder of the lock file = %d; want the helper, %d", got, pid)
+	}
+	if got := platform.FlockHolder(filepath.Join(dir, "other")); got != 0 {
+		t.Errorf("flock holder of a file nobody locks = %d; want 0", got)
+	}
+	res := startWait(t, context.Background(), dir, []string{"app.lock"}, 0, wakeLong)
+	end()
+	if r := <-res; r.why != platform.WakeExit || r.err != nil {
+		t.Errorf("Wait = %v, %v; want exit, nil", r.why, r.err)
 	}
 }
