@@ -9,6 +9,7 @@ import (
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Back-off between attempts of a waiting Acquire: randomised so that
@@ -25,6 +26,10 @@ const (
 	backoffWatched = time.Second
 )
 
+// herdStagger bounds the moment a waiter that is one of a herd waits,
+// once woken, before it looks whether another has taken the lock.
+const herdStagger = 2 * time.Millisecond
+
 // attemptUntil makes attempts at t until one holds the lock, or, with
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
 // Every wait between and within attempts goes through the platform's one
@@ -33,17 +38,52 @@ const (
 // while this waiter attempts ends its next wait at once.
 //
 // A herd of waiters all wake when the holder lets go, and one of them
-// wins. The others' next attempt finds the winner holding (its mark, a
-// live process): they go back to a long wait on it, instead of trying
-// again soon, which only a release still under way deserves (a SQLite
-// holder removes its mark a moment before it lets go of the lock).
+// wins. The others' next attempt finds the winner holding (its mark or
+// stamp, a live process): they go back to a long wait on it, instead of
+// trying again soon, which only a release still under way deserves (a
+// SQLite holder removes its mark a moment before it lets go of the lock).
+// A waiter that lost so knows it is one of a herd: from then on, woken, it
+// waits a random moment of up to herdStagger and looks at the lock's files
+// (a read, not an attempt) before it attempts, so that most of the herd
+// find the one that went first holding, and wait on it without trying.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
 	ctx, stop := p.Watching(ctx)
 	defer stop()
 	_, kept := p.Wake.(platform.Watcher)
 	names := lockrec.Watched(t.path)
 	step := backoffFirst
+	var held error // the last attempt's
+	wait := func(pid int) (woke bool, err error) {
+		d := jitter(step)
+		if kept && pid > 0 {
+			d = jitter(backoffWatched)
+		}
+		woke, err = p.Pause(ctx, t.dir, names, pid, d)
+		if err != nil {
+			return false, fmt.Errorf("%w while waiting: %w", err, held)
+		}
+		step = min(2*step, backoffMax)
+		if woke {
+			// The lock is changing hands: should the next attempt lose
+			// to a release still under way, the one after comes soon.
+			step = backoffWoken
+		}
+		return woke, nil
+	}
+	herd, woke := false, false
 	for first := true; ; first = false {
+		if woke && herd {
+			if _, err := p.Pause(ctx, t.dir, names, 0, rand.N(herdStagger)); err != nil {
+				return nil, fmt.Errorf("%w while waiting: %w", err, held)
+			}
+			if pid := holderNow(p, t.path); pid > 0 {
+				var err error
+				if woke, err = wait(pid); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		l, err := t.mech.attempt(ctx, first, opts)
 		if err == nil {
 			if cerr := ctx.Err(); cerr != nil {
@@ -56,39 +96,41 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		if !opts.Wait || !errors.Is(err, ErrHeld) {
 			return nil, err
 		}
-		pid := livePID(p, err)
-		d := jitter(step)
-		if kept && pid > 0 {
-			d = jitter(backoffWatched)
+		held = err
+		pid := 0
+		if h, ok := errors.AsType[*HeldError](err); ok {
+			pid = livePID(p, h.Holder)
 		}
-		woke, cerr := p.Pause(ctx, t.dir, names, pid, d)
-		if cerr != nil {
-			return nil, fmt.Errorf("%w while waiting: %w", cerr, err)
-		}
-		step = min(2*step, backoffMax)
-		if woke {
-			// The lock is changing hands: should the next attempt lose
-			// to a release still under way, the one after comes soon.
-			step = backoffWoken
+		herd = herd || (woke && pid > 0)
+		if woke, err = wait(pid); err != nil {
+			return nil, err
 		}
 	}
 }
 
-// livePID is the pid of the holder that held names, when it runs on this
-// host, boot and pid namespace for certain; else 0: no process to watch.
-func livePID(p *platform.Platform, held error) int {
-	h, ok := errors.AsType[*HeldError](held)
-	if !ok || h.Holder == nil || p.Process == nil {
+// holderNow is the pid of the holder the lock's files name now (its
+// mark's writer, or its stamp's), alive on this host; else 0.
+func holderNow(p *platform.Platform, path string) int {
+	if r := sqlitelock.ReadHolder(p.FS, path); r != nil {
+		return livePID(p, r.Holder())
+	}
+	return livePID(p, readStampHolder(p, path))
+}
+
+// livePID is the pid of holder, when it runs on this host, boot and pid
+// namespace for certain; else 0: no process to watch.
+func livePID(p *platform.Platform, holder *platform.Identity) int {
+	if holder == nil || p.Process == nil {
 		return 0
 	}
 	here, err := p.Process.Self()
 	if err != nil {
 		return 0
 	}
-	if j := platform.Judge(here, *h.Holder, p.Process.Lookup); j.Reason != platform.ReasonRunning {
+	if j := platform.Judge(here, *holder, p.Process.Lookup); j.Reason != platform.ReasonRunning {
 		return 0
 	}
-	return h.Holder.PID
+	return holder.PID
 }
 
 // jitter picks a duration in [d/2, d].
