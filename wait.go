@@ -30,6 +30,9 @@ const (
 // once woken, before it looks whether another has taken the lock.
 const herdStagger = 2 * time.Millisecond
 
+// herdDelay picks that moment for a waiter through p (tests choose it).
+var herdDelay = func(*platform.Platform) time.Duration { return rand.N(herdStagger) }
+
 // attemptUntil makes attempts at t until one holds the lock, or, with
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
 // Every wait between and within attempts goes through the platform's one
@@ -42,7 +45,8 @@ const herdStagger = 2 * time.Millisecond
 // stamp, a live process): they go back to a long wait on it, instead of
 // trying again soon, which only a release still under way deserves (a
 // SQLite holder removes its mark a moment before it lets go of the lock).
-// A waiter that lost so knows it is one of a herd: from then on, woken, it
+// A waiter that lost so (another than the holder it waited on holds since
+// it woke) knows it is one of a herd: from then on, woken, it
 // waits a random moment of up to herdStagger and looks at the lock's files
 // (a read, not an attempt) before it attempts, so that most of the herd
 // find the one that went first holding, and wait on it without trying.
@@ -71,9 +75,11 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		return woke, nil
 	}
 	herd, woke := false, false
+	changing := false // woken since the last holder was seen
+	last := 0         // that holder's pid
 	for first := true; ; first = false {
 		if woke && herd {
-			if _, err := p.Pause(ctx, t.dir, names, 0, rand.N(herdStagger)); err != nil {
+			if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
 				return nil, fmt.Errorf("%w while waiting: %w", err, held)
 			}
 			if pid := holderNow(p, t.path); pid > 0 {
@@ -101,10 +107,16 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		if h, ok := errors.AsType[*HeldError](err); ok {
 			pid = livePID(p, h.Holder)
 		}
-		herd = herd || (woke && pid > 0)
+		if pid > 0 {
+			// Another than the one seen before holds, since a wake-up
+			// (not the kept watch's first, which sees the same holder).
+			herd = herd || (changing && last > 0 && pid != last)
+			last, changing = pid, false
+		}
 		if woke, err = wait(pid); err != nil {
 			return nil, err
 		}
+		changing = changing || woke
 	}
 }
 
