@@ -46,10 +46,10 @@ var herdDelay = func(*platform.Platform) time.Duration { return rand.N(herdStagg
 // trying again soon, which only a release still under way deserves (a
 // SQLite holder removes its mark a moment before it lets go of the lock).
 // A waiter that lost so (another than the holder it waited on holds since
-// it woke) knows it is one of a herd: from then on, woken, it
-// waits a random moment of up to herdStagger and looks at the lock's files
-// (a read, not an attempt) before it attempts, so that most of the herd
-// find the one that went first holding, and wait on it without trying.
+// it woke) knows it is one of a herd: from then on, woken, it waits a
+// random moment of up to herdStagger and looks at the lock's files (a
+// read, not an attempt) before it attempts, so that most of the herd find
+// the one that went first holding, and wait on it without trying.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
 	ctx, stop := p.Watching(ctx)
 	defer stop()
@@ -83,10 +83,12 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 				return nil, fmt.Errorf("%w while waiting: %w", err, held)
 			}
 			if pid := holderNow(p, t.path); pid > 0 {
+				last = pid
 				var err error
 				if woke, err = wait(pid); err != nil {
 					return nil, err
 				}
+				changing = woke
 				continue
 			}
 		}
