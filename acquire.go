@@ -68,7 +68,9 @@ func (l *Lock) Mechanism() Mechanism { return l.mech }
 // Release lets go of the lock. Once it has succeeded, calling it again does
 // nothing. A Release that fails (a lock file that could not be removed, say)
 // may be called again to retry; the lock is no longer this process's to use
-// either way.
+// either way. With another acquisition of this process waiting for the
+// lock on the same terms, Release hands it the lock still held instead
+// (docs/design.md, "Waiting"): to other processes it stays held.
 func (l *Lock) Release() error { return turns.release(l) }
 
 // Acquire takes the lock at path for this process, through p. Without

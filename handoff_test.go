@@ -42,6 +42,43 @@ func countOps(w *fake.World) (n *atomic.Int64, stop func()) {
 	})
 }
 
+// handOff has p take the lock at path, queues an acquisition through p
+// with opts behind it, and releases the first: it returns both locks, and
+// how many operations processes made on files from the release to the
+// waiter holding.
+func handOff(t *testing.T, w *fake.World, p *platform.Platform, path string, opts Options) (first, second *Lock, ops int64) {
+	t.Helper()
+	ctx := guardCtxInternal(t)
+	first, err := Acquire(ctx, p, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *Lock, 1)
+	go func() {
+		opts.Wait = true
+		l, err := Acquire(ctx, p, path, opts)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	waitQueued(t, tg.key, 1)
+	n, stop := countOps(w)
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	second = <-got
+	stop()
+	if second == nil {
+		t.FailNow()
+	}
+	return first, second, n.Load()
+}
+
 // A Release with an acquisition of this process waiting on the same terms
 // hands it the lock still held: no file is touched, the lock never looks
 // free to another process, and the first holder's later Release does
@@ -54,34 +91,13 @@ func TestHandOverInProcess(t *testing.T) {
 			p := handoffPlatform(a, mech)
 			const path = "/tmp/app.lock"
 			ctx := guardCtxInternal(t)
-			first, err := Acquire(ctx, p, path, Options{})
-			if err != nil {
-				t.Fatal(err)
+			first, second, n := handOff(t, w, p, path, Options{})
+			if n != 0 {
+				t.Errorf("the handoff made %d operations on files; want none", n)
 			}
 			tg, err := target(p, path)
 			if err != nil {
 				t.Fatal(err)
-			}
-			got := make(chan *Lock, 1)
-			go func() {
-				l, err := Acquire(ctx, p, path, Options{Wait: true})
-				if err != nil {
-					t.Error(err)
-				}
-				got <- l
-			}()
-			waitQueued(t, tg.key, 1)
-			ops, stop := countOps(w)
-			if err := first.Release(); err != nil {
-				t.Fatal(err)
-			}
-			second := <-got
-			stop()
-			if second == nil {
-				t.FailNow()
-			}
-			if n := ops.Load(); n != 0 {
-				t.Errorf("the handoff made %d operations on files; want none", n)
 			}
 			if second.Mechanism() != mech || second.Holder() == nil || second.Holder().PID != a.PID() {
 				t.Errorf("handed lock: %s, holder %v; want %s, pid %d", second.Mechanism(), second.Holder(), mech, a.PID())
@@ -117,35 +133,12 @@ func TestHandOverOnlyOnSameTerms(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn().Platform()
 	const path = "/tmp/app.lock"
-	ctx := guardCtxInternal(t)
-	first, err := Acquire(ctx, p, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := target(p, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan *Lock, 1)
-	go func() {
-		l, err := Acquire(ctx, p, path, Options{Wait: true, RemoveOnRelease: true})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
-	waitQueued(t, tg.key, 1)
-	ops, stop := countOps(w)
-	if err := first.Release(); err != nil {
-		t.Fatal(err)
-	}
-	second := <-got
-	stop()
-	if second == nil {
-		t.FailNow()
-	}
-	if ops.Load() == 0 {
+	first, second, n := handOff(t, w, p, path, Options{RemoveOnRelease: true})
+	if n == 0 {
 		t.Error("the waiter on other terms was handed the held lock")
+	}
+	if err := first.Release(); err != nil {
+		t.Errorf("first holder's second Release: %v", err)
 	}
 	if err := second.Release(); err != nil {
 		t.Fatal(err)

@@ -132,9 +132,19 @@ func TestWakerIgnores(t *testing.T) {
 // stdin closes; end closes it and reaps the process.
 func helperChild(t *testing.T) (pid int, end func()) {
 	t.Helper()
+	return startChild(t, []string{helperEnv + "=" + helperBlock}, "")
+}
+
+// startChild starts the test binary as a helper with env added, waits for
+// it to say ready on a line of its own (unless ready is empty), and keeps
+// it until end closes its stdin and reaps it.
+func startChild(t *testing.T, env []string, ready string) (pid int, end func()) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+helperBlock)
+	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
+	must(t, err)
+	stdout, err := cmd.StdoutPipe()
 	must(t, err)
 	must(t, cmd.Start())
 	var ended bool
@@ -146,6 +156,11 @@ func helperChild(t *testing.T) (pid int, end func()) {
 		}
 	}
 	t.Cleanup(end)
+	if ready != "" {
+		if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != ready+"\n" {
+			t.Fatalf("helper said %q, %v; want %q", line, err, ready)
+		}
+	}
 	return cmd.Process.Pid, end
 }
 
@@ -446,27 +461,7 @@ func flockHelper(path string) error {
 // file at path; end closes its stdin and reaps it.
 func flockChild(t *testing.T, path string) (pid int, end func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+helperFlock, helperFile+"="+path)
-	stdin, err := cmd.StdinPipe()
-	must(t, err)
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || line != "locked\n" {
-		t.Fatalf("flock helper said %q, %v", line, err)
-	}
-	var ended bool
-	end = func() {
-		if !ended {
-			ended = true
-			stdin.Close()
-			cmd.Wait()
-		}
-	}
-	t.Cleanup(end)
-	return cmd.Process.Pid, end
+	return startChild(t, []string{helperEnv + "=" + helperFlock, helperFile + "=" + path}, "locked")
 }
 
 // Without a pid to watch, a wait of 2 ms or more watches the holder of a
