@@ -115,6 +115,13 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 			herd = herd || (changing && last > 0 && pid != last)
 			last, changing = pid, false
 		}
+		if first && pid == 0 {
+			// No live holder named: the lock may be changing hands (a
+			// release under way, whose mark is gone, or a winner that
+			// has not written its own), maybe while the first attempt's
+			// last retry failed. Soon, then.
+			step = backoffWoken
+		}
 		if woke, err = wait(pid); err != nil {
 			return nil, err
 		}
