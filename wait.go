@@ -54,10 +54,13 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 	ctx, stop := p.Watching(ctx)
 	defer stop()
 	_, kept := p.Wake.(platform.Watcher)
-	names := lockrec.Watched(t.path)
+	var names []string // lockrec.Watched(t.path), once there is a wait
 	step := backoffFirst
 	var held error // the last attempt's
 	wait := func(pid int) (woke bool, err error) {
+		if names == nil {
+			names = lockrec.Watched(t.path)
+		}
 		d := jitter(step)
 		if kept && pid > 0 {
 			d = jitter(backoffWatched)
