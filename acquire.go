@@ -48,6 +48,7 @@ type Lock struct {
 	holder  *platform.Identity
 	release func() error
 	key     turnKey
+	terms   handoffTerms
 
 	mu       sync.Mutex
 	left     bool // the turn is given up
@@ -67,21 +68,10 @@ func (l *Lock) Mechanism() Mechanism { return l.mech }
 // Release lets go of the lock. Once it has succeeded, calling it again does
 // nothing. A Release that fails (a lock file that could not be removed, say)
 // may be called again to retry; the lock is no longer this process's to use
-// either way.
-func (l *Lock) Release() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.released {
-		return nil
-	}
-	err := l.release()
-	l.released = err == nil
-	if !l.left {
-		l.left = true
-		turns.leave(l.key)
-	}
-	return err
-}
+// either way. With another acquisition of this process waiting for the
+// lock on the same terms, Release hands it the lock still held instead
+// (docs/design.md, "Waiting"): to other processes it stays held.
+func (l *Lock) Release() error { return turns.release(l) }
 
 // Acquire takes the lock at path for this process, through p. Without
 // opts.Wait it returns a *HeldError (matching ErrHeld) at once when the lock
@@ -120,7 +110,12 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 			m.noFlock = true
 		}
 	}
-	if err := turns.enter(ctx, t.key, opts.Wait); err != nil {
+	terms := termsOf(p, opts)
+	handed, err := turns.enter(ctx, t.key, opts.Wait, path, terms)
+	if handed != nil {
+		return handed, nil
+	}
+	if err != nil {
 		held := &HeldError{Path: path, Holder: selfIdentity(p)}
 		if errors.Is(err, errTurnTaken) {
 			return nil, held
@@ -133,7 +128,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		turns.leave(t.key)
 		return nil, err
 	}
-	l.key = t.key
+	l.key, l.terms = t.key, terms
 	turns.hold(t.key, l)
 	return l, nil
 }

@@ -3,7 +3,11 @@ package proclock
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 	"sync"
+
+	"github.com/proclock/proclock/platform"
 )
 
 // turnKey names one lock inside this process: the world it lives in (the
@@ -26,6 +30,10 @@ var turns = turnTable{m: map[turnKey]*turnQueue{}}
 type turnTable struct {
 	mu sync.Mutex
 	m  map[turnKey]*turnQueue
+	// gaveUp, when set, is called by an acquisition whose ctx ended
+	// while it waited, before it leaves the queue: tests hand it the
+	// turn then.
+	gaveUp func()
 }
 
 // turnQueue is one lock's turn: taken by one acquisition, with others
@@ -37,7 +45,39 @@ type turnQueue struct {
 	// collector would otherwise finalize its open files, and the kernel
 	// drop a SQLite lock that a daemon meant to hold for its whole life.
 	holder  *Lock
-	waiters []chan struct{}
+	waiters []*turnWaiter
+}
+
+// turnWaiter is an acquisition queued for a lock's turn.
+type turnWaiter struct {
+	ready chan struct{} // closed when the turn is its
+	path  string        // as given to its Acquire
+	terms handoffTerms
+	// handed is the lock itself, when the acquisition before it handed
+	// it over still held (handOver); nil when it is to take it.
+	handed *Lock
+}
+
+// handoffTerms are what an acquisition would hold a lock with, beyond its
+// turn key: a held lock is handed over only to a waiter whose terms are
+// its holder's, since it is held as that holder took it (its mechanism,
+// its mark's or stamp's identity, whether its release removes the file).
+// The zero terms match nothing.
+type handoffTerms struct {
+	ok      bool
+	sqlite  platform.SQLite // nil: the file mechanism
+	process platform.Process
+	remove  bool
+	netFS   bool
+}
+
+// termsOf are the terms of an acquisition through p with opts; none (the
+// zero terms) when p's Process cannot be compared.
+func termsOf(p *platform.Platform, opts Options) handoffTerms {
+	if p.Process != nil && !reflect.TypeOf(p.Process).Comparable() {
+		return handoffTerms{}
+	}
+	return handoffTerms{ok: true, sqlite: p.SQLite, process: p.Process, remove: opts.RemoveOnRelease, netFS: opts.AllowNetworkFS}
 }
 
 // errTurnTaken says another acquisition of this process holds or is
@@ -46,49 +86,55 @@ var errTurnTaken = errors.New("proclock: lock taken in this process")
 
 // enter takes key's turn: at once when it is free, else, when wait is set,
 // after every acquisition queued before it has left, or not at all when
-// ctx ends first (returning ctx.Err()).
-func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool) error {
+// ctx ends first (returning ctx.Err()). When the acquisition before it
+// hands the lock over still held (handOver), enter returns it.
+func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool, path string, terms handoffTerms) (*Lock, error) {
 	t.mu.Lock()
 	q, taken := t.m[key]
 	if !taken {
 		t.m[key] = &turnQueue{}
 		t.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	if !wait {
 		t.mu.Unlock()
-		return errTurnTaken
+		return nil, errTurnTaken
 	}
-	ready := make(chan struct{})
-	q.waiters = append(q.waiters, ready)
+	w := &turnWaiter{ready: make(chan struct{}), path: path, terms: terms}
+	q.waiters = append(q.waiters, w)
 	t.mu.Unlock()
 
 	select {
-	case <-ready:
-		return nil
+	case <-w.ready:
+		if ctx.Err() == nil {
+			return w.handed, nil
+		}
 	case <-ctx.Done():
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for i, w := range q.waiters {
-		if w == ready {
-			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
-			return ctx.Err()
-		}
+	if t.gaveUp != nil {
+		t.gaveUp()
 	}
-	// The turn was handed over just as ctx ended: pass it on.
-	t.passLocked(key)
-	return ctx.Err()
+	t.mu.Lock()
+	if i := slices.Index(q.waiters, w); i >= 0 {
+		q.waiters = slices.Delete(q.waiters, i, i+1)
+		t.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	t.mu.Unlock()
+	// The turn, or the lock, was handed over just as ctx ended: pass it
+	// on.
+	if w.handed != nil {
+		t.release(w.handed)
+	} else {
+		t.leave(key)
+	}
+	return nil, ctx.Err()
 }
 
 // leave gives key's turn to the next in line, or frees it.
 func (t *turnTable) leave(key turnKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.passLocked(key)
-}
-
-func (t *turnTable) passLocked(key turnKey) {
 	q := t.m[key]
 	q.holder = nil
 	if len(q.waiters) == 0 {
@@ -97,7 +143,52 @@ func (t *turnTable) passLocked(key turnKey) {
 	}
 	next := q.waiters[0]
 	q.waiters = q.waiters[1:]
-	close(next)
+	close(next.ready)
+}
+
+// release is l's Release: l is handed over to the next acquisition in line
+// (handOver), or let go and the turn left.
+func (t *turnTable) release(l *Lock) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return nil
+	}
+	if !l.left && t.handOver(l) {
+		// Still held, by the next acquisition of this process in line.
+		l.released, l.left = true, true
+		return nil
+	}
+	err := l.release()
+	l.released = err == nil
+	if !l.left {
+		l.left = true
+		t.leave(l.key)
+	}
+	return err
+}
+
+// handOver gives l, held, to the next acquisition in line for its turn,
+// when that one would hold it on l's terms, and reports whether it did: the
+// releasing goroutine hands the lock on directly, and the lock's files and
+// kernel locks stay as they are (docs/design.md, "Waiting"). The next in
+// line is first come, first served: one on other terms is not passed over.
+func (t *turnTable) handOver(l *Lock) bool {
+	if !l.terms.ok {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	q := t.m[l.key]
+	if q == nil || q.holder != l || len(q.waiters) == 0 || q.waiters[0].terms != l.terms {
+		return false
+	}
+	next := q.waiters[0]
+	q.waiters = q.waiters[1:]
+	next.handed = &Lock{path: next.path, mech: l.mech, holder: l.holder, release: l.release, key: l.key, terms: l.terms}
+	q.holder = next.handed
+	close(next.ready)
+	return true
 }
 
 // taken reports whether an acquisition in this process holds or is

@@ -155,6 +155,14 @@ func (w *World) Thaw() {
 	c.wakeDue()
 }
 
+// Sleepers returns how many sleeps are blocked on the frozen clock now.
+func (w *World) Sleepers() int {
+	c := w.u.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sleepers)
+}
+
 // WaitSleepers blocks until at least n sleeps are blocked on the frozen
 // clock, or ctx is done: a test knows a goroutine is waiting before it
 // advances time, without sleeping itself.

@@ -74,7 +74,7 @@ func TestFrozenSleepWaitsForAdvance(t *testing.T) {
 	waitSleepers(t, w, 1)
 
 	w.Advance(999 * time.Millisecond)
-	if fake.Sleepers(w) != 1 {
+	if w.Sleepers() != 1 {
 		t.Fatal("a sleep ended before Advance reached its deadline")
 	}
 	select {
@@ -112,8 +112,8 @@ func TestFrozenSleepEndsEarly(t *testing.T) {
 		if err := <-done; !errors.Is(err, c.want) {
 			t.Errorf("%s: Sleep = %v, want %v", c.name, err, c.want)
 		}
-		if !w.Now().Equal(start) || fake.Sleepers(w) != 0 {
-			t.Errorf("%s: time moved %v, %d sleepers left", c.name, w.Now().Sub(start), fake.Sleepers(w))
+		if !w.Now().Equal(start) || w.Sleepers() != 0 {
+			t.Errorf("%s: time moved %v, %d sleepers left", c.name, w.Now().Sub(start), w.Sleepers())
 		}
 		cancel()
 	}

@@ -153,7 +153,7 @@ func TestWakeOnFrozenClock(t *testing.T) {
 			if tt.want != platform.WakeTimeout && !w.Now().Equal(start) {
 				t.Errorf("time moved by %v", w.Now().Sub(start))
 			}
-			if n := fake.Sleepers(w); n != 0 {
+			if n := w.Sleepers(); n != 0 {
 				t.Errorf("%d sleepers left after the Wait", n)
 			}
 		})

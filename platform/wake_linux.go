@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,13 +21,16 @@ var nativeWake Waker = inotifyWaker{}
 
 // inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
 // directory, a pidfd of its holder and an eventfd that ctx's end writes
-// to. The pidfd and the eventfd are opened and closed by each Wait; the
-// inotify instance is borrowed from a few kept idle (see watchers).
+// to. Its Wait is a kept watch (inotifyWatch) set up, waited on once and
+// closed; the inotify instance is borrowed from a few kept idle (see
+// watchers).
 type inotifyWaker struct {
 	// armed, when set, is called once everything is watched, just
-	// before the wait: tests stage events after it.
+	// before each wait: tests stage events after it.
 	armed func()
 }
+
+var _ Watcher = inotifyWaker{}
 
 // watchEvents are the inotify events of a name going away from the
 // directory, and those that end the watch (the directory removed or moved
@@ -38,20 +46,20 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return WakeTimeout, err
 	}
-	deadline := time.Now().Add(d)
-	ws := watches{cancel: -1, dir: -1, wd: -1, proc: -1}
-	defer ws.close()
-	if pid > 0 {
-		fd, err := unix.PidfdOpen(pid, 0) // close-on-exec, always
-		switch {
-		case err == unix.ESRCH:
-			return WakeExit, nil
-		case err == nil:
-			ws.proc = fd
-		}
-		// ENOSYS (before linux 5.3), EPERM (a seccomp filter), EMFILE:
-		// the holder is not watched; d bounds the wait.
-	}
+	ws := w.watch(dir, names)
+	defer ws.Close()
+	return ws.Wait(ctx, pid, d)
+}
+
+// Watch keeps the directory's watch, the eventfd and the last pid's pidfd
+// across waits: what goes away between them is queued in the inotify
+// instance until the next.
+func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
+	return w.watch(dir, names), nil
+}
+
+func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
+	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1}
 	if fd, err := watchers.get(); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
@@ -61,18 +69,81 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 			ws.dir = -1
 		}
 	}
-	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil || (ws.dir < 0 && ws.proc < 0) {
-		// Nothing to watch, or no way to hear ctx end: sleep.
-		if err == nil {
+	if fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err == nil {
+		ws.cancel = fd
+	}
+	return ws
+}
+
+// inotifyWatch is a kept watch; its descriptors are -1 when not open.
+type inotifyWatch struct {
+	armed  func()
+	path   string // the directory watched
+	names  []string
+	cancel int // eventfd, written when ctx ends
+	dir    int // inotify instance, borrowed from watchers
+	wd     int // its watch of the directory
+	pid    int // the pid proc is of; 0: none
+	proc   int // pidfd
+}
+
+func (ws *inotifyWatch) Close() {
+	if ws.dir >= 0 {
+		watchers.put(ws.dir, ws.wd)
+	}
+	for _, fd := range []int{ws.cancel, ws.proc} {
+		if fd >= 0 {
 			unix.Close(fd)
 		}
+	}
+	ws.dir, ws.cancel, ws.proc, ws.pid = -1, -1, -1, 0
+}
+
+// watchPID makes proc the pidfd of pid (pid <= 0: none); gone reports a
+// pid that no longer exists.
+func (ws *inotifyWatch) watchPID(pid int) (gone bool) {
+	if pid == ws.pid && (pid <= 0 || ws.proc >= 0) {
+		return false
+	}
+	if ws.proc >= 0 {
+		unix.Close(ws.proc)
+	}
+	ws.pid, ws.proc = pid, -1
+	if pid <= 0 {
+		return false
+	}
+	fd, err := unix.PidfdOpen(pid, 0) // close-on-exec, always
+	switch {
+	case err == unix.ESRCH:
+		ws.pid = 0
+		return true
+	case err == nil:
+		ws.proc = fd
+	}
+	// ENOSYS (before linux 5.3), EPERM (a seccomp filter), EMFILE: the
+	// holder is not watched; d bounds the wait.
+	return false
+}
+
+func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error) {
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return WakeTimeout, err
+	}
+	deadline := time.Now().Add(d)
+	if pid <= 0 && d >= flockLookFrom && len(ws.names) > 0 {
+		pid = flockHolder(filepath.Join(ws.path, ws.names[0]))
+	}
+	if ws.watchPID(pid) {
+		return WakeExit, nil
+	}
+	fd := ws.cancel
+	if fd < 0 || (ws.dir < 0 && ws.proc < 0) {
+		// Nothing to watch, or no way to hear ctx end: sleep.
 		return WakeTimeout, RealClock().Sleep(ctx, d)
 	}
-	ws.cancel = fd
 	// ctx's end writes to the eventfd, which ends the poll. The write
-	// must be over before the descriptor is closed, or it could land in
-	// a file that reused its number.
+	// must be over before this Wait returns, or it could land in the
+	// next one (or, once closed, in a file that reused the number).
 	written := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(written)
@@ -83,31 +154,48 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 	defer func() {
 		if !stop() {
 			<-written
+			var buf [8]byte
+			unix.Read(fd, buf[:]) // reset it for the next Wait
 		}
 	}()
-	if w.armed != nil {
-		w.armed()
+	if ws.armed != nil {
+		ws.armed()
 	}
-	return ws.wait(ctx, names, deadline)
+	return ws.wait(ctx, deadline)
 }
 
-// watches are the descriptors of one Wait; -1 when not open.
-type watches struct {
-	cancel int // eventfd, written when ctx ends
-	dir    int // inotify instance, borrowed from watchers
-	wd     int // its watch of the directory
-	proc   int // pidfd
-}
+// flockLookFrom is the shortest wait without a pid for which the holder of
+// a flock(2) lock on the lock's file is looked for (flockHolder): a
+// shorter one ends soon anyway.
+const flockLookFrom = 2 * time.Millisecond
 
-func (ws *watches) close() {
-	if ws.dir >= 0 {
-		watchers.put(ws.dir, ws.wd)
+// flockHolder returns the pid of the process that holds a flock(2) write
+// lock on the file at path, as /proc/locks tells (pids of this pid
+// namespace), or 0. A SQLite holder takes one beside SQLite's lock
+// (docs/design.md, "flock(1)"), so a waiter that knows no holder (its mark
+// names none: an identity-less process, flock(1)) still hears of its death.
+func flockHolder(path string) int {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return 0
 	}
-	for _, fd := range []int{ws.cancel, ws.proc} {
-		if fd >= 0 {
-			unix.Close(fd)
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	for line := range strings.Lines(string(data)) {
+		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a blocked
+		// request has "->" after the number.
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || f[3] != "WRITE" || f[5] != file {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
+			return pid
 		}
 	}
+	return 0
 }
 
 // watchers keeps a few inotify instances idle between Waits. Closing an
@@ -166,7 +254,7 @@ func (p *watcherPool) put(fd, wd int) {
 
 // wait polls until ctx ends, the process exits, a watched name changes,
 // or the deadline.
-func (ws *watches) wait(ctx context.Context, names []string, deadline time.Time) (Wakeup, error) {
+func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, error) {
 	fds := []unix.PollFd{{Fd: int32(ws.cancel), Events: unix.POLLIN}}
 	if ws.dir >= 0 {
 		fds = append(fds, unix.PollFd{Fd: int32(ws.dir), Events: unix.POLLIN})
@@ -195,7 +283,7 @@ func (ws *watches) wait(ctx context.Context, names []string, deadline time.Time)
 			case f.Revents == 0:
 			case int(f.Fd) == ws.proc:
 				return WakeExit, nil
-			case f.Revents&unix.POLLIN == 0 || changed(ws.dir, ws.wd, names):
+			case f.Revents&unix.POLLIN == 0 || changed(ws.dir, ws.wd, ws.names):
 				// POLLERR or the like on inotify: look, rather than spin.
 				return WakeChange, nil
 			}

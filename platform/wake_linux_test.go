@@ -3,11 +3,15 @@ package platform_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
@@ -288,5 +292,167 @@ func TestWakerKeepsFew(t *testing.T) {
 	}
 	if after := openFDs(t); after > before+4 {
 		t.Errorf("%d descriptors open after 16 waits, %d before: want 4 more at most", after, before)
+	}
+}
+
+// A kept watch sees a name that went away between its waits (while the
+// waiter made its attempt): the next Wait ends at once with WakeChange.
+// Told once, the change wakes no later Wait.
+func TestWatchKeepsChangesBetweenWaits(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "app.lock")
+	writeFile(t, lock)
+	w, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	must(t, err)
+	defer w.Close()
+	must(t, os.Remove(lock)) // no Wait is going on
+	if why, err := w.Wait(context.Background(), 0, wakeLong); why != platform.WakeChange || err != nil {
+		t.Errorf("Wait after the removal = %v, %v; want change, nil", why, err)
+	}
+	if why, err := w.Wait(context.Background(), 0, time.Millisecond); why != platform.WakeTimeout || err != nil {
+		t.Errorf("Wait after the change was told = %v, %v; want timeout, nil", why, err)
+	}
+	writeFile(t, lock)
+	must(t, os.Remove(lock))
+	if why, err := w.Wait(context.Background(), 0, wakeLong); why != platform.WakeChange || err != nil {
+		t.Errorf("Wait after a second removal = %v, %v; want change, nil", why, err)
+	}
+}
+
+// A kept watch follows the pid each Wait names: the exit of the one
+// watched now wakes it, and one that is gone ends it at once.
+func TestWatchFollowsPID(t *testing.T) {
+	dir := t.TempDir()
+	first, endFirst := helperChild(t)
+	second, endSecond := helperChild(t)
+	w, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	must(t, err)
+	defer w.Close()
+	if why, err := w.Wait(context.Background(), first, time.Millisecond); why != platform.WakeTimeout || err != nil {
+		t.Fatalf("Wait on a live pid = %v, %v; want timeout, nil", why, err)
+	}
+	endFirst()
+	if why, err := w.Wait(context.Background(), first, wakeLong); why != platform.WakeExit || err != nil {
+		t.Errorf("Wait on the pid that exited = %v, %v; want exit, nil", why, err)
+	}
+	res := make(chan waitResult, 1)
+	go func() {
+		why, err := w.Wait(context.Background(), second, wakeLong)
+		res <- waitResult{why, err}
+	}()
+	endSecond()
+	if r := <-res; r.why != platform.WakeExit || r.err != nil {
+		t.Errorf("Wait on the second pid = %v, %v; want exit, nil", r.why, r.err)
+	}
+}
+
+// A kept watch's Wait that ctx ended leaves the next Wait, under another
+// ctx, to wait its own time (the eventfd is reset).
+func TestWatchContextThenWait(t *testing.T) {
+	dir := t.TempDir()
+	armed := make(chan struct{}, 1)
+	w, err := platform.NewTestWaker(func() { armed <- struct{}{} }).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	must(t, err)
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan waitResult, 1)
+	go func() {
+		why, err := w.Wait(ctx, os.Getpid(), wakeLong)
+		res <- waitResult{why, err}
+	}()
+	<-armed
+	cancel()
+	if r := <-res; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("Wait = %v, %v; want %v", r.why, r.err, context.Canceled)
+	}
+	go func() { <-armed }()
+	if why, err := w.Wait(context.Background(), os.Getpid(), time.Millisecond); why != platform.WakeTimeout || err != nil {
+		t.Errorf("Wait after a cancelled one = %v, %v; want timeout, nil", why, err)
+	}
+}
+
+// Under Platform.Watching, Pauses share one kept watch: the first sets it
+// up and ends at once (what went before was not watched), a name that
+// goes away between Pauses ends the next at once, and stop leaves no
+// descriptor open but the idle inotify instance.
+func TestPlatformWatching(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "app.lock")
+	names := []string{"app.lock"}
+	p := &platform.Platform{Wake: platform.NewTestWaker(nil)}
+	p.Wake.Wait(context.Background(), dir, names, 0, time.Microsecond) // an idle instance
+	before := openFDs(t)
+	ctx, stop := p.Watching(context.Background())
+	if again, stopAgain := p.Watching(ctx); again != ctx {
+		t.Error("Watching under a Watching context made another")
+	} else {
+		stopAgain()
+	}
+	woke, err := p.Pause(ctx, dir, names, 0, wakeLong)
+	if !woke || err != nil {
+		t.Fatalf("first Pause = %v, %v; want woke at once", woke, err)
+	}
+	if woke, err := p.Pause(ctx, dir, names, 0, time.Millisecond); woke || err != nil {
+		t.Errorf("second Pause = %v, %v; want its time up", woke, err)
+	}
+	writeFile(t, lock)
+	must(t, os.Remove(lock)) // between Pauses
+	if woke, err := p.Pause(ctx, dir, names, 0, wakeLong); !woke || err != nil {
+		t.Errorf("Pause after a removal = %v, %v; want woke", woke, err)
+	}
+	stop()
+	if after := openFDs(t); after != before {
+		t.Errorf("open descriptors: %d before, %d after stop", before, after)
+	}
+}
+
+// flockRole takes a flock(2) write lock on the file its argument names,
+// says "locked", and keeps the lock until its stdin closes.
+var flockRole = locktest.NewRole("flock", func(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintf(os.Stderr, "flock: want one argument, the file; got %q\n", args)
+		return 2
+	}
+	f, err := os.OpenFile(args[0], os.O_RDWR|os.O_CREATE, 0o644)
+	if err == nil {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	return 0 // f stayed open: the lock stayed
+})
+
+// flockChild starts a helper process that holds a flock(2) lock on the
+// file at path; end closes its stdin and reaps it.
+func flockChild(t *testing.T, path string) (pid int, end func()) {
+	t.Helper()
+	c := locktest.Start(t, flockRole.Command(path))
+	if line, err := c.Line(); err != nil || line != "locked" {
+		t.Fatalf("flock helper said %q, %v; want locked", line, err)
+	}
+	return c.Pid(), func() { c.End() }
+}
+
+// Without a pid to watch, a wait of 2 ms or more watches the holder of a
+// flock(2) write lock on the lock's file (a SQLite holder that named no
+// one, or flock(1)): its exit wakes the wait. /proc/locks names it.
+func TestWakerFlockHolderExit(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "app.lock")
+	pid, end := flockChild(t, lock)
+	if got := platform.FlockHolder(lock); got != pid {
+		t.Fatalf("flock holder of the lock file = %d; want the helper, %d", got, pid)
+	}
+	if got := platform.FlockHolder(filepath.Join(dir, "other")); got != 0 {
+		t.Errorf("flock holder of a file nobody locks = %d; want 0", got)
+	}
+	res := startWait(t, context.Background(), dir, []string{"app.lock"}, 0, wakeLong)
+	end()
+	if r := <-res; r.why != platform.WakeExit || r.err != nil {
+		t.Errorf("Wait = %v, %v; want exit, nil", r.why, r.err)
 	}
 }

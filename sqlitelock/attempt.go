@@ -530,15 +530,38 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 	}()
 	clock := p.Time()
 	start := clock.Now()
+	if retry == RetryBusy {
+		// Every wait goes through the platform's one pause, under one
+		// kept watch (platform.Watching), so that a holder letting go
+		// (its mark going away) ends it at once, even while SQLite was
+		// trying; after such a wake-up the next wait is short, since the
+		// holder drops its kernel lock a moment after it removes its
+		// mark.
+		var stop func()
+		ctx, stop = p.Watching(ctx)
+		defer stop()
+	}
+	_, kept := p.Wake.(platform.Watcher)
+	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
+	woke := false
 	// tick is one wait of a first attempt's busy wait; false once
-	// BusyTimeout is out. The ticks are a millisecond, short enough to
-	// notice a release without the wake-up source, which would cost each
-	// tick its setting up (and so leave fewer tries for the timeout).
+	// BusyTimeout is out. Without a kept watch the millisecond ticks
+	// sleep on the clock: a wake-up source set up on every tick would
+	// leave fewer tries for the timeout (docs/performance.md, "Handoff").
 	tick := func() bool {
 		if retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
-		return clock.Sleep(ctx, time.Millisecond) == nil
+		if !kept {
+			return clock.Sleep(ctx, time.Millisecond) == nil
+		}
+		d := time.Millisecond
+		if woke {
+			d = afterWake
+		}
+		var serr error
+		woke, serr = p.Pause(ctx, dir, names, 0, d)
+		return serr == nil
 	}
 	excl := exclusiveByDefault(l.conns)
 	sql := lockSQL
@@ -570,12 +593,6 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 	if retry != RetryBusy {
 		return try()
 	}
-	// The retries' waits go through the platform's one pause, so that a
-	// holder letting go (its mark going away) ends them at once; after
-	// such a wake-up the next wait is short, since the holder drops its
-	// kernel lock a moment after it removes its mark.
-	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
-	woke := false
 	l.conn.BusyHandler(func(context.Context, int) bool {
 		if excl && l.attached && l.sharedOnly() {
 			// BEGIN EXCLUSIVE found another shared lock beside ours,

@@ -1,0 +1,198 @@
+package proclock
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
+)
+
+// pidRecorder is a platform's Waker that remembers the pid each Wait
+// watched, last.
+type pidRecorder struct {
+	inner platform.Waker
+	mu    sync.Mutex
+	last  int
+	waits int
+}
+
+func (r *pidRecorder) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	r.mu.Lock()
+	r.last, r.waits = pid, r.waits+1
+	r.mu.Unlock()
+	return r.inner.Wait(ctx, dir, names, pid, d)
+}
+
+func (r *pidRecorder) watching() (pid, waits int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last, r.waits
+}
+
+// Three waiters of other processes, SQLite's, all wake when the holder
+// lets go. The first time, each attempts, and the two that lose wait on
+// the winner. Having lost so, they are a herd: when the winner lets go,
+// each waits its own moment first (herdDelay, chosen here), the first to
+// look takes the lock, and the other finds it holding and waits on it
+// without attempting: no SQLite lock call at all. The file mechanism's
+// attempt is not told apart from its look by the fake world's hooks; its
+// waiters take the same path.
+func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
+	w := fake.New()
+	holder := w.Spawn()
+	procs := []*fake.Process{w.Spawn(), w.Spawn(), w.Spawn()}
+	plats := make([]*platform.Platform, len(procs))
+	recs := make([]*pidRecorder, len(procs))
+	for i, proc := range procs {
+		plats[i] = proc.Platform()
+		recs[i] = &pidRecorder{inner: plats[i].Wake}
+		plats[i].Wake = recs[i]
+	}
+	const path = "/tmp/app.lock"
+	ctx := guardCtxInternal(t)
+	first, err := Acquire(ctx, holder.Platform(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	delays := map[platform.Process]time.Duration{}
+	locks := map[int]int{} // SQLite lock calls on the lock, by pid
+	old := herdDelay
+	herdDelay = func(p *platform.Platform) time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return delays[p.Process]
+	}
+	defer func() { herdDelay = old }()
+	defer w.Hook(fake.OpLock, path, fake.Before, func(ev fake.Event) error {
+		mu.Lock()
+		locks[ev.PID]++
+		mu.Unlock()
+		return nil
+	})()
+
+	w.Freeze()
+	defer w.Thaw()
+	type win struct {
+		i int
+		l *Lock
+	}
+	got := make(chan win, len(procs))
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for i := range procs {
+		go func() {
+			l, err := Acquire(waitCtx, plats[i], path, Options{Wait: true})
+			if err == nil {
+				got <- win{i, l}
+			}
+		}()
+	}
+	// drive moves time on in steps until cond holds.
+	drive := func(what string, step time.Duration, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if err := w.WaitSleepers(ctx, 1); err != nil {
+				for i := range recs {
+					pid, n := recs[i].watching()
+					t.Logf("waiter %d (pid %d): last wait on %d, %d waits", i, procs[i].PID(), pid, n)
+				}
+				t.Fatalf("%s: nobody sleeps: %v", what, err)
+			}
+			w.Advance(step)
+		}
+	}
+	// settled is whether every waiter in idx sleeps in a wait on pid.
+	settled := func(pid int, idx ...int) bool {
+		for _, i := range idx {
+			if last, _ := recs[i].watching(); last != pid {
+				return false
+			}
+		}
+		return w.Sleepers() == len(idx)
+	}
+	drive("settling", 30*time.Millisecond, func() bool { return settled(holder.PID(), 0, 1, 2) })
+
+	// The first release: all attempt; one wins.
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	var winner win
+	drive("the first release", 100*time.Microsecond, func() bool {
+		select {
+		case winner = <-got:
+		default:
+		}
+		return winner.l != nil
+	})
+	var losers []int
+	for i := range procs {
+		if i != winner.i {
+			losers = append(losers, i)
+		}
+	}
+	drive("the losers settling", 100*time.Microsecond, func() bool { return settled(procs[winner.i].PID(), losers...) })
+	mu.Lock()
+	for _, i := range losers {
+		if locks[procs[i].PID()] == 0 {
+			t.Errorf("waiter %d did not attempt after the first release", i)
+		}
+	}
+	early, late := losers[0], losers[1]
+	delays[plats[early].Process] = 100 * time.Microsecond
+	delays[plats[late].Process] = time.Millisecond
+	clear(locks)
+	mu.Unlock()
+
+	// The second release: the herd staggers, each in a wait of its own
+	// moment (on no pid), which time moves through one at a time.
+	_, earlyWaits := recs[early].watching()
+	_, lateWaits := recs[late].watching()
+	if err := winner.l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: never", what)
+			}
+			runtime.Gosched()
+		}
+	}
+	staggering := func(i, before int) bool {
+		last, n := recs[i].watching()
+		return n > before && last == 0
+	}
+	until("the herd staggering", func() bool {
+		return staggering(early, earlyWaits) && staggering(late, lateWaits) && w.Sleepers() == 2
+	})
+	w.Advance(100 * time.Microsecond)
+	var second win
+	select {
+	case second = <-got:
+	case <-ctx.Done():
+		t.Fatal("the early waiter did not take the lock once its moment came")
+	}
+	defer second.l.Release()
+	if second.i != early {
+		t.Fatalf("waiter %d took the lock; want %d, whose moment came first", second.i, early)
+	}
+	until("the late waiter still staggering", func() bool { return w.Sleepers() == 1 })
+	_, lateWaits = recs[late].watching()
+	w.Advance(900 * time.Microsecond)
+	until("the late waiter waiting on the early one", func() bool {
+		last, n := recs[late].watching()
+		return n > lateWaits && last == procs[early].PID() && w.Sleepers() == 1
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if n := locks[procs[late].PID()]; n != 0 {
+		t.Errorf("the late waiter made %d SQLite lock calls after the second release; want none: it found the lock held", n)
+	}
+}
