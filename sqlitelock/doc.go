@@ -1,7 +1,9 @@
 // Package sqlitelock is proclock's SQLite mechanism: the lock is the SQLite
 // database at the lock's path, held by one connection with
 // locking_mode=EXCLUSIVE, journal_mode=OFF and an exclusive transaction left
-// open. The file stays empty, no journal is written, and the kernel drops
+// open. The file is an empty database (one page, no tables:
+// lockrec.EmptyDatabase) that SQLite never writes, no journal is written,
+// and the kernel drops
 // the lock the moment its holder exits or crashes, so nothing is ever
 // reclaimed and no clock or pid is trusted.
 //
