@@ -84,7 +84,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	if !info.Mode().IsRegular() {
 		return Mark{Present: true, junk: true}
 	}
-	data, err := readOnce(f, info.Size())
+	data, err := readOnce(f, info.Size()+1) // a byte more: a mark that grew is junk
 	if err != nil || len(data) > MaxSize {
 		return Mark{Present: true}
 	}

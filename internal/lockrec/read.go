@@ -113,18 +113,19 @@ func readStable(f lockfs.File, info fs.FileInfo) (fs.FileInfo, []byte, error) {
 	return info, nil, errUnsettled
 }
 
-// readOnce reads a file of about size bytes in one read, so that a writer
+// readOnce reads up to n bytes from the start of a file in one read (two
+// when the file is shorter: the second sees its end), so that a writer
 // that replaces its bytes (truncating, then writing the new ones, as
-// proclock's writers do) is seen before or after, not as two reads that
-// join the start of one stamp to the end of another. It reads a byte more
-// than size, to see a file that grew.
-func readOnce(f lockfs.File, size int64) ([]byte, error) {
-	data := make([]byte, min(size, MaxSize)+1)
-	n, err := f.ReadAt(data, 0)
+// proclock's writers do) is not seen as two reads that join the start of
+// one stamp to the end of another. Callers that must see a file grow ask
+// for more than its size, or stat it again (readStable).
+func readOnce(f lockfs.File, n int64) ([]byte, error) {
+	data := make([]byte, min(n, MaxSize+1))
+	got, err := f.ReadAt(data, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	return data[:n], nil
+	return data[:got], nil
 }
 
 // lstatSighting describes a path that could not be opened and read.
