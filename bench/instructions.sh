@@ -9,21 +9,7 @@
 # Asynchronous preemption is off: callgrind does not survive Go's SIGURG.
 # Needs valgrind. Run from bench/.
 set -euo pipefail
-. "$(dirname "$0")/holder.sh"
-kind=$1 op=$2 state=${3:-free} n=${4:-100}
-if [[ $state =~ ^[0-9]+$ ]]; then n=$state state=free; fi # KIND OP N
-dir=$(mktemp -d)
-holder=
-trap '[ -n "$holder" ] && kill "$holder"; rm -rf "$dir"' EXIT
-go test -c -o "$dir/bench.test" .
-path=$dir/app.lock
-if [ "$op" = isheld ]; then
-  # A free lock's file, as it is after a release.
-  PROCLOCK_BENCH_ROLE=once "$dir/bench.test" "$kind" acquire "$path" 0 >/dev/null
-fi
-if [ "$state" = held ]; then
-  hold_lock "$kind" "$path" "$dir/bench.test"
-fi
+. "$(dirname "$0")/setup.sh"
 count() {
   GODEBUG=asyncpreemptoff=1 PROCLOCK_BENCH_ROLE=once valgrind --tool=callgrind \
     --callgrind-out-file="$dir/cg.$1" "$dir/bench.test" "$kind" "$op" "$path" "$1" 2>&1 >/dev/null |
