@@ -84,63 +84,50 @@ func parseFast(data []byte) (Record, bool) {
 	}
 	r := Record{Format: Format}
 	s := data[len(head):]
-	var seen uint16
+	var seen uint16 // a bit a key, to take each once
 	for len(s) > 0 && s[0] == ',' {
 		key, rest, ok := quoted(s[1:])
 		if !ok || len(rest) == 0 || rest[0] != ':' {
 			return Record{}, false
 		}
 		s = rest[1:]
-		bit, ok := fieldBits[string(key)]
-		if !ok || seen&bit != 0 {
+		var bit uint16
+		switch string(key) {
+		case "host":
+			bit = 1 << 0
+			r.Host, s, ok = text(s)
+		case "bootId":
+			bit = 1 << 1
+			r.BootID, s, ok = text(s)
+		case "nonce":
+			bit = 1 << 2
+			r.Nonce, s, ok = text(s)
+		case "acquiredAt":
+			bit = 1 << 3
+			r.AcquiredAt, s, ok = timestamp(s)
+		case "pid":
+			bit = 1 << 4
+			r.PID, s, ok = integer(s)
+		case "launcherPid":
+			bit = 1 << 5
+			r.LauncherPID, s, ok = integer(s)
+		case "startTime":
+			bit = 1 << 6
+			r.StartTime, s, ok = number(s)
+		case "pidNamespace":
+			bit = 1 << 7
+			r.PIDNamespace, s, ok = number(s)
+		case "lockDev":
+			bit = 1 << 8
+			r.LockDev, s, ok = number(s)
+		case "lockIno":
+			bit = 1 << 9
+			r.LockIno, s, ok = number(s)
+		}
+		if bit == 0 || !ok || seen&bit != 0 {
 			return Record{}, false
 		}
 		seen |= bit
-		switch string(key) {
-		case "host", "bootId", "nonce", "acquiredAt":
-			var v []byte
-			if v, s, ok = quoted(s); !ok {
-				return Record{}, false
-			}
-			switch string(key) {
-			case "host":
-				r.Host = string(v)
-			case "bootId":
-				r.BootID = string(v)
-			case "nonce":
-				r.Nonce = string(v)
-			case "acquiredAt":
-				t, err := time.Parse(time.RFC3339Nano, string(v))
-				if err != nil || string(t.AppendFormat(nil, time.RFC3339Nano)) != string(v) {
-					return Record{}, false
-				}
-				r.AcquiredAt = t
-			}
-		default:
-			var v uint64
-			if v, s, ok = number(s); !ok {
-				return Record{}, false
-			}
-			switch string(key) {
-			case "pid", "launcherPid":
-				if v > uint64(maxInt) {
-					return Record{}, false
-				}
-				if key[0] == 'p' {
-					r.PID = int(v)
-				} else {
-					r.LauncherPID = int(v)
-				}
-			case "startTime":
-				r.StartTime = v
-			case "pidNamespace":
-				r.PIDNamespace = v
-			case "lockDev":
-				r.LockDev = v
-			case "lockIno":
-				r.LockIno = v
-			}
-		}
 	}
 	if len(s) == 0 || s[0] != '}' || len(bytes.TrimLeft(s[1:], " \t\r\n")) != 0 {
 		return Record{}, false
@@ -148,15 +135,36 @@ func parseFast(data []byte) (Record, bool) {
 	return r, true
 }
 
+// text reads a plain string value (quoted) as a string.
+func text(s []byte) (string, []byte, bool) {
+	v, rest, ok := quoted(s)
+	return string(v), rest, ok
+}
+
+// timestamp reads a canonical RFC 3339 time, as encoding/json writes one.
+func timestamp(s []byte) (time.Time, []byte, bool) {
+	v, rest, ok := quoted(s)
+	if !ok {
+		return time.Time{}, nil, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(v))
+	if err != nil || string(t.AppendFormat(nil, time.RFC3339Nano)) != string(v) {
+		return time.Time{}, nil, false
+	}
+	return t, rest, true
+}
+
+// integer reads a canonical unsigned decimal (number) that fits an int.
+func integer(s []byte) (int, []byte, bool) {
+	v, rest, ok := number(s)
+	if !ok || v > uint64(maxInt) {
+		return 0, nil, false
+	}
+	return int(v), rest, true
+}
+
 // maxInt is the largest int.
 const maxInt = int(^uint(0) >> 1)
-
-// fieldBits gives each key parseFast knows a bit, to see it only once.
-var fieldBits = map[string]uint16{
-	"host": 1 << 0, "bootId": 1 << 1, "pid": 1 << 2, "startTime": 1 << 3,
-	"pidNamespace": 1 << 4, "launcherPid": 1 << 5, "acquiredAt": 1 << 6,
-	"nonce": 1 << 7, "lockDev": 1 << 8, "lockIno": 1 << 9,
-}
 
 // quoted reads a plain JSON string at the start of s (no escapes, printable
 // ASCII), returning its contents and the rest.
