@@ -12,4 +12,7 @@ type Flocker interface {
 	// lock lasts until f (and every descriptor duplicated from it) is
 	// closed; the kernel drops it when its process dies.
 	TryFlock(f File, exclusive bool) (bool, error)
+	// Unflock lets go of f's flock(2) lock, keeping f open: a holder
+	// lets go of it before the other locks it closes f on.
+	Unflock(f File) error
 }

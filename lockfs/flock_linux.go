@@ -32,3 +32,22 @@ func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
 	}
 	return false, &fs.PathError{Op: "flock", Path: osf.Name(), Err: err}
 }
+
+// Unflock lets go of f's flock(2) lock (Flocker).
+func (osFS) Unflock(f File) error {
+	osf, ok := f.(*os.File)
+	if !ok || osf == nil {
+		return &fs.PathError{Op: "flock", Path: "", Err: fs.ErrInvalid}
+	}
+	err := withFd(osf, func(fd uintptr) error {
+		for {
+			if err := unix.Flock(int(fd), unix.LOCK_UN); err != unix.EINTR {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return &fs.PathError{Op: "flock", Path: osf.Name(), Err: err}
+	}
+	return nil
+}

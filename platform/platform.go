@@ -132,3 +132,17 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// SQLiteByteLocks is an optional power of a SQLite: its VFS locks a
+// database file with the byte-range locks of the platform's FS
+// (lockfs.RangeLocker), at the bytes SQLite's file format sets aside for
+// locking. Taking those locks directly then excludes every connection to
+// the file, of this process or another, and is excluded by them, so the
+// SQLite mechanism takes and looks for its lock without a connection
+// (docs/design.md, "Locking without SQL"). Only a SQLite whose VFS opens
+// the same files as the FS, and locks them so, may have it.
+type SQLiteByteLocks interface {
+	SQLite
+	// LocksBytes does nothing: having it says the above.
+	LocksBytes()
+}

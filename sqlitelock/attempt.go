@@ -116,9 +116,16 @@ type Lock struct {
 	broken bool
 	id     lockfs.FileID
 	remove bool
-	// flocked is the pinned file, kept open while the lock is held for
-	// the flock(2) lock on it; nil without one.
-	flocked lockfs.File
+	// kept is the pinned file, kept open while the lock is held for the
+	// locks on it: the flock(2) lock (flocked), and SQLite's own where it
+	// is taken without a connection (ranged); nil when neither is on it.
+	kept    lockfs.File
+	flocked bool
+	// ranged takes SQLite's lock as byte-range locks on the pinned file,
+	// without a connection (byteLocks); nil: through SQL on conn.
+	ranged lockfs.RangeLocker
+	// released is set by Release.
+	released bool
 	// nonce is this holder's mark's, once it is written.
 	nonce string
 	// held is set once the attempt has succeeded: nobody else removes
@@ -159,27 +166,47 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
 
 func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
+	rl, direct := byteLocks(p)
+	if direct {
+		return attemptWith(ctx, p, path, a, rl, path)
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	pin, pinned, err := pinFile(p.FS, path)
+	return attemptWith(ctx, p, path, a, nil, name)
+}
+
+// attemptWith is attempt, taking SQLite's lock through rl when it is not
+// nil, else through SQL on a borrowed connection that opens the file by
+// name.
+func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attempt, rl lockfs.RangeLocker, name string) (*Lock, error) {
+	open := p.FS.OpenNoFollow
+	if rl != nil {
+		open = rl.OpenLockable // a write lock needs the file open for writing
+	}
+	pin, pinned, err := pinFile(p.FS, path, open)
+	if rl != nil && errors.Is(err, fs.ErrPermission) {
+		return nil, readOnlyRanged(p, rl, path)
+	}
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease}
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, ranged: rl}
 	defer func() {
-		if l.flocked != pin || !l.held {
-			pin.Close()
+		if l.kept != pin || !l.held {
+			pin.Close() // drops the locks on it
 		}
 	}()
-	conn, err := a.Conns.Get()
-	if err != nil {
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+	if rl == nil {
+		conn, err := a.Conns.Get()
+		if err != nil {
+			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+		}
+		l.conn = conn
 	}
-	l.conn = conn
-	if err := l.take(ctx, p, a.Retry); err != nil {
+	if err := l.take(ctx, p, a.Retry, pin); err != nil {
 		l.detach()
 		switch {
 		case errors.Is(err, sqlite3.BUSY):
@@ -253,7 +280,7 @@ func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin l
 		case err != nil:
 			return nil
 		case got:
-			l.flocked = pin
+			l.kept, l.flocked = pin, true
 			return nil
 		}
 		if a.Retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(ctx, time.Millisecond) != nil {
@@ -381,13 +408,13 @@ func fileURI(path string, readOnly bool) string {
 	return b.String()
 }
 
-// pinFile opens the file at path, not following a symlink, creating it
-// (never through a symlink) when there is none, and returns it with its
-// identity. A directory, a symlink or any other kind of file than a
-// regular one is an error.
-func pinFile(fsys lockfs.FS, path string) (lockfs.File, lockfs.FileID, error) {
+// pinFile opens the file at path with open (which never follows a
+// symlink), creating it (never through a symlink) when there is none, and
+// returns it with its identity. A directory, a symlink or any other kind
+// of file than a regular one is an error.
+func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)) (lockfs.File, lockfs.FileID, error) {
 	for range maxSwaps {
-		f, err := fsys.OpenNoFollow(path)
+		f, err := open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			f, err = createDatabase(fsys, path)
 			if errors.Is(err, fs.ErrExist) {
@@ -517,9 +544,9 @@ func openError(fsys lockfs.FS, path string, err error) error {
 	return &fs.PathError{Op: "open", Path: path, Err: err}
 }
 
-// take attaches the lock's database and runs lockSQL, once or as retry
-// says.
-func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err error) {
+// take attaches the lock's database and runs lockSQL, or takes SQLite's
+// lock on pin directly (l.ranged), once or as retry says.
+func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin lockfs.File) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r}
@@ -569,6 +596,9 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 		sql = lockExclusiveSQL
 	}
 	try := func() error {
+		if l.ranged != nil {
+			return l.lockRange(pin)
+		}
 		for {
 			if !l.attached {
 				if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
@@ -593,16 +623,24 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry) (err
 	if retry != RetryBusy {
 		return try()
 	}
-	l.conn.BusyHandler(func(context.Context, int) bool {
-		if excl && l.attached && l.sharedOnly() {
-			// BEGIN EXCLUSIVE found another shared lock beside ours,
-			// or a writer's: no waiting on a shared lock (try).
-			return false
+	if l.ranged != nil {
+		err = try()
+		for errors.Is(err, sqlite3.BUSY) && tick() {
+			err = try()
 		}
-		return tick()
-	})
-	err = try()
-	l.conn.BusyHandler(nil)
+	} else {
+		l.conn.BusyHandler(func(context.Context, int) bool {
+			if excl && l.attached && l.sharedOnly() {
+				// BEGIN EXCLUSIVE found another shared lock beside
+				// ours, or a writer's: no waiting on a shared lock
+				// (try).
+				return false
+			}
+			return tick()
+		})
+		err = try()
+		l.conn.BusyHandler(nil)
+	}
 	for range retries {
 		if !errors.Is(err, sqlite3.BUSY) {
 			return err

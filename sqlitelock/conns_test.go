@@ -54,11 +54,25 @@ func (c *gateClock) Sleep(ctx context.Context, d time.Duration) error {
 // one (docs/performance.md, "the SQLite path cheaper"). While it waits,
 // another connection takes the exclusive lock at once; then the attempt
 // takes the lock, and its release drops it.
+//
+// It holds for both ways of taking SQLite's lock: through SQL on a cached
+// connection, and as byte-range locks without one (where the platform's
+// SQLite has platform.SQLiteByteLocks).
 func TestCachedConnWaitsHoldingNoLock(t *testing.T) {
-	sq := platform.Native().SQLite
-	if sq == nil {
+	native := platform.Native().SQLite
+	if native == nil {
 		t.Skip("this OS has no native SQLite that locks files")
 	}
+	ways := map[string]platform.SQLite{"sql": otherSQLite{native}}
+	if _, ok := native.(platform.SQLiteByteLocks); ok {
+		ways["ranged"] = native
+	}
+	for name, sq := range ways {
+		t.Run(name, func(t *testing.T) { waitsHoldingNoLock(t, sq) })
+	}
+}
+
+func waitsHoldingNoLock(t *testing.T, sq platform.SQLite) {
 	path := filepath.Join(t.TempDir(), "x.lock")
 	cache := sqlitelock.NewConnCache(2)
 	p := &platform.Platform{FS: lockfs.OS(), SQLite: sq}

@@ -47,6 +47,20 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
+	if rl, ok := byteLocks(p); ok {
+		// SQLite's locks looked at directly: one question to the
+		// kernel, no connection.
+		held, err := rangeHeld(rl, f)
+		switch {
+		case err != nil:
+			return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
+		case held:
+			return lockrec.StateHeld, "", nil
+		case flockedOpen(p.FS, f):
+			return lockrec.StateHeld, flockReason, nil
+		}
+		return lockrec.StateFree, "", nil
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return lockrec.StateAbsent, "", err

@@ -14,12 +14,14 @@ import (
 // RemoveOnRelease it first removes the database file, if it is still the
 // one locked, then its mark (in that order: a file-mechanism process that
 // found the file without a mark could convert it just before the removal),
-// and then it closes the connection, which drops the lock. Calling it again
-// does nothing.
+// and then it lets go of the flock(2) lock and of SQLite's (closing the
+// pinned file, or the connection's database). Calling it again does
+// nothing.
 func (l *Lock) Release() error {
-	if l.conn == nil {
+	if l.released {
 		return nil
 	}
+	l.released = true
 	var errs []error
 	inUse := false
 	if l.remove {
@@ -31,11 +33,16 @@ func (l *Lock) Release() error {
 		}
 	}
 	errs = append(errs, l.unmark())
-	if l.flocked != nil {
-		// Before SQLite's lock: a proclock process that takes SQLite's
-		// lock next finds the flock(2) lock gone, not ours.
-		errs = append(errs, l.flocked.Close())
-		l.flocked = nil
+	if l.kept != nil {
+		if fl, ok := l.fsys.(lockfs.Flocker); ok && l.flocked {
+			// Before SQLite's lock: a proclock process that takes
+			// SQLite's lock next finds the flock(2) lock gone, not
+			// ours. (Closing the file drops SQLite's byte-range locks
+			// on it first.)
+			errs = append(errs, fl.Unflock(l.kept))
+		}
+		errs = append(errs, l.kept.Close())
+		l.kept = nil
 	}
 	errs = append(errs, l.detach())
 	if inUse {
@@ -49,6 +56,9 @@ func (l *Lock) Release() error {
 func (l *Lock) detach() (err error) {
 	conn := l.conn
 	l.conn = nil
+	if conn == nil {
+		return nil // SQLite's lock is the pinned file's (l.ranged)
+	}
 	if l.broken {
 		return closeConn(conn)
 	}

@@ -1,0 +1,26 @@
+package lockfs
+
+// RangeLocker is an optional power of an FS: byte-range locks of the kind
+// SQLite's own VFS takes on this OS (open file description locks, OFD, on
+// linux), which conflict with every process's byte-range locks on the
+// same bytes, POSIX fcntl locks included. The SQLite mechanism takes
+// SQLite's exclusive lock through it without a connection, where the
+// platform's SQLite says its VFS locks with these very locks
+// (platform.SQLiteByteLocks; docs/design.md, "Locking without SQL").
+type RangeLocker interface {
+	// OpenLockable opens name for reading and writing, as OpenNoFollow
+	// opens it for reading: never through a symlink at name, never
+	// blocking on a FIFO, never making a terminal this process's. A
+	// write lock needs a file open for writing.
+	OpenLockable(name string) (File, error)
+	// TryLockRange takes a write lock on bytes [off, off+n) of f, a file
+	// opened by OpenLockable, without waiting. It reports false, and no
+	// error, when another open file holds a lock on any of those bytes.
+	// The lock lasts until f is closed, and the kernel drops it when its
+	// process dies.
+	TryLockRange(f File, off, n int64) (bool, error)
+	// RangeWriteLocked reports whether another open file holds a write
+	// lock on any of bytes [off, off+n) of f, a file opened by this FS
+	// (for reading is enough), taking no lock.
+	RangeWriteLocked(f File, off, n int64) (bool, error)
+}

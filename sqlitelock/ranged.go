@@ -1,0 +1,81 @@
+package sqlitelock
+
+import (
+	"io/fs"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// SQLite locks a database file with byte-range locks on bytes its file
+// format sets aside for them (the lock-byte page, 1 GiB into the file,
+// which a lock's one-page database never reaches): the pending byte, the
+// reserved byte after it, and 510 shared bytes after that. A connection's
+// exclusive lock is a write lock on all 512; a reader's shared lock is a
+// read lock on the shared bytes, taken only while the pending byte is not
+// write-locked (docs/design.md, "Locking without SQL").
+const (
+	pendingByte = 0x40000000
+	lockBytes   = 2 + 510
+)
+
+// byteLocks returns the FS's byte-range locks where the platform's SQLite
+// locks database files with those very locks (platform.SQLiteByteLocks):
+// the mechanism then takes SQLite's exclusive lock itself, the same locks
+// on the same bytes as a connection's, so it excludes every connection to
+// the file and is excluded by them, without opening one.
+func byteLocks(p *platform.Platform) (lockfs.RangeLocker, bool) {
+	if _, ok := p.SQLite.(platform.SQLiteByteLocks); !ok {
+		return nil, false
+	}
+	rl, ok := p.FS.(lockfs.RangeLocker)
+	return rl, ok
+}
+
+// lockRange takes SQLite's exclusive lock on pin without waiting; BUSY
+// (as SQLite would say) when another holds any part of it: a holder's
+// exclusive lock, a reader's shared one, or a writer's reserved one.
+func (l *Lock) lockRange(pin lockfs.File) error {
+	got, err := l.ranged.TryLockRange(pin, pendingByte, lockBytes)
+	switch {
+	case err != nil:
+		return err
+	case !got:
+		return sqlite3.BUSY
+	}
+	l.kept = pin
+	return nil
+}
+
+// rangeHeld reports whether another holds a lock on f that keeps
+// SQLite's readers out (a pending or exclusive lock), as a read-only
+// connection's attempt at a shared lock would find, or a reserved one.
+func rangeHeld(rl lockfs.RangeLocker, f lockfs.File) (bool, error) {
+	return rl.RangeWriteLocked(f, pendingByte, lockBytes)
+}
+
+// readOnlyRanged is the outcome of an attempt through byte-range locks
+// on a lock file this user cannot open for writing: held (a
+// *lockrec.HeldError, naming the mark's holder) when a look that writes
+// nothing finds it so, else ErrReadOnly; or, when the file cannot be read
+// either or is not a SQLite lock, why.
+func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string) error {
+	f, _, err := pinFile(p.FS, path, p.FS.OpenNoFollow)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	held, err := rangeHeld(rl, f)
+	switch {
+	case err != nil:
+		return &fs.PathError{Op: "lock", Path: path, Err: err}
+	case held:
+		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
+	case flockedOpen(p.FS, f):
+		return &lockrec.HeldError{Path: path, Reason: flockReason}
+	}
+	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+}

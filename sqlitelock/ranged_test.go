@@ -1,0 +1,205 @@
+package sqlitelock_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
+)
+
+// rangedPlatforms returns a native platform whose SQLite lock is taken as
+// byte-range locks without a connection (ranged), and one over the same
+// SQLite hiding that power, which takes it through SQL (sql); it skips
+// where this OS's SQLite has no such power.
+func rangedPlatforms(t *testing.T) (ranged, sql *platform.Platform) {
+	t.Helper()
+	native := platform.Native().SQLite
+	if _, ok := native.(platform.SQLiteByteLocks); !ok {
+		t.Skip("this OS's SQLite does not lock with the FS's byte-range locks (platform.SQLiteByteLocks): every lock goes through SQL")
+	}
+	return &platform.Platform{FS: lockfs.OS(), SQLite: native}, &platform.Platform{FS: lockfs.OS(), SQLite: otherSQLite{native}}
+}
+
+// tryOnce makes one attempt, without the flock(2) lock beside SQLite's:
+// only SQLite's locks keep others out.
+func tryOnce(p *platform.Platform, path string) (*sqlitelock.Lock, error) {
+	return sqlitelock.Acquire(context.Background(), p, path, sqlitelock.Attempt{Retry: sqlitelock.RetryNone, Conns: sqlitelock.NewConnCache(1).For(p.SQLite), NoFlock: true})
+}
+
+// TestRangedAndSQLExcludeEachOther: a lock taken as byte-range locks and
+// one taken through SQL are the same kernel locks, so each keeps the other
+// out, both ways, and Probe by either way sees either holder; once the
+// holder lets go, the other way takes the lock.
+func TestRangedAndSQLExcludeEachOther(t *testing.T) {
+	ranged, sql := rangedPlatforms(t)
+	for _, c := range []struct {
+		name          string
+		holder, other *platform.Platform
+	}{{"ranged holds", ranged, sql}, {"sql holds", sql, ranged}} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.lock")
+			l, err := tryOnce(c.holder, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tryOnce(c.other, path); !errors.Is(err, lockrec.ErrHeld) {
+				t.Fatalf("the other way's attempt beside the holder: %v; want held", err)
+			}
+			for _, p := range []*platform.Platform{ranged, sql} {
+				if st, _, err := sqlitelock.Probe(p, sqlitelock.NewConnCache(1).For(p.SQLite), path); err != nil || st != lockrec.StateHeld {
+					t.Errorf("Probe beside the holder: %v, %v; want held", st, err)
+				}
+			}
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+			l, err = tryOnce(c.other, path)
+			if err != nil {
+				t.Fatalf("the other way's attempt after the release: %v", err)
+			}
+			l.Release()
+		})
+	}
+}
+
+// TestRangedAgainstConnections: a lock taken as byte-range locks keeps an
+// ordinary SQLite connection to the file from reading it or writing it,
+// and a connection's own locks keep the lock from being taken: its
+// exclusive lock (Probe: held), and a reader's shared lock (Probe: free,
+// as a read-only look finds it; an attempt waits for the reader).
+func TestRangedAgainstConnections(t *testing.T) {
+	ranged, _ := rangedPlatforms(t)
+	path := filepath.Join(t.TempDir(), "x.lock")
+	l, err := tryOnce(ranged, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ranged.SQLite.Open(path, sqlite3.OPEN_READWRITE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Exec("SELECT count(*) FROM sqlite_schema"); !errors.Is(err, sqlite3.BUSY) {
+		t.Errorf("a connection's read beside the lock: %v; want SQLITE_BUSY", err)
+	}
+	if err := conn.Exec("BEGIN EXCLUSIVE"); !errors.Is(err, sqlite3.BUSY) {
+		t.Errorf("a connection's BEGIN EXCLUSIVE beside the lock: %v; want SQLITE_BUSY", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+
+	probe := func() lockrec.State {
+		t.Helper()
+		st, _, err := sqlitelock.Probe(ranged, nil, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if err := conn.Exec("BEGIN EXCLUSIVE"); err != nil {
+		t.Fatalf("a connection's BEGIN EXCLUSIVE after the release: %v", err)
+	}
+	if st := probe(); st != lockrec.StateHeld {
+		t.Errorf("Probe beside a connection's exclusive lock: %v; want held", st)
+	}
+	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
+		t.Errorf("an attempt beside a connection's exclusive lock: %v; want held", err)
+	}
+	if err := conn.Exec("ROLLBACK; BEGIN; SELECT count(*) FROM sqlite_schema"); err != nil {
+		t.Fatal(err)
+	}
+	if st := probe(); st != lockrec.StateFree {
+		t.Errorf("Probe beside a reader's shared lock: %v; want free", st)
+	}
+	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
+		t.Errorf("an attempt beside a reader's shared lock: %v; want held (a writer waits for readers)", err)
+	}
+	if err := conn.Exec("COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	l, err = tryOnce(ranged, path)
+	if err != nil {
+		t.Fatalf("an attempt once the reader is gone: %v", err)
+	}
+	l.Release()
+}
+
+// pySQLite is a python3 program on SQLite's own C library, which locks
+// with POSIX fcntl locks where go-sqlite3 takes OFD locks: it opens the
+// database at argv[1] with no busy timeout, runs argv[2], prints "ok" or
+// the error, and keeps its connection (and its locks) until its input
+// ends.
+const pySQLite = `
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+try:
+    c.execute(sys.argv[2])
+    print("ok", flush=True)
+except sqlite3.Error as e:
+    print(e, flush=True)
+sys.stdin.read()
+`
+
+// TestRangedAgainstSQLiteC: the byte-range lock and a lock taken by
+// SQLite's C library in another process keep each other out, both ways.
+func TestRangedAgainstSQLiteC(t *testing.T) {
+	ranged, _ := rangedPlatforms(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 (with its sqlite3 module, SQLite's C library) is not installed")
+	}
+	path := filepath.Join(t.TempDir(), "x.lock")
+	run := func(sql string) (answer string, stop func()) {
+		t.Helper()
+		cmd := exec.Command("python3", "-c", pySQLite, path, sql)
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			t.Fatalf("python3: %v", err)
+		}
+		return strings.TrimSpace(line), func() { in.Close(); cmd.Wait() }
+	}
+
+	l, err := tryOnce(ranged, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, stop := run("BEGIN EXCLUSIVE")
+	stop()
+	if answer != "database is locked" {
+		t.Errorf("SQLite's C library's BEGIN EXCLUSIVE beside the lock: %q; want \"database is locked\"", answer)
+	}
+	l.Release()
+
+	answer, stop = run("BEGIN EXCLUSIVE")
+	defer stop()
+	if answer != "ok" {
+		t.Fatalf("SQLite's C library's BEGIN EXCLUSIVE on the free lock: %q", answer)
+	}
+	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
+		t.Errorf("an attempt beside SQLite's C library's exclusive lock: %v; want held", err)
+	}
+	if st, _, err := sqlitelock.Probe(ranged, nil, path); err != nil || st != lockrec.StateHeld {
+		t.Errorf("Probe beside SQLite's C library's exclusive lock: %v, %v; want held", st, err)
+	}
+}
