@@ -53,6 +53,9 @@ func exploreFull() bool { return os.Getenv("PROCLOCK_EXPLORE") == "full" }
 type role struct {
 	name string
 	file bool // the file mechanism; else SQLite
+	// sql: SQLite's lock through SQL on a connection, not as byte-range
+	// locks (the fake world's SQLite has platform.SQLiteByteLocks).
+	sql bool
 	// remove sets RemoveOnRelease.
 	remove bool
 	// holding: the user takes the lock before the run starts (outside
@@ -62,11 +65,18 @@ type role struct {
 
 func (ro role) platform(u *explore.User) *platform.Platform {
 	pp := u.Platform()
-	if ro.file {
+	switch {
+	case ro.file:
 		pp = pp.WithoutSQLite()
+	case ro.sql:
+		pp.SQLite = sqlOnly{pp.SQLite}
 	}
 	return pp
 }
+
+// sqlOnly is a SQLite without its optional powers: the SQLite mechanism
+// takes its lock through SQL.
+type sqlOnly struct{ platform.SQLite }
 
 func (ro role) mech() proclock.Mechanism {
 	if ro.file {
@@ -84,6 +94,8 @@ var (
 	sqliteUser   = role{name: "sqlite"}
 	sqliteRemove = role{name: "sqlite(remove)", remove: true}
 	fileUser     = role{name: "file", file: true}
+	sqlUser      = role{name: "sqlite(sql)", sql: true}
+	sqlRemove    = role{name: "sqlite(sql,remove)", sql: true, remove: true}
 )
 
 // stage is what is at the lock's path before the users start.
@@ -324,6 +336,10 @@ var pairs = []scenario{
 	{users: []role{{name: "sqlite holder", holding: true}, fileUser}},
 	{users: []role{{name: "file holder", file: true, holding: true}, sqliteUser}},
 	{users: []role{{name: "file holder", file: true, holding: true}, sqliteRemove}},
+	// SQLite's lock through SQL (not linux), against the file mechanism
+	// and against the byte-range lock.
+	{users: []role{sqlUser, fileUser}, heavy: true},
+	{users: []role{sqliteRemove, sqlRemove}, heavy: true},
 }
 
 // triples are the three-user configurations.

@@ -57,3 +57,7 @@ func (s *processSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn
 	}
 	return sqlite3.OpenFlags(u.String(), flags|sqlite3.OPEN_URI)
 }
+
+// LocksBytes says that the process's SQLite locks files on the lock table
+// its FS's byte-range locks use (platform.SQLiteByteLocks).
+func (s *processSQLite) LocksBytes() {}

@@ -26,7 +26,17 @@ func (c conns) Get() (*sqlite3.Conn, error) {
 func (c conns) Put(conn *sqlite3.Conn) { conn.Close() }
 
 func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
+	return attemptVia(p, false, remove)
+}
+
+// attemptVia is attempt, through SQL when sql is set: the fake world's
+// SQLite takes the lock as byte-range locks (platform.SQLiteByteLocks),
+// unless hidden.
+func attemptVia(p *fake.Process, sql, remove bool) (*sqlitelock.Lock, error) {
 	pl := p.Platform()
+	if sql {
+		pl.SQLite = otherSQLite{pl.SQLite}
+	}
 	id := p.Identity()
 	return sqlitelock.Acquire(context.Background(), pl, lockPath, sqlitelock.Attempt{Retry: sqlitelock.RetryBusy, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})
 }
@@ -63,7 +73,16 @@ func opensBy(w *fake.World, p *fake.Process, at func(n int)) {
 // releases and removes it and C takes the new one. B, once it goes on,
 // locks the old inode, sees the path now names another file, and starts
 // over: it finds C holding. One holder, and its file is at the path.
+//
+// Both ways of taking SQLite's lock: the byte-range lock is taken on the
+// pin (the attempt's first open), SQL's on SQLite's own open (its second).
 func TestRemoveOnReleaseRaceStaged(t *testing.T) {
+	for _, way := range lockWays {
+		t.Run(way.name, func(t *testing.T) { removeOnReleaseRaceStaged(t, way.sql, way.lockOpen) })
+	}
+}
+
+func removeOnReleaseRaceStaged(t *testing.T, sql bool, lockOpen int) {
 	w := fake.New()
 	a, b, c := w.Spawn(), w.Spawn(), w.Spawn()
 	la, err := attempt(a, true)
@@ -80,14 +99,14 @@ func TestRemoveOnReleaseRaceStaged(t *testing.T) {
 	var bOpens atomic.Int32
 	opensBy(w, b, func(n int) {
 		bOpens.Store(int32(n))
-		if n == 2 { // 1: the pin; 2: SQLite's own open
+		if n == lockOpen {
 			close(opened)
 			<-resume
 		}
 	})
 	result := make(chan error, 1)
 	go func() {
-		l, err := attempt(b, true)
+		l, err := attemptVia(b, sql, true)
 		if err == nil {
 			l.Release()
 			err = errors.New("B took the lock")
@@ -106,8 +125,8 @@ func TestRemoveOnReleaseRaceStaged(t *testing.T) {
 	if err := <-result; !isBusy(err) {
 		t.Fatalf("B = %v; want held (by C)", err)
 	}
-	if n := bOpens.Load(); n < 4 {
-		t.Fatalf("B opened the path %d times; want a second attempt after the swap (4 or more)", n)
+	if n := bOpens.Load(); n < int32(2*lockOpen) {
+		t.Fatalf("B opened the path %d times; want a second attempt after the swap (%d or more)", n, 2*lockOpen)
 	}
 	if st := probe(t, a); st != lockrec.StateHeld {
 		t.Fatalf("probe of the path = %v while C holds; want held", st)
@@ -117,6 +136,16 @@ func TestRemoveOnReleaseRaceStaged(t *testing.T) {
 	}
 }
 
+// lockWays are the two ways of taking SQLite's lock, and which open of
+// the path an attempt locks the file after: the byte-range lock is taken
+// on the pin (the attempt's first open), SQL's on SQLite's own (its
+// second).
+var lockWays = []struct {
+	name     string
+	sql      bool
+	lockOpen int
+}{{"ranged", false, 1}, {"sql", true, 2}}
+
 func isBusy(err error) bool {
 	_, ok := errors.AsType[*lockrec.HeldError](err)
 	return ok
@@ -124,8 +153,15 @@ func isBusy(err error) bool {
 
 // A file swapped for another inode between the attempt's first reading of
 // the path and its lock makes the attempt start over, and it then holds
-// the file that is at the path.
+// the file that is at the path; by both ways of taking SQLite's lock
+// (lockWays).
 func TestInodeSwapRetries(t *testing.T) {
+	for _, way := range lockWays {
+		t.Run(way.name, func(t *testing.T) { inodeSwapRetries(t, way.sql, way.lockOpen) })
+	}
+}
+
+func inodeSwapRetries(t *testing.T, sql bool, lockOpen int) {
 	w := fake.New()
 	a, b := w.Spawn(), w.Spawn()
 	first, err := attempt(a, false)
@@ -142,13 +178,13 @@ func TestInodeSwapRetries(t *testing.T) {
 			}
 		}
 	})
-	l, err := attempt(a, false)
+	l, err := attemptVia(a, sql, false)
 	if err != nil {
 		t.Fatalf("Acquire after a swap: %v", err)
 	}
 	defer l.Release()
-	if opens < 4 {
-		t.Fatalf("%d opens of the path; want a second attempt (4 or more)", opens)
+	if opens < 2*lockOpen {
+		t.Fatalf("%d opens of the path; want a second attempt (%d or more)", opens, 2*lockOpen)
 	}
 	if st := probe(t, b); st != lockrec.StateHeld {
 		t.Fatalf("probe = %v; want the file at the path held", st)

@@ -1,0 +1,81 @@
+package fake
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/ncruces/go-sqlite3/vfs"
+
+	"github.com/proclock/proclock/lockfs"
+)
+
+// The fake FS's byte-range locks (lockfs.RangeLocker) are its SQLite lock
+// table, whatever the range: a write lock on any bytes is the EXCLUSIVE
+// level, and a write lock seen on any bytes is another's RESERVED level or
+// more. The SQLite mechanism asks only for SQLite's locking bytes, so the
+// fake answers as the OS does for those, with connections of the world's
+// SQLite and byte-range lockers on one table (processSQLite has
+// platform.SQLiteByteLocks). Each is an OpLock operation on the file.
+var _ lockfs.RangeLocker = (*actor)(nil)
+
+// OpenLockable opens name read-write, never through a symlink at it.
+func (a *actor) OpenLockable(name string) (lockfs.File, error) {
+	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name, flag: os.O_RDWR}, func() (*file, error) {
+		return a.m.openFile(a, name, noFollow|os.O_RDWR, 0)
+	}))
+}
+
+// TryLockRange takes the EXCLUSIVE level of f's inode when no other file
+// of it holds any level.
+func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error) {
+	f, err := a.own(lf, "lock")
+	if err != nil {
+		return false, err
+	}
+	err = doErr(f, OpLock, "lock", func() error {
+		if !f.writable {
+			return syscall.EBADF
+		}
+		for g := range f.node.locks {
+			if g != f {
+				return nil
+			}
+		}
+		(&vfsFile{f: f}).set(vfs.LOCK_EXCLUSIVE)
+		got = true
+		return nil
+	})
+	return got, err
+}
+
+// RangeWriteLocked reports whether another file of f's inode holds the
+// RESERVED level or more.
+func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err error) {
+	f, err := a.own(lf, "getlk")
+	if err != nil {
+		return false, err
+	}
+	err = doErr(f, OpLock, "getlk", func() error {
+		for g, level := range f.node.locks {
+			if g != f && level >= vfs.LOCK_RESERVED {
+				locked = true
+			}
+		}
+		return nil
+	})
+	return locked, err
+}
+
+// own returns lf as a file of this fake FS, or fs.ErrInvalid.
+func (a *actor) own(lf lockfs.File, verb string) (*file, error) {
+	f, ok := lf.(*file)
+	if !ok || f == nil || f.m != a.m {
+		name := ""
+		if lf != nil {
+			name = lf.Name()
+		}
+		return nil, &fs.PathError{Op: verb, Path: name, Err: fs.ErrInvalid}
+	}
+	return f, nil
+}
