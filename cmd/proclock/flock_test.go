@@ -77,6 +77,8 @@ func TestFlockForms(t *testing.T) {
 		{name: "-F", args: line("run", "-F", "FREE", ran), code: 2, stderr: []string{"-F: not supported"}},
 		{name: "one dash long", args: line("run", "-remove", "FREE", ran), code: 2,
 			stderr: []string{"two dashes: --remove"}},
+		{name: "flock FILE COMMAND, no --", args: []string{"run", "-n", "FREE", "echo", "ran"}, code: 2,
+			stderr: []string{`expected -- between PATH and COMMAND, got "echo"`}},
 		{name: "-w not a number", args: line("run", "-w", "1e3", "FREE", ran), code: 2, stderr: []string{"-w 1e3: not seconds"}},
 		{name: "-w missing", args: []string{"run", "-w"}, code: 2, stderr: []string{"-w needs a value"}},
 		{name: "--nb=x", args: line("run", "--nb=x", "FREE", ran), code: 2, stderr: []string{"--nb takes no value"}},

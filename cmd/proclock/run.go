@@ -74,6 +74,11 @@ user) for a system service; not /tmp, where anyone can take the name first
 COMMAND gets proclock's stdin, stdout, stderr and environment. It does not
 inherit the lock: a process COMMAND leaves behind does not hold it.
 
+PROCLOCK_LAUNCHER_PID=PID in proclock's environment (a positive number)
+is recorded with the holder as the pid of whatever launched it, a
+scheduler or a wrapper script, for people to read: status prints
+"launched by pid PID". It plays no part in judging the holder.
+
 Signals: each signal reaches COMMAND once. COMMAND runs in a process group
 of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock, or to
 proclock's process group (kill -- -PGID, timeout(1)), are passed on to

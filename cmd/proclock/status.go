@@ -56,8 +56,11 @@ one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
                   "foreign"
   reason          why stale ("pid gone", "pid reused", "other boot",
                   "unstamped past 30 s", "unreadable past 30 s"),
-                  inaccessible, or foreign ("not a lock file"); omitted
-                  otherwise
+                  inaccessible ("permission denied"), foreign ("not a
+                  lock file: ..."), or what is known of an unknown holder
+                  ("a flock(2) lock"); omitted otherwise. Beside stale's,
+                  reasons are the words status prints, for people: tools
+                  go by state
   holder          who holds it, or held it last when stale; omitted when
                   unknown. An object:
     host          host name

@@ -40,9 +40,12 @@ func TestStatusJSONGolden(t *testing.T) {
 		"held-other-host": {Path: path, State: proclock.StateHeld, Holder: bare, AcquiredAt: acquired,
 			HeldFor: 3 * time.Second, Mechanism: proclock.MechanismFile},
 		"held-unknown-holder": {Path: path, State: proclock.StateHeld, Mechanism: proclock.MechanismSQLite},
-		"inaccessible": {Path: path, State: proclock.StateInaccessible, Reason: "open backup.lock: permission denied",
+		"held-flock": {Path: path, State: proclock.StateHeld, Reason: "a flock(2) lock",
+			Mechanism: proclock.MechanismSQLite},
+		"inaccessible": {Path: path, State: proclock.StateInaccessible, Reason: "permission denied",
 			Mechanism: proclock.MechanismFile},
-		"foreign": {Path: path, State: proclock.StateForeign, Reason: "not a lock file", Mechanism: proclock.MechanismSQLite},
+		"foreign": {Path: path, State: proclock.StateForeign, Reason: "not a lock file: proclock never changes it; lock another path",
+			Mechanism: proclock.MechanismSQLite},
 	}
 	for name, reason := range map[string]string{
 		"stale-pid-gone":   "pid gone",
