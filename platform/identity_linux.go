@@ -25,28 +25,27 @@ func lookupPID(pid int) (PIDInfo, error) {
 		// kill(0) and kill(-1) name process groups, not a process.
 		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
 	}
-	exists, err := signalZero(pid)
-	if err != nil || !exists {
-		return PIDInfo{}, err
-	}
 	if !procIsOurs() {
 		// /proc shows another pid namespace: /proc/<pid> is someone else.
-		return PIDInfo{Exists: true}, nil
-	}
-	st, err := nativeProc.stat(strconv.Itoa(pid))
-	switch {
-	case gone(err):
-		// It died between the signal and the read; ask once more rather
-		// than guess.
 		exists, err := signalZero(pid)
 		return PIDInfo{Exists: exists}, err
-	case err != nil:
-		// It exists; only its start time is unknown.
-		return PIDInfo{Exists: true}, nil
-	case nativeProc.exited(pid, st):
-		return PIDInfo{}, nil
 	}
-	return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+	// /proc/<pid>/stat first: read, it says both that the pid exists and
+	// when it started, in one look (the signal is not needed).
+	st, err := nativeProc.stat(strconv.Itoa(pid))
+	switch {
+	case err == nil && nativeProc.exited(pid, st):
+		return PIDInfo{}, nil
+	case err == nil:
+		return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+	}
+	// Gone, or hidden from us (/proc mounted hidepid), or unreadable: the
+	// signal tells whether it exists; its start time stays unknown.
+	exists, serr := signalZero(pid)
+	if serr != nil || !exists {
+		return PIDInfo{}, serr
+	}
+	return PIDInfo{Exists: true}, nil
 }
 
 // procIsOurs reports whether /proc belongs to this process's pid
