@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,7 @@ func build(dir string) error {
 // kind is one kind of lock user.
 type kind struct {
 	name string
+	mech string // the mechanism its locks use
 	// command runs the guest with args, in the kind's way.
 	command func(lockDir string, args ...string) *exec.Cmd
 }
@@ -74,16 +76,20 @@ type kind struct {
 // nativeKind is the guest as a native process, locking with mech ("auto":
 // SQLite; "file": the file mechanism).
 func nativeKind(mech string) kind {
-	return kind{name: "native-" + mech, command: func(_ string, args ...string) *exec.Cmd {
+	want := "sqlite"
+	if mech == "file" {
+		want = "file"
+	}
+	return kind{name: "native-" + mech, mech: want, command: func(_ string, args ...string) *exec.Cmd {
 		return exec.Command(filepath.Join(bin.dir, "guest"), append([]string{"-mechanism", mech}, args...)...)
 	}}
 }
 
 var (
-	wasip1Kind = kind{name: "wasip1", command: func(lockDir string, args ...string) *exec.Cmd {
+	wasip1Kind = kind{name: "wasip1", mech: "file", command: func(lockDir string, args ...string) *exec.Cmd {
 		return exec.Command(filepath.Join(bin.dir, "wasmhost"), append([]string{"-cache", bin.cache, filepath.Join(bin.dir, "guest.wasm"), lockDir}, args...)...)
 	}}
-	jsKind = kind{name: "js", command: func(_ string, args ...string) *exec.Cmd {
+	jsKind = kind{name: "js", mech: "file", command: func(_ string, args ...string) *exec.Cmd {
 		return exec.Command(bin.node, append([]string{bin.wasmExec, filepath.Join(bin.dir, "guest-js.wasm")}, args...)...)
 	}}
 )
@@ -255,12 +261,17 @@ func mixed(t *testing.T, nativeMech string) {
 	})
 }
 
-// takesFree: an agent takes a free lock, recorded under its process's pid.
+// takesFree: an agent takes a free lock, recorded under its process's pid,
+// with its kind's mechanism: a native one SQLite unless told otherwise, a
+// guest the file mechanism.
 func takesFree(t *testing.T, k kind) {
 	ctx, dir := testContext(t), t.TempDir()
 	a := start(t, k, dir, filepath.Join(dir, "x.lock"))
 	kv := a.expect(ctx, "holds")
 	wantPID(t, k.name, kv, a.pid())
+	if kv["mechanism"] != k.mech {
+		t.Errorf("%s locked with mechanism %q; want %q", k.name, kv["mechanism"], k.mech)
+	}
 	if code := a.exitCode(); code != 0 {
 		t.Errorf("%s exited %d; want 0", k.name, code)
 	}
@@ -283,8 +294,9 @@ func namesHolder(t *testing.T, holder, taker kind) {
 }
 
 // criticalSections: two natives and one agent of each guest kind run
-// critical sections on one lock at once; none overlaps another, and none
-// loses another's update.
+// critical sections on one lock at once, in rounds (workload.go) so that
+// all of them wait for the lock together in each: none overlaps another,
+// none loses another's update, and every agent holds once a round.
 func criticalSections(t *testing.T, ks []kind) {
 	const rounds = 25
 	ctx, dir := testContext(t), t.TempDir()
@@ -296,7 +308,7 @@ func criticalSections(t *testing.T, ks []kind) {
 	}
 	var agents []*agent
 	for _, k := range runners {
-		agents = append(agents, start(t, k, dir, "-loop", strconv.Itoa(rounds), "-dir", dir, path))
+		agents = append(agents, start(t, k, dir, "-loop", strconv.Itoa(rounds), "-agents", strconv.Itoa(len(runners)), "-dir", dir, path))
 	}
 	for _, a := range agents {
 		kv := a.expect(ctx, "loop")
@@ -313,6 +325,22 @@ func criticalSections(t *testing.T, ks []kind) {
 	}
 	if want := strconv.Itoa(rounds * len(agents)); string(b) != want {
 		t.Errorf("counter = %s; want %s: an update was lost", b, want)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, "holders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := strings.Fields(string(b))
+	if len(held) != rounds*len(agents) {
+		t.Fatalf("%d sections in the holders' log; want %d", len(held), rounds*len(agents))
+	}
+	for r := range rounds {
+		round := held[r*len(agents) : (r+1)*len(agents)]
+		for _, a := range agents {
+			if !slices.Contains(round, strconv.Itoa(a.pid())) {
+				t.Errorf("round %d's holders were pids %v; want each agent once, %s (pid %d) among them", r, round, a.kind.name, a.pid())
+			}
+		}
 	}
 }
 

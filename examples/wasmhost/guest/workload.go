@@ -21,6 +21,7 @@ import (
 // report of main.go.
 type workload struct {
 	loop    *int           // critical sections to run
+	agents  *int           // how many agents run -loop together
 	handoff *int           // rounds of a two-agent handoff
 	role    *int           // which of the two agents of a handoff (0 holds first)
 	hold    *time.Duration // how long a handoff's holder keeps the lock once the other waits
@@ -31,6 +32,7 @@ type workload struct {
 func workloadFlags() *workload {
 	return &workload{
 		loop:    flag.Int("loop", 0, "run `N` critical sections, checked with a marker and a counter in -dir"),
+		agents:  flag.Int("agents", 1, "the `K` agents running -loop together: each takes its next section only once all have taken the one before"),
 		handoff: flag.Int("handoff", 0, "run `N` rounds of handing the lock to and from another agent (-role), notes in -dir"),
 		role:    flag.Int("role", 0, "0: hold the lock first in -handoff; 1: wait for it first"),
 		hold:    flag.Duration("handoff-hold", 5*time.Millisecond, "how long a -handoff holder keeps the lock once the other waits"),
@@ -52,14 +54,21 @@ func (w *workload) run(p *platform.Platform, path string) error {
 }
 
 // criticalSections takes the lock -loop times; inside, it creates a marker
-// file that a second holder would find there, and adds one to a counter
-// that two holders would lose an update of. It prints "loop done=N
-// overlaps=K".
+// file that a second holder would find there, adds one to a counter that
+// two holders would lose an update of, and appends its (host) pid to the
+// file "holders". The -agents agents of a run go in rounds: section k waits
+// until the counter shows all agents' sections k-1, so that in every round
+// all of them wait for the lock at once, whatever their kind and however
+// long each takes to start. It prints "loop done=N overlaps=K".
 func (w *workload) criticalSections(p *platform.Platform, path string) error {
 	ctx := context.Background()
 	marker, counter := filepath.Join(*w.dir, "inside"), filepath.Join(*w.dir, "counter")
+	holders := filepath.Join(*w.dir, "holders")
 	overlaps := 0
-	for range *w.loop {
+	for k := range *w.loop {
+		if err := awaitCount(counter, k**w.agents); err != nil {
+			return err
+		}
 		lock, err := proclock.Acquire(ctx, p, path, proclock.Options{Wait: true})
 		if err != nil {
 			return err
@@ -77,6 +86,9 @@ func (w *workload) criticalSections(p *platform.Platform, path string) error {
 			return err
 		}
 		if err := os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644); err != nil {
+			return err
+		}
+		if err := appendLine(holders, strconv.Itoa(lock.Holder().PID)); err != nil {
 			return err
 		}
 		if err := os.Remove(marker); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -182,6 +194,32 @@ func awaitFile(name string) error {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+}
+
+// awaitCount polls the counter file name until it shows at least n. It is
+// read outside the lock, so a reading caught between the writer's truncate
+// and its write counts as "not yet"; the counter only grows.
+func awaitCount(name string, n int) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := readInt(name)
+		if err == nil && got >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("counter %s still %d after a minute (%v); want %d: an agent stopped or an update was lost", name, got, err, n)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+func appendLine(name, line string) error {
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, line)
+	return errors.Join(err, f.Close())
 }
 
 // readInt reads a decimal number from name; a missing file is 0.
