@@ -150,6 +150,11 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		return failedInspect(st, err)
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
+	case state != StateHeld && detail && lockrec.ReadMark(m.p.FS, m.path).Foreign():
+		// A user's file at the mark's name, which Acquire refuses to
+		// remove (docs/protocol.md). Read only with detail: IsHeld of a
+		// free lock makes no extra read for it.
+		return failedInspect(st, &fs.PathError{Op: "inspect", Path: lockrec.MarkPath(m.path), Err: lockrec.ErrNotLockFile})
 	}
 	st.State, st.Reason = state, why
 	return st, nil

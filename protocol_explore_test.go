@@ -346,6 +346,7 @@ var pairs = []scenario{
 var triples = []scenario{
 	{users: []role{sqliteUser, fileUser, fileUser.called("file 2")}, heavy: true},
 	{users: []role{sqliteRemove, sqliteRemove.called("sqlite(remove) 2"), fileUser}, heavy: true},
+	{users: []role{sqliteRemove, fileUser, fileUser.called("file 2")}, heavy: true},
 }
 
 // Every pair, without crashes: in the normal run.

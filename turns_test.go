@@ -3,10 +3,12 @@ package proclock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/platform"
 )
 
 // queued reports how many acquisitions wait behind the holder of key.
@@ -221,5 +223,96 @@ func TestQueuedWaitGivingUpSaysHeld(t *testing.T) {
 	err = <-done
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrHeld) {
 		t.Fatalf("a queued wait given up = %v; want context.Canceled and ErrHeld", err)
+	}
+}
+
+// One process taking one lock through both mechanisms (a platform with
+// SQLite and the same platform without it) takes turns in memory: a second
+// acquisition without Wait is refused at once whatever its mechanism, and
+// waiters of both mechanisms get the lock in the order they asked, each
+// holding it with its own mechanism, held for another process of either
+// mechanism all the while (docs/protocol.md; docs/design.md, "Waiting").
+func TestTurnsBothMechanismsInOrder(t *testing.T) {
+	w := fake.New()
+	proc, other := w.Spawn(), w.Spawn()
+	sq := proc.Platform()
+	file := sq.WithoutSQLite()
+	plats := map[Mechanism]*platform.Platform{MechanismSQLite: sq, MechanismFile: file}
+	const path = "/tmp/app.lock"
+	ctx := guardCtxInternal(t)
+	holder, err := Acquire(ctx, sq, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target(file, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(ctx, file, path, Options{}); !errors.Is(err, ErrHeld) {
+		t.Fatalf("file-mechanism Acquire beside this process's SQLite holder = %v; want held", err)
+	} else if he, ok := errors.AsType[*HeldError](err); !ok || he.Holder == nil || he.Holder.PID != proc.PID() {
+		t.Fatalf("held error %v; want this process, pid %d, as the holder", err, proc.PID())
+	}
+
+	mechs := []Mechanism{MechanismFile, MechanismSQLite, MechanismFile, MechanismSQLite}
+	type turn struct {
+		i int
+		l *Lock
+	}
+	order := make(chan turn, len(mechs))
+	errs := make(chan error, len(mechs))
+	for i, mech := range mechs {
+		go func() {
+			l, err := Acquire(ctx, plats[mech], path, Options{Wait: true, RemoveOnRelease: i == 2})
+			if err != nil {
+				errs <- fmt.Errorf("waiter %d (%s): %w", i, mech, err)
+				return
+			}
+			order <- turn{i, l}
+		}()
+		for turns.queued(tg.key) != i+1 {
+			if ctx.Err() != nil {
+				t.Fatalf("waiter %d (%s) is not queued behind this process's holder", i, mech)
+			}
+			runtime.Gosched()
+		}
+	}
+	if err := holder.Release(); err != nil {
+		t.Fatal(err)
+	}
+	for want, mech := range mechs {
+		var got turn
+		select {
+		case got = <-order:
+		case err := <-errs:
+			t.Fatal(err)
+		}
+		if got.i != want || got.l.Mechanism() != mech {
+			t.Fatalf("waiter %d holds with %s; want waiter %d with %s", got.i, got.l.Mechanism(), want, mech)
+		}
+		for _, m := range []Mechanism{MechanismSQLite, MechanismFile} {
+			op := other.Platform()
+			if m == MechanismFile {
+				op = op.WithoutSQLite()
+			}
+			if _, err := Acquire(ctx, op, path, Options{}); !errors.Is(err, ErrHeld) {
+				t.Fatalf("another process (%s) while waiter %d (%s) holds: %v; want held", m, want, mech, err)
+			} else if he, _ := errors.AsType[*HeldError](err); he.Holder == nil || he.Holder.PID != proc.PID() {
+				t.Fatalf("another process (%s) while waiter %d holds: holder %v; want pid %d", m, want, he.Holder, proc.PID())
+			}
+		}
+		if err := got.l.Release(); err != nil {
+			t.Fatalf("waiter %d: Release: %v", want, err)
+		}
+	}
+	if turns.taken(tg.key) {
+		t.Fatal("the turn is still taken after everyone left")
+	}
+	for _, m := range []Mechanism{MechanismSQLite, MechanismFile} {
+		l, err := Acquire(ctx, plats[m], path, Options{})
+		if err != nil {
+			t.Fatalf("%s: Acquire after every waiter let go: %v", m, err)
+		}
+		l.Release()
 	}
 }

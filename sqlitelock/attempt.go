@@ -515,8 +515,8 @@ func checkContent(f lockfs.File, path string) error {
 	return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 }
 
-// checkKind fails for a directory or a symlink at path, and for a path
-// that does not exist (fs.ErrNotExist).
+// checkKind fails for a directory, a symlink or another non-file at path,
+// and for a path that does not exist (fs.ErrNotExist).
 func checkKind(fsys lockfs.FS, path string) error {
 	info, err := fsys.Lstat(path)
 	switch {
@@ -526,6 +526,10 @@ func checkKind(fsys lockfs.FS, path string) error {
 		return &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case info.Mode()&fs.ModeSymlink != 0:
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrSymlink}
+	case !info.Mode().IsRegular():
+		// A socket, which cannot be opened (ENXIO): not a lock file,
+		// as the file mechanism says of it (docs/protocol.md).
+		return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	return nil
 }

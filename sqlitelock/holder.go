@@ -41,6 +41,11 @@ func (l *Lock) mark(ctx context.Context, p *platform.Platform, a Attempt) error 
 			return err
 		}
 		m := lockrec.ReadMark(p.FS, l.path)
+		if m.Foreign() {
+			// A user's file at the mark's name: never removed, and no
+			// mark can be left beside it (docs/protocol.md).
+			return &fs.PathError{Op: "lock", Path: lockrec.MarkPath(l.path), Err: lockrec.ErrNotLockFile}
+		}
 		leftover := m.Names(l.id)
 		if !leftover && (a.Self == nil || !m.Dead(p, a.Self)) {
 			return &lockrec.HeldError{Path: l.path, Holder: m.Holder()}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,23 @@ var badPaths = []badPath{
 		if err := syscall.Mkfifo(path, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		return path
+	}},
+	{name: "a socket", make: func(t *testing.T, dir string) string {
+		// In a short directory of its own: a socket's path has at most
+		// 107 bytes.
+		short, err := os.MkdirTemp("", "sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(short) })
+		path := filepath.Join(short, "s")
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetUnlinkOnClose(false)
+		l.Close()
 		return path
 	}},
 	{name: "a missing parent", make: func(t *testing.T, dir string) string {

@@ -698,3 +698,36 @@ func TestRunKeepsItsOwnScript(t *testing.T) {
 		t.Fatalf("the script changed: %v, same file %v, bytes %q", err, os.SameFile(before, after), got)
 	}
 }
+
+// TestRunKeepsUsersFileAtMark: a user's old file at the lock's mark name
+// (PATH.holder) is never removed: run with the SQLite mechanism fails
+// plainly naming it, status says "not a lock file (on app.lock.holder)"
+// and exits 2, and the file keeps every byte. The SQLite mechanism used to
+// take it for a crashed holder's mark, and remove it.
+func TestRunKeepsUsersFileAtMark(t *testing.T) {
+	t.Parallel()
+	lock := filepath.Join(t.TempDir(), "app.lock")
+	mark := lock + ".holder"
+	body := []byte("notes the user keeps here\n")
+	if err := os.WriteFile(mark, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(mark, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(mark)
+	res := runProclock(t, "run", "-n", "--mechanism", "sqlite", lock, "--", "true")
+	if res.code != 2 || !strings.Contains(res.stderr, "not a lock file (on app.lock.holder)") {
+		t.Errorf("run beside a user's file at the mark: exit %d, want 2 naming app.lock.holder; stderr %q", res.code, res.stderr)
+	}
+	st := runProclock(t, "status", "--mechanism", "sqlite", lock)
+	if st.code != 2 || !strings.Contains(st.stdout, "not a lock file (on app.lock.holder)") {
+		t.Errorf("status beside a user's file at the mark: exit %d, want 2 naming app.lock.holder; stdout %q", st.code, st.stdout)
+	}
+	after, err := os.Stat(mark)
+	got, _ := os.ReadFile(mark)
+	if err != nil || !os.SameFile(before, after) || !bytes.Equal(got, body) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the user's file at the mark changed: %v, bytes %q", err, got)
+	}
+}

@@ -249,6 +249,9 @@ func describeStatus(st proclock.Status) string {
 		facts := holderFacts(st)
 		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:]))
 	case proclock.StateForeign:
+		if st.Reason != "" { // it may name a sidecar: a user's file at the mark's name
+			return fmt.Sprintf("%s: %s\n", st.Path, st.Reason)
+		}
 		return fmt.Sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
 	}
 	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)

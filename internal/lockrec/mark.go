@@ -33,7 +33,17 @@ type Mark struct {
 	// junk is set for something that is not a regular file (a symlink,
 	// a FIFO, a directory): proclock writes none, so it is no mark.
 	junk bool
+	// foreign is set for what no proclock process or seed can have
+	// written there: a FIFO, socket, device or directory, a file over
+	// MaxSize, or bytes that are neither a record, nor empty, nor a strict
+	// prefix of one of our records (docs/protocol.md, "Judging what is
+	// there"). It is a user's, and never removed.
+	foreign bool
 }
+
+// Foreign reports whether what is at the mark's name is not a mark but a
+// user's file, which nobody may remove.
+func (m Mark) Foreign() bool { return m.foreign }
 
 // Names reports whether the mark's writer locked the file id names.
 func (m Mark) Names(id lockfs.FileID) bool {
@@ -72,7 +82,8 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	}
 	if err != nil {
 		if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {
-			return Mark{Present: true, junk: true} // a symlink, a socket: not a mark
+			// A symlink, a socket: not a mark.
+			return Mark{Present: true, junk: true, foreign: info.Mode()&fs.ModeSymlink == 0}
 		}
 		return Mark{Present: true}
 	}
@@ -82,7 +93,10 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		return Mark{Present: true}
 	}
 	if !info.Mode().IsRegular() {
-		return Mark{Present: true, junk: true}
+		return Mark{Present: true, junk: true, foreign: true}
+	}
+	if info.Size() > MaxSize {
+		return Mark{Present: true, Mtime: info.ModTime(), foreign: true}
 	}
 	data, err := readOnce(f, info.Size()+1) // a byte more: a mark that grew is junk
 	if err != nil || len(data) > MaxSize {
@@ -91,6 +105,8 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	m := Mark{Present: true, Raw: data, Mtime: info.ModTime()}
 	if r, err := Parse(data); err == nil {
 		m.Record = &r
+	} else if len(data) > 0 && !isTorn(data) {
+		m.foreign = true
 	}
 	return m
 }
