@@ -488,8 +488,9 @@ func checkContent(f lockfs.File, path string) error {
 	return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 }
 
-// checkKind fails for a directory or a symlink at path, and for a path
-// that does not exist (fs.ErrNotExist).
+// checkKind fails for a directory, a symlink or any other file that is
+// not a regular one at path (a socket, which open(2) refuses with ENXIO),
+// and for a path that does not exist (fs.ErrNotExist).
 func checkKind(fsys lockfs.FS, path string) error {
 	info, err := fsys.Lstat(path)
 	switch {
@@ -499,6 +500,8 @@ func checkKind(fsys lockfs.FS, path string) error {
 		return &fs.PathError{Op: "lock", Path: path, Err: lockfs.ErrIsDir}
 	case info.Mode()&fs.ModeSymlink != 0:
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrSymlink}
+	case !info.Mode().IsRegular():
+		return &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
 	}
 	return nil
 }

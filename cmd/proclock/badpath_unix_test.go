@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,16 @@ var badPaths = []badPath{
 		if err := syscall.Mkfifo(path, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		return path
+	}},
+	{name: "a socket", make: func(t *testing.T, dir string) string {
+		path := filepath.Join(dir, "sock")
+		l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetUnlinkOnClose(false) // the socket's file stays, with nobody listening
+		l.Close()
 		return path
 	}},
 	{name: "a missing parent", make: func(t *testing.T, dir string) string {
