@@ -339,10 +339,11 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 }
 
-// ErrReadOnly is matched by the error of an attempt on a free lock whose
-// file this user can read but not write. It matches fs.ErrPermission too.
-// (A held one gives a *lockrec.HeldError as for anyone.)
-var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
+// ErrReadOnly is matched by the error of an attempt on a free or stale
+// lock whose file this user can read but not write, on either mechanism.
+// It matches fs.ErrPermission too. (A held one gives a *lockrec.HeldError
+// as for anyone.)
+var ErrReadOnly = lockrec.ErrReadOnly
 
 // attachSQL attaches the database SQLite knows by name (sqliteName) to a
 // borrowed connection, to read and write it or only to read it, never to
