@@ -12,8 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/platform"
 )
 
 // badPath is a path proclock cannot lock, made in dir.
@@ -21,8 +24,14 @@ type badPath struct {
 	name string
 	make func(t *testing.T, dir string) string
 	// asOther runs proclock as another user (nobody), for whom the path
-	// is unreadable.
+	// is unreadable, or unwritable.
 	asOther bool
+	// free: nobody holds the lock, so status says free or stale (exit
+	// 0), as its help has it; only taking it needs more than this user
+	// may do.
+	free bool
+	// cause, if set, is what run's cause must say.
+	cause string
 }
 
 var badPaths = []badPath{
@@ -70,6 +79,28 @@ var badPaths = []badPath{
 	{name: "an unreadable file", asOther: true, make: func(t *testing.T, dir string) string {
 		return writeFile(t, filepath.Join(dir, "private.lock"), "", 0o600)
 	}},
+	{name: "a symlink loop in the path", make: func(t *testing.T, dir string) string {
+		loop := filepath.Join(dir, "loop")
+		if err := os.Symlink(loop, loop); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(loop, "x.lock")
+	}},
+	{name: "an unwritable directory", asOther: true, free: true, cause: "permission denied", make: func(t *testing.T, dir string) string {
+		return filepath.Join(mkdir(t, filepath.Join(dir, "rodir")), "x.lock")
+	}},
+	{name: "a free lock file only readable", asOther: true, free: true, cause: readOnlyCause, make: func(t *testing.T, dir string) string {
+		return writeFile(t, filepath.Join(openDir(t, dir), "x.lock"), string(lockrec.EmptyDatabase()), 0o644)
+	}},
+	{name: "a dead holder's stamp only readable", asOther: true, free: true, cause: readOnlyCause, make: func(t *testing.T, dir string) string {
+		id, err := platform.Native().Process.Self()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id.PID, id.StartTime = locktest.DeadPID(t), 0
+		stamp := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+		return writeFile(t, filepath.Join(openDir(t, dir), "x.lock"), string(stamp), 0o644)
+	}},
 	{name: "a name over NAME_MAX", make: func(t *testing.T, dir string) string {
 		return filepath.Join(dir, strings.Repeat("n", 256))
 	}},
@@ -82,12 +113,28 @@ var badPaths = []badPath{
 	}},
 }
 
+// readOnlyCause is what taking a lock whose file this user may only read
+// says (docs/security.md, "A lock shared by a group").
+const readOnlyCause = "permission denied: this user can read the lock file but not write it; " +
+	"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
+
 func mkdir(t *testing.T, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// openDir is a directory in dir that anyone may write, for a lock file
+// that only its owner may.
+func openDir(t *testing.T, dir string) string {
+	t.Helper()
+	d := mkdir(t, filepath.Join(dir, "open"))
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) string {
@@ -102,7 +149,9 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) string {
 // it cannot lock, on both mechanisms, and checks that run and status agree
 // on it: one line, the path once, the cause in plain words, never
 // SQLite's; status names the same cause (as its error, or as the reason of
-// the state it prints), in text and in --json; nothing is created.
+// the state it prints), in text and in --json, but where nobody holds the
+// lock and only taking it is refused (an unwritable directory or lock
+// file), where status says free or stale; nothing is created.
 func TestBadPathErrors(t *testing.T) {
 	shared := sharedBinary(t)
 	for _, bp := range badPaths {
@@ -128,13 +177,20 @@ func TestBadPathErrors(t *testing.T) {
 					t.Errorf("run: exit %d, stdout %q; want exit 2, nothing on stdout", run.code, run.stdout)
 				}
 				cause := checkErrorLine(t, "run", run.stderr, "proclock: acquire ", path)
+				if bp.cause != "" && cause != bp.cause {
+					t.Errorf("run says %q; want %q", cause, bp.cause)
+				}
 
 				status := as("status", "--mechanism", mech, path)
 				t.Logf("status: %s", strings.TrimSpace(status.stdout+status.stderr))
-				if status.code != exitUsage {
+				if status.code != exitUsage && !bp.free {
 					t.Errorf("status: exit %d; want 2", status.code)
 				}
-				if status.stderr != "" {
+				if bp.free {
+					if status.code != 0 || status.stderr != "" || strings.Count(status.stdout, path) != 1 || !strings.Contains(status.stdout, ": free") && !strings.Contains(status.stdout, ": stale") {
+						t.Errorf("status: exit %d, %q, %q; want exit 0, free or stale, the path once", status.code, status.stdout, status.stderr)
+					}
+				} else if status.stderr != "" {
 					if got := checkErrorLine(t, "status", status.stderr, "proclock: inspect ", path); got != cause {
 						t.Errorf("status says %q, run %q: they disagree", got, cause)
 					}
