@@ -86,6 +86,13 @@ var badPaths = []badPath{
 		}
 		return filepath.Join(loop, "x.lock")
 	}},
+	{name: "a directory this user may not enter", asOther: true, make: func(t *testing.T, dir string) string {
+		private := mkdir(t, filepath.Join(dir, "private"))
+		if err := os.Chmod(private, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(private, "x.lock")
+	}},
 	{name: "an unwritable directory", asOther: true, free: true, cause: "permission denied", make: func(t *testing.T, dir string) string {
 		return filepath.Join(mkdir(t, filepath.Join(dir, "rodir")), "x.lock")
 	}},
