@@ -272,3 +272,22 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
+
+// TestVerboseCause: with -v, a lock that cannot be taken gets a second
+// line, the cause in full, in the system's own words (docs/command.md);
+// the first line is the one without -v.
+func TestVerboseCause(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "x.lock")
+	for _, mech := range mechanisms {
+		plain := runProclock(t, "run", "-n", "--mechanism", mech, path, "--", "true")
+		verbose := runProclock(t, "run", "-nv", "--mechanism", mech, path, "--", "true")
+		lines := strings.Split(strings.TrimSuffix(verbose.stderr, "\n"), "\n")
+		if verbose.code != exitUsage || len(lines) != 2 || lines[0]+"\n" != plain.stderr {
+			t.Errorf("%s: run -v: exit %d, %q; want exit 2, %q then the cause in full", mech, verbose.code, verbose.stderr, plain.stderr)
+			continue
+		}
+		if !strings.HasPrefix(lines[1], "proclock: the cause in full: ") || !strings.Contains(lines[1], "no such file or directory") {
+			t.Errorf("%s: run -v's second line %q; want the cause in full, in the system's words", mech, lines[1])
+		}
+	}
+}
