@@ -30,7 +30,7 @@ type badPath struct {
 	// 0), as its help has it; only taking it needs more than this user
 	// may do.
 	free bool
-	// cause, if set, is what run's cause must say.
+	// cause, if set, is what run's cause must contain.
 	cause string
 }
 
@@ -96,6 +96,14 @@ var badPaths = []badPath{
 	{name: "an unwritable directory", asOther: true, free: true, cause: "permission denied", make: func(t *testing.T, dir string) string {
 		return filepath.Join(mkdir(t, filepath.Join(dir, "rodir")), "x.lock")
 	}},
+	{name: "a lock file this user may write, in a directory it may not", asOther: true, free: true, cause: dirCause, make: func(t *testing.T, dir string) string {
+		d := mkdir(t, filepath.Join(dir, "rodir"))
+		path := writeFile(t, filepath.Join(d, "x.lock"), string(lockrec.EmptyDatabase()), 0o666)
+		if err := os.Chmod(path, 0o666); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		return path
+	}},
 	{name: "a free lock file only readable", asOther: true, free: true, cause: readOnlyCause, make: func(t *testing.T, dir string) string {
 		return writeFile(t, filepath.Join(openDir(t, dir), "x.lock"), string(lockrec.EmptyDatabase()), 0o644)
 	}},
@@ -124,6 +132,12 @@ var badPaths = []badPath{
 // says (docs/security.md, "A lock shared by a group").
 const readOnlyCause = "permission denied: this user can read the lock file but not write it; " +
 	"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
+
+// dirCause is what taking a lock whose file this user may write, in a
+// directory it may not, says after the sidecar it could not create: why
+// (docs/security.md, "A lock shared by a group").
+const dirCause = ", beside the lock: its directory must let this user create and remove files " +
+	"(for a group: group-writable, setgid, not sticky; docs/security.md)"
 
 func mkdir(t *testing.T, dir string) string {
 	t.Helper()
@@ -184,8 +198,8 @@ func TestBadPathErrors(t *testing.T) {
 					t.Errorf("run: exit %d, stdout %q; want exit 2, nothing on stdout", run.code, run.stdout)
 				}
 				cause := checkErrorLine(t, "run", run.stderr, "proclock: acquire ", path)
-				if bp.cause != "" && cause != bp.cause {
-					t.Errorf("run says %q; want %q", cause, bp.cause)
+				if !strings.Contains(cause, bp.cause) {
+					t.Errorf("run says %q; want it to say %q", cause, bp.cause)
 				}
 
 				status := as("status", "--mechanism", mech, path)
