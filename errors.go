@@ -58,14 +58,14 @@ var ErrPathTooLong = lockrec.ErrPathTooLong
 
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
 // take or read the lock at a path, for any other reason than its being
-// held (ErrHeld). Its message is one line: what failed, on which path, and
+// held (ErrHeld), and Release's when it cannot let go of it cleanly. Its message is one line: what failed, on which path, and
 // the cause in plain words ("permission denied", "no such directory",
 // "not a lock file", "name too long", "on a network filesystem", ...).
 // Unwrap gives the cause in full, with the system's and SQLite's own
 // words, for errors.Is and errors.As: errors.Is(err, fs.ErrPermission),
 // errors.Is(err, ErrNotLockFile) and so on.
 type Error struct {
-	// Op is what failed: "acquire" or "inspect".
+	// Op is what failed: "acquire", "inspect" or "release".
 	Op string
 	// Path is the lock's path, as the caller gave it.
 	Path string

@@ -305,3 +305,40 @@ func TestVerboseCause(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseErrorLine: a lock taken whose file cannot be removed on
+// release (a dead holder's stamp, another user's, in a sticky directory
+// such as /tmp) is let go all the same; run says so in one line, the path
+// once, in plain words, and exits with COMMAND's status.
+func TestReleaseErrorLine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run proclock as another user")
+	}
+	shared := sharedBinary(t)
+	dir := filepath.Join(sharedDir(t), "sticky")
+	mkdir(t, dir)
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	id, err := platform.Native().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.PID, id.StartTime = locktest.DeadPID(t), 0
+	stamp := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+	path := writeFile(t, filepath.Join(dir, "x.lock"), string(stamp), 0o666)
+	if err := os.Chmod(path, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	cmd := proclockCmd([]string{"run", "-n", "--mechanism", "file", path, "--", "true"})
+	cmd.Path, cmd.Args[0] = shared, shared
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	res := runCmd(t, cmd)
+	t.Logf("run: %s", strings.TrimSpace(res.stderr))
+	if res.code != 0 {
+		t.Errorf("run: exit %d; want COMMAND's 0", res.code)
+	}
+	if got := checkErrorLine(t, "run", res.stderr, "proclock: release ", path); got != "permission denied" {
+		t.Errorf("run's release error says %q; want permission denied", got)
+	}
+}

@@ -355,7 +355,7 @@ func runMain(args []string, std streams) int {
 	if err := lock.Release(); err != nil {
 		// COMMAND's status says how the work went; a failed clean-up is
 		// told, not folded into it.
-		complain(std.err, fmt.Errorf("releasing the lock: %w", err))
+		complain(std.err, err)
 	}
 	if killedBy != nil {
 		dieOf(killedBy)
