@@ -70,8 +70,14 @@ func (l *Lock) Mechanism() Mechanism { return l.mech }
 // may be called again to retry; the lock is no longer this process's to use
 // either way. With another acquisition of this process waiting for the
 // lock on the same terms, Release hands it the lock still held instead
-// (docs/design.md, "Waiting"): to other processes it stays held.
-func (l *Lock) Release() error { return turns.release(l) }
+// (docs/design.md, "Waiting"): to other processes it stays held. Its error
+// is an *Error, as Acquire's are.
+func (l *Lock) Release() error {
+	if err := turns.release(l); err != nil {
+		return pathError("release", l.path, err)
+	}
+	return nil
+}
 
 // Acquire takes the lock at path for this process, through p. Without
 // opts.Wait it returns a *HeldError (matching ErrHeld) at once when the lock

@@ -58,14 +58,14 @@ var ErrPathTooLong = lockrec.ErrPathTooLong
 
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
 // take or read the lock at a path, for any other reason than its being
-// held (ErrHeld). Its message is one line: what failed, on which path, and
+// held (ErrHeld), and Release's when it cannot let go of it cleanly. Its message is one line: what failed, on which path, and
 // the cause in plain words ("permission denied", "no such directory",
 // "not a lock file", "name too long", "on a network filesystem", ...).
 // Unwrap gives the cause in full, with the system's and SQLite's own
 // words, for errors.Is and errors.As: errors.Is(err, fs.ErrPermission),
 // errors.Is(err, ErrNotLockFile) and so on.
 type Error struct {
-	// Op is what failed: "acquire" or "inspect".
+	// Op is what failed: "acquire", "inspect" or "release".
 	Op string
 	// Path is the lock's path, as the caller gave it.
 	Path string
@@ -106,7 +106,13 @@ func plainCause(err error, path string) string {
 		return "permission denied: this user can read the lock file but not write it; " +
 			"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
 	case errors.Is(err, fs.ErrPermission):
-		return "permission denied" + sidecarNamed(err, path)
+		if side := sidecarOf(err, path); side != "" {
+			// Creating, removing or renaming the lock's other files
+			// needs the directory (docs/security.md).
+			return "permission denied on " + side + ", beside the lock: its directory must let this user create and remove files " +
+				"(for a group: group-writable, setgid, not sticky; docs/security.md)"
+		}
+		return "permission denied"
 	case errors.Is(err, ErrPathTooLong), errors.Is(err, lockfs.ErrNameTooLong):
 		return "name too long" + tooLongDetail(err) + sidecarNamed(err, path)
 	case errors.Is(err, ErrNotLockFile):
@@ -138,11 +144,20 @@ func tooLongDetail(err error) string {
 // sidecarNamed names the sidecar that failed, when it is not the lock's
 // own file: ": the mark x.lock.holder".
 func sidecarNamed(err error, path string) string {
+	if side := sidecarOf(err, path); side != "" {
+		return " (on " + side + ")"
+	}
+	return ""
+}
+
+// sidecarOf is the base name of the sidecar that failed, or "" when it is
+// the lock's own file that did.
+func sidecarOf(err error, path string) string {
 	pe, ok := errors.AsType[*fs.PathError](err)
 	if !ok || pe.Path == path || pe.Path == "" || filepath.Dir(pe.Path) != filepath.Dir(path) {
 		return ""
 	}
-	return " (on " + filepath.Base(pe.Path) + ")"
+	return filepath.Base(pe.Path)
 }
 
 // detail is the plainest words in err for an unforeseen cause: the

@@ -34,6 +34,8 @@ func TestErrorsInPlainWords(t *testing.T) {
 		{name: "directory", path: "/tmp/d", setup: func(w *fake.World) { w.Mkdir("/tmp/d", 0o755) }, cause: "is a directory", is: lockfs.ErrIsDir},
 		{name: "not a lock file", path: "/tmp/s", setup: func(w *fake.World) { w.WriteFile("/tmp/s", []byte("#!/bin/sh\n"), 0o755) },
 			cause: "not a lock file: proclock never changes it; lock another path", is: proclock.ErrNotLockFile},
+		{name: "socket", path: "/tmp/sock", setup: func(w *fake.World) { w.Mknod("/tmp/sock", fs.ModeSocket|0o644) },
+			cause: "not a lock file: proclock never changes it; lock another path", is: proclock.ErrNotLockFile},
 		{name: "name too long", path: long, fsys: func(f lockfs.FS) lockfs.FS { return limitedFS{f} },
 			cause: "name too long: the file name is 256 bytes, over the 255 this system takes", is: proclock.ErrPathTooLong},
 		{name: "network filesystem", path: "/tmp/x.lock", fsys: func(f lockfs.FS) lockfs.FS { return &networkFS{f} },

@@ -149,3 +149,41 @@ func TestGroupLockReadOnly(t *testing.T) {
 		t.Errorf("Inspect of a free lock it can only read: %q; want free", r.State)
 	}
 }
+
+// TestGroupLockReadOnlyStale: a holder that died leaves its stamp in a file
+// the group may only read (its umask was 022). Another member sees it is
+// stale, and its Acquire, on either mechanism, which must rewrite that file
+// in place (docs/protocol.md), fails with the same permission error naming
+// the fix as for a free lock it can only read; nothing is left changed.
+func TestGroupLockReadOnlyStale(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run processes as two other users")
+	}
+	defer syscall.Umask(syscall.Umask(0o022))
+	exe := secExe(t)
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			dir := groupDir(t)
+			path := filepath.Join(dir, "x.lock")
+			secDeadStamp(t, path)
+			if err := os.Chown(path, groupUID1, groupGID); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := secTryAs(t, exe, groupUser(groupUID2), mech, path)
+			if r.Acquired || r.Held || !r.Permission || !strings.Contains(r.Err, "group-writable") || strings.Count(r.Err, path) != 1 {
+				t.Errorf("uid %d against a dead holder's stamp it can only read: %+v; want a permission error naming the fix, the path once", groupUID2, r)
+			}
+			if r.State != proclock.StateStale {
+				t.Errorf("Inspect of a dead holder's stamp: %q; want stale", r.State)
+			}
+			if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+				t.Errorf("the stamp changed: %q, %v", after, err)
+			}
+			secOnly(t, dir, "x.lock")
+		})
+	}
+}

@@ -21,6 +21,9 @@ type pathCase struct {
 	name       string
 	length     int // of the whole path, as given (relative when short)
 	baseLength int // of its base name, when length is 0
+	// deep: a relative path of a base name of 200 bytes, in a working
+	// directory whose own path is longer than PATH_MAX.
+	deep bool
 }
 
 var pathCases = []pathCase{
@@ -36,6 +39,7 @@ var pathCases = []pathCase{
 	{name: "name 218", baseLength: 218},
 	{name: "name 248", baseLength: 248},
 	{name: "name 255", baseLength: 255},
+	{name: "relative, working directory past PATH_MAX", deep: true},
 }
 
 // pathMax is the longest path this system takes (PATH_MAX-1).
@@ -52,6 +56,10 @@ func pathMax(t *testing.T) int {
 // absolute, directories of up to 200 bytes, then the base name.
 func makeLockPath(t *testing.T, root string, c pathCase) string {
 	t.Helper()
+	if c.deep {
+		enterDeep(t, root)
+		return strings.Repeat("n", 200)
+	}
 	if c.length == 0 {
 		return filepath.Join(root, strings.Repeat("n", c.baseLength))
 	}
@@ -77,6 +85,23 @@ func makeLockPath(t *testing.T, root string, c pathCase) string {
 	return path
 }
 
+// enterDeep makes directories of 200 bytes, one in the other, in root
+// (the working directory), and moves into each, until the working
+// directory's path is longer than PATH_MAX: no path of it can be opened,
+// only paths relative to it.
+func enterDeep(t *testing.T, root string) {
+	t.Helper()
+	d := strings.Repeat("d", 200)
+	for n := len(root); n <= pathMax(t); n += 1 + len(d) {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chdir(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // wantTooLong says whether proclock refuses a path of this length: less
 // than 64 bytes to spare under PATH_MAX (docs/protocol.md, "Names").
 func wantTooLong(t *testing.T, path string) bool {
@@ -92,6 +117,10 @@ func TestPathLengths(t *testing.T) {
 				root := secSharedDir(t)
 				t.Chdir(root)
 				path := makeLockPath(t, root, c)
+				here := root // where to look for what was left
+				if c.deep {
+					here = "." // its path is too long to walk
+				}
 				p := nativePlatform(mech)
 				l, err := proclock.Acquire(ctx, p, path, proclock.Options{RemoveOnRelease: true})
 				if wantTooLong(t, path) {
@@ -119,7 +148,7 @@ func TestPathLengths(t *testing.T) {
 				if err := l.Release(); err != nil {
 					t.Fatal(err)
 				}
-				if left := listTree(t, root); len(left) != 0 {
+				if left := listTree(t, here); len(left) != 0 {
 					t.Errorf("Release left %q", left)
 				}
 				r = secTryAs(t, exe, nil, mech, absIn(root, path))
@@ -132,10 +161,13 @@ func TestPathLengths(t *testing.T) {
 }
 
 // absIn is path made absolute in root, for a helper whose working
-// directory is another; a path too long to be absolute stays relative to
-// root, where the helper runs too.
+// directory is another; a path relative to a working directory past
+// PATH_MAX stays relative: the helper runs there too.
 func absIn(root, path string) string {
 	if filepath.IsAbs(path) {
+		return path
+	}
+	if wd, err := os.Getwd(); err != nil || wd != root {
 		return path
 	}
 	return filepath.Join(root, path)

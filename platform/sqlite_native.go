@@ -69,14 +69,14 @@ func (osSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error)
 // SQLiteName names the file at path for SQLite (SQLiteNamer): path itself
 // when it is within SQLite's limit made absolute; else, where this OS can
 // (linux, through /proc), a short name by way of a descriptor of the
-// file's directory, which done closes; else ErrSQLitePathTooLong.
+// file's directory, which done closes; else ErrSQLitePathTooLong. The
+// directory is opened by path as given, so that a relative path works in
+// a working directory that has no absolute path (one longer than
+// PATH_MAX, where Abs fails).
 func (osSQLite) SQLiteName(path string) (name string, done func(), err error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(abs) <= MaxSQLitePath && len(path) <= MaxSQLitePath {
+	if abs, err := filepath.Abs(path); err == nil && len(abs) <= MaxSQLitePath && len(path) <= MaxSQLitePath {
 		return path, func() {}, nil
 	}
-	return shortSQLiteName(filepath.Dir(abs), filepath.Base(abs))
+	clean := filepath.Clean(path) // as Abs has it: "d/x.lock/" is x.lock in d
+	return shortSQLiteName(filepath.Dir(clean), filepath.Base(clean))
 }

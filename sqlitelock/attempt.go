@@ -366,10 +366,11 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 }
 
-// ErrReadOnly is matched by the error of an attempt on a free lock whose
-// file this user can read but not write. It matches fs.ErrPermission too.
-// (A held one gives a *lockrec.HeldError as for anyone.)
-var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
+// ErrReadOnly is matched by the error of an attempt on a free or stale
+// lock whose file this user can read but not write, on either mechanism.
+// It matches fs.ErrPermission too. (A held one gives a *lockrec.HeldError
+// as for anyone.)
+var ErrReadOnly = lockrec.ErrReadOnly
 
 // attachSQL attaches the database SQLite knows by name (sqliteName) to a
 // borrowed connection, to read and write it or only to read it, never to
@@ -515,7 +516,8 @@ func checkContent(f lockfs.File, path string) error {
 	return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 }
 
-// checkKind fails for a directory, a symlink or another non-file at path,
+// checkKind fails for a directory, a symlink or any other file that is
+// not a regular one at path (a socket, which open(2) refuses with ENXIO),
 // and for a path that does not exist (fs.ErrNotExist).
 func checkKind(fsys lockfs.FS, path string) error {
 	info, err := fsys.Lstat(path)
@@ -527,9 +529,7 @@ func checkKind(fsys lockfs.FS, path string) error {
 	case info.Mode()&fs.ModeSymlink != 0:
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrSymlink}
 	case !info.Mode().IsRegular():
-		// A socket, which cannot be opened (ENXIO): not a lock file,
-		// as the file mechanism says of it (docs/protocol.md).
-		return &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
+		return &fs.PathError{Op: "lock", Path: path, Err: errNotRegular}
 	}
 	return nil
 }

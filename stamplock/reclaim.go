@@ -103,6 +103,11 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 		return nil, errLost
 	}
 	f, err := p.FS.OpenFile(path, os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		// A file this user may read, not write: the same words as for
+		// a free lock so shared (docs/security.md).
+		return nil, fmt.Errorf("%w: %w", lockrec.ErrReadOnly, err)
+	}
 	if err != nil {
 		return nil, ignoreNotExist(err, errLost)
 	}

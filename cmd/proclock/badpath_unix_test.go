@@ -12,8 +12,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/platform"
 )
 
 // badPath is a path proclock cannot lock, made in dir.
@@ -21,8 +24,14 @@ type badPath struct {
 	name string
 	make func(t *testing.T, dir string) string
 	// asOther runs proclock as another user (nobody), for whom the path
-	// is unreadable.
+	// is unreadable, or unwritable.
 	asOther bool
+	// free: nobody holds the lock, so status says free or stale (exit
+	// 0), as its help has it; only taking it needs more than this user
+	// may do.
+	free bool
+	// cause, if set, is what run's cause must contain.
+	cause string
 }
 
 var badPaths = []badPath{
@@ -53,7 +62,7 @@ var badPaths = []badPath{
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.SetUnlinkOnClose(false)
+		l.SetUnlinkOnClose(false) // the socket's file stays, with nobody listening
 		l.Close()
 		return path
 	}},
@@ -77,6 +86,43 @@ var badPaths = []badPath{
 	{name: "an unreadable file", asOther: true, make: func(t *testing.T, dir string) string {
 		return writeFile(t, filepath.Join(dir, "private.lock"), "", 0o600)
 	}},
+	{name: "a symlink loop in the path", make: func(t *testing.T, dir string) string {
+		loop := filepath.Join(dir, "loop")
+		if err := os.Symlink(loop, loop); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(loop, "x.lock")
+	}},
+	{name: "a directory this user may not enter", asOther: true, make: func(t *testing.T, dir string) string {
+		private := mkdir(t, filepath.Join(dir, "private"))
+		if err := os.Chmod(private, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(private, "x.lock")
+	}},
+	{name: "an unwritable directory", asOther: true, free: true, cause: "permission denied", make: func(t *testing.T, dir string) string {
+		return filepath.Join(mkdir(t, filepath.Join(dir, "rodir")), "x.lock")
+	}},
+	{name: "a lock file this user may write, in a directory it may not", asOther: true, free: true, cause: dirCause, make: func(t *testing.T, dir string) string {
+		d := mkdir(t, filepath.Join(dir, "rodir"))
+		path := writeFile(t, filepath.Join(d, "x.lock"), string(lockrec.EmptyDatabase()), 0o666)
+		if err := os.Chmod(path, 0o666); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		return path
+	}},
+	{name: "a free lock file only readable", asOther: true, free: true, cause: readOnlyCause, make: func(t *testing.T, dir string) string {
+		return writeFile(t, filepath.Join(openDir(t, dir), "x.lock"), string(lockrec.EmptyDatabase()), 0o644)
+	}},
+	{name: "a dead holder's stamp only readable", asOther: true, free: true, cause: readOnlyCause, make: func(t *testing.T, dir string) string {
+		id, err := platform.Native().Process.Self()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id.PID, id.StartTime = locktest.DeadPID(t), 0
+		stamp := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+		return writeFile(t, filepath.Join(openDir(t, dir), "x.lock"), string(stamp), 0o644)
+	}},
 	{name: "a name over NAME_MAX", make: func(t *testing.T, dir string) string {
 		return filepath.Join(dir, strings.Repeat("n", 256))
 	}},
@@ -89,12 +135,34 @@ var badPaths = []badPath{
 	}},
 }
 
+// readOnlyCause is what taking a lock whose file this user may only read
+// says (docs/security.md, "A lock shared by a group").
+const readOnlyCause = "permission denied: this user can read the lock file but not write it; " +
+	"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
+
+// dirCause is what taking a lock whose file this user may write, in a
+// directory it may not, says after the sidecar it could not create: why
+// (docs/security.md, "A lock shared by a group").
+const dirCause = ", beside the lock: its directory must let this user create and remove files " +
+	"(for a group: group-writable, setgid, not sticky; docs/security.md)"
+
 func mkdir(t *testing.T, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// openDir is a directory in dir that anyone may write, for a lock file
+// that only its owner may.
+func openDir(t *testing.T, dir string) string {
+	t.Helper()
+	d := mkdir(t, filepath.Join(dir, "open"))
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) string {
@@ -109,7 +177,9 @@ func writeFile(t *testing.T, path, data string, mode os.FileMode) string {
 // it cannot lock, on both mechanisms, and checks that run and status agree
 // on it: one line, the path once, the cause in plain words, never
 // SQLite's; status names the same cause (as its error, or as the reason of
-// the state it prints), in text and in --json; nothing is created.
+// the state it prints), in text and in --json, but where nobody holds the
+// lock and only taking it is refused (an unwritable directory or lock
+// file), where status says free or stale; nothing is created.
 func TestBadPathErrors(t *testing.T) {
 	shared := sharedBinary(t)
 	for _, bp := range badPaths {
@@ -135,13 +205,20 @@ func TestBadPathErrors(t *testing.T) {
 					t.Errorf("run: exit %d, stdout %q; want exit 2, nothing on stdout", run.code, run.stdout)
 				}
 				cause := checkErrorLine(t, "run", run.stderr, "proclock: acquire ", path)
+				if !strings.Contains(cause, bp.cause) {
+					t.Errorf("run says %q; want it to say %q", cause, bp.cause)
+				}
 
 				status := as("status", "--mechanism", mech, path)
 				t.Logf("status: %s", strings.TrimSpace(status.stdout+status.stderr))
-				if status.code != exitUsage {
+				if status.code != exitUsage && !bp.free {
 					t.Errorf("status: exit %d; want 2", status.code)
 				}
-				if status.stderr != "" {
+				if bp.free {
+					if status.code != 0 || status.stderr != "" || strings.Count(status.stdout, path) != 1 || !strings.Contains(status.stdout, ": free") && !strings.Contains(status.stdout, ": stale") {
+						t.Errorf("status: exit %d, %q, %q; want exit 0, free or stale, the path once", status.code, status.stdout, status.stderr)
+					}
+				} else if status.stderr != "" {
 					if got := checkErrorLine(t, "status", status.stderr, "proclock: inspect ", path); got != cause {
 						t.Errorf("status says %q, run %q: they disagree", got, cause)
 					}
@@ -215,4 +292,60 @@ func runCmd(t *testing.T, cmd *exec.Cmd) result {
 		}
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// TestVerboseCause: with -v, a lock that cannot be taken gets a second
+// line, the cause in full, in the system's own words (docs/command.md);
+// the first line is the one without -v.
+func TestVerboseCause(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "x.lock")
+	for _, mech := range mechanisms {
+		plain := runProclock(t, "run", "-n", "--mechanism", mech, path, "--", "true")
+		verbose := runProclock(t, "run", "-nv", "--mechanism", mech, path, "--", "true")
+		lines := strings.Split(strings.TrimSuffix(verbose.stderr, "\n"), "\n")
+		if verbose.code != exitUsage || len(lines) != 2 || lines[0]+"\n" != plain.stderr {
+			t.Errorf("%s: run -v: exit %d, %q; want exit 2, %q then the cause in full", mech, verbose.code, verbose.stderr, plain.stderr)
+			continue
+		}
+		if !strings.HasPrefix(lines[1], "proclock: the cause in full: ") || !strings.Contains(lines[1], "no such file or directory") {
+			t.Errorf("%s: run -v's second line %q; want the cause in full, in the system's words", mech, lines[1])
+		}
+	}
+}
+
+// TestReleaseErrorLine: a lock taken whose file cannot be removed on
+// release (a dead holder's stamp, another user's, in a sticky directory
+// such as /tmp) is let go all the same; run says so in one line, the path
+// once, in plain words, and exits with COMMAND's status.
+func TestReleaseErrorLine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run proclock as another user")
+	}
+	shared := sharedBinary(t)
+	dir := filepath.Join(sharedDir(t), "sticky")
+	mkdir(t, dir)
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	id, err := platform.Native().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.PID, id.StartTime = locktest.DeadPID(t), 0
+	stamp := lockrec.Record{Format: lockrec.Format, Identity: id, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+	path := writeFile(t, filepath.Join(dir, "x.lock"), string(stamp), 0o666)
+	if err := os.Chmod(path, 0o666); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	cmd := proclockCmd([]string{"run", "-n", "--mechanism", "file", path, "--", "true"})
+	cmd.Path, cmd.Args[0] = shared, shared
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	res := runCmd(t, cmd)
+	t.Logf("run: %s", strings.TrimSpace(res.stderr))
+	if res.code != 0 {
+		t.Errorf("run: exit %d; want COMMAND's 0", res.code)
+	}
+	if got := checkErrorLine(t, "run", res.stderr, "proclock: release ", path); got != "permission denied" {
+		t.Errorf("run's release error says %q; want permission denied", got)
+	}
 }

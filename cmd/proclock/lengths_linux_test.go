@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -27,18 +28,23 @@ func TestRunPathLengths(t *testing.T) {
 			{"path 1", 1, 0}, {"path 200", 200, 0}, {"path 1016", 1016, 0}, {"path 1024", 1024, 0},
 			{"path 1025", 1025, 0}, {"path 2000", 2000, 0}, {"path PATH_MAX-1", pathMax, 0},
 			{"name 200", 0, 200}, {"name 217", 0, 217}, {"name 218", 0, 218}, {"name 248", 0, 248}, {"name 255", 0, 255},
+			{"relative, working directory past PATH_MAX", -1, 0},
 		} {
 			t.Run(mech+"/"+c.name, func(t *testing.T) {
 				root := t.TempDir()
 				t.Chdir(root) // proclock runs here too: the short paths are relative
 				path := lengthPath(t, root, c.length, c.base)
-				before := listDir(t, root)
+				here := root // where to look for what was left
+				if c.length < 0 {
+					here = "." // its path is too long to walk
+				}
+				before := listDir(t, here)
 				if len(path)+64 > pathMax {
 					res := runProclock(t, "run", "-n", "--mechanism", mech, path, "--", "true")
 					if res.code != exitUsage || !strings.Contains(res.stderr, "name too long") || strings.Count(res.stderr, path) != 1 {
 						t.Errorf("run on a %d-byte path: exit %d, %q; want exit 2, name too long, the path once", len(path), res.code, res.stderr)
 					}
-					if after := listDir(t, root); !slices.Equal(after, before) {
+					if after := listDir(t, here); !slices.Equal(after, before) {
 						t.Errorf("a refused run created %q", after[len(before):])
 					}
 					return
@@ -49,7 +55,7 @@ func TestRunPathLengths(t *testing.T) {
 					t.Errorf("second run while held: exit %d, %q; want exit 1 naming %s", res.code, res.stderr, pid)
 				}
 				holder.release()
-				if after := listDir(t, root); !slices.Equal(after, before) {
+				if after := listDir(t, here); !slices.Equal(after, before) {
 					t.Errorf("run --remove left %q", after)
 				}
 				if res := runProclock(t, "run", "-n", "--mechanism", mech, "--remove", path, "--", "true"); res.code != 0 {
@@ -61,9 +67,21 @@ func TestRunPathLengths(t *testing.T) {
 }
 
 // lengthPath makes the directories of a lock path of length bytes (relative
-// to root when short), or of a base name of base bytes in root.
+// to root when short), or of a base name of base bytes in root; for length
+// -1, a base name of 200 bytes relative to a working directory made in
+// root whose own path is longer than PATH_MAX.
 func lengthPath(t *testing.T, root string, length, base int) string {
 	t.Helper()
+	if length < 0 {
+		d := strings.Repeat("d", 200)
+		for n := len(root); n <= 4096; n += 1 + len(d) {
+			mkdir(t, d)
+			if err := os.Chdir(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return strings.Repeat("n", 200)
+	}
 	if base > 0 {
 		return filepath.Join(root, strings.Repeat("n", base))
 	}

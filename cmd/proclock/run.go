@@ -40,7 +40,9 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
                           (before PATH, or after it as flock(1) has it)
   -v, --verbose           say who holds the lock before waiting for it,
-                          and how long taking it took
+                          and how long taking it took; when it cannot be
+                          taken, the cause in full on a second line (the
+                          system's and SQLite's own words)
   --remove                remove the lock's files on release (the sqlite
                           mechanism leaves an empty database file
                           otherwise; the file mechanism always removes its
@@ -349,13 +351,16 @@ func runMain(args []string, std streams) int {
 		return o.heldCode
 	case err != nil:
 		complain(std.err, withHint(err))
+		if o.verbose {
+			explainCause(std.err, err)
+		}
 		return exitUsage
 	}
 	code, killedBy := supervise(cmd, sigs, std.err)
 	if err := lock.Release(); err != nil {
 		// COMMAND's status says how the work went; a failed clean-up is
 		// told, not folded into it.
-		complain(std.err, fmt.Errorf("releasing the lock: %w", err))
+		complain(std.err, err)
 	}
 	if killedBy != nil {
 		dieOf(killedBy)
@@ -455,6 +460,15 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
 	}
 	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
+}
+
+// explainCause prints, for -v, the cause of err in full, as errors.Unwrap
+// of a *proclock.Error gives it: what to quote in a report, where the first
+// line has it in plain words only (docs/command.md).
+func explainCause(w io.Writer, err error) {
+	if pe, ok := errors.AsType[*proclock.Error](err); ok && pe.Err != nil {
+		fmt.Fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
+	}
 }
 
 // mechanismOf names the mechanism Acquire uses on p.

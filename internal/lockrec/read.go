@@ -3,6 +3,7 @@ package lockrec
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"time"
@@ -14,6 +15,12 @@ import (
 // is not recognisably a lock file (Kind Foreign): proclock never removes
 // or changes it.
 var ErrNotLockFile = errors.New("not a lock file")
+
+// ErrReadOnly is matched by the error of an attempt on a lock that is not
+// held (free, or stale and so to be rewritten in place) whose file this
+// user can read but not write: a lock shared by a group whose file is not
+// group-writable (docs/security.md). It matches fs.ErrPermission too.
+var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
 
 // Sighting is what was read of a file, to judge it and to tell later
 // whether the file at the path is still the same one.
