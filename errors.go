@@ -119,7 +119,10 @@ func plainCause(err error, path string) string {
 		// One wording for every kind (a script, a FIFO, a device, a
 		// symlink, ...), so that both mechanisms, and status and run,
 		// say the same of one path.
-		return "not a lock file" + sidecarNamed(err, path) + ": proclock never changes it; lock another path"
+		if side := sidecarNamed(err, path); side != "" {
+			return "not a lock file" + side + ": proclock never changes it; lock another path"
+		}
+		return "not a lock file: proclock never changes it; lock another path"
 	case errors.Is(err, lockfs.ErrIsDir):
 		return "is a directory"
 	case errors.Is(err, lockfs.ErrNotDir):
