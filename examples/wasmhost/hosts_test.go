@@ -15,31 +15,40 @@ import (
 // The hosts of docs/wasm.md beside wasmhost, and what it says a guest is
 // given and cannot do: each test runs the real programs.
 
-// The wazero CLI, as docs/wasm.md runs it, hosts the agent: it takes a free
-// lock, recorded under the wazero process's pid, with the file mechanism.
-func TestWazeroCLI(t *testing.T) {
+// wazeroCLI is the guest run by wazero's CLI, as docs/wasm.md runs it,
+// with a compilation cache of its own; "" when wazero is missing.
+func wazeroCLI(t *testing.T) kind {
 	wazero, err := exec.LookPath("wazero")
 	if err != nil {
 		t.Skip("wazero is not installed: go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0")
 	}
-	cli := kind{name: "wazero-cli", mech: "file", command: func(dir string, args ...string) *exec.Cmd {
-		return exec.Command(wazero, append([]string{"run", "-mount", "/proc:/proc:ro", "-mount", dir + ":" + dir,
+	return kind{name: "wazero-cli", mech: "file", command: func(dir string, args ...string) *exec.Cmd {
+		return exec.Command(wazero, append([]string{"run", "-cachedir", bin.cache + "-cli", "-mount", "/proc:/proc:ro", "-mount", dir + ":" + dir,
 			filepath.Join(bin.dir, "guest.wasm")}, args...)...)
 	}}
-	takesFree(t, cli)
 }
 
-// wasmhost gives its guest real clocks and randomness (wazero's defaults
-// are a fake clock and a fixed seed): the stamp a guest writes records the
-// time it took the lock, and two guests, one after the other, draw
-// different nonces.
+// The wazero CLI hosts the agent: it takes a free lock, recorded under the
+// wazero process's pid, with the file mechanism.
+func TestWazeroCLI(t *testing.T) { takesFree(t, wazeroCLI(t)) }
+
+// wasmhost, wazero's CLI and Node.js give a guest real clocks and
+// randomness (wazero's Go API defaults to a fake clock and a fixed seed):
+// the stamp a guest writes records the time it took the lock, and two
+// guests, one after the other, draw different nonces.
 func TestGuestClockAndRandomness(t *testing.T) {
+	t.Run("wasmhost", func(t *testing.T) { clockAndRandomness(t, wasip1Kind) })
+	t.Run("wazero-cli", func(t *testing.T) { clockAndRandomness(t, wazeroCLI(t)) })
+	t.Run("node", func(t *testing.T) { clockAndRandomness(t, jsKind) })
+}
+
+func clockAndRandomness(t *testing.T, k kind) {
 	ctx, dir := testContext(t), t.TempDir()
 	path := filepath.Join(dir, "x.lock")
 	var nonces []string
 	for range 2 {
 		before := time.Now()
-		g := start(t, wasip1Kind, dir, "-hold", path)
+		g := start(t, k, dir, "-hold", path)
 		g.expect(ctx, "holds")
 		after := time.Now()
 		b, err := os.ReadFile(path)
@@ -48,19 +57,18 @@ func TestGuestClockAndRandomness(t *testing.T) {
 		}
 		rec, err := lockrec.Parse(b)
 		if err != nil {
-			t.Fatalf("the guest's stamp %q: %v", b, err)
+			t.Fatalf("%s's stamp %q: %v", k.name, b, err)
 		}
-		// A stamp's time is kept to the microsecond at least; a second
-		// either side is far below what a fake clock would be off by.
+		// A second either side is far below what a fake clock is off by.
 		if rec.AcquiredAt.Before(before.Add(-time.Second)) || rec.AcquiredAt.After(after.Add(time.Second)) {
-			t.Errorf("the guest's stamp says it took the lock at %v; want between %v and %v (a real clock)", rec.AcquiredAt, before, after)
+			t.Errorf("%s's stamp says it took the lock at %v; want between %v and %v (a real clock)", k.name, rec.AcquiredAt, before, after)
 		}
 		nonces = append(nonces, rec.Nonce)
 		g.stdin.Close()
 		g.expect(ctx, "released")
 	}
 	if nonces[0] == "" || nonces[0] == nonces[1] {
-		t.Errorf("two guests drew the nonces %q; want two different ones (real randomness)", nonces)
+		t.Errorf("two %s guests drew the nonces %q; want two different ones (real randomness)", k.name, nonces)
 	}
 }
 
