@@ -53,17 +53,25 @@ func TestLookupFrom(t *testing.T) {
 	}
 }
 
-// Under a host that mounts its /proc (wazero run -mount /:/, Node.js), the
-// native platform is the host process's, and looks up pids there.
-func TestNativeGuest(t *testing.T) {
+// hostPIDOrSkip is the host process's pid, as /proc/self/stat tells it; a
+// test that needs it is skipped, saying why, in a guest given no /proc.
+func hostPIDOrSkip(t *testing.T) int {
+	t.Helper()
 	stat, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		t.Skipf("this guest has no /proc (%v): run it as docs/wasm.md says", err)
 	}
-	hostPID, err := strconv.Atoi(strings.Fields(string(stat))[0])
+	pid, err := strconv.Atoi(strings.Fields(string(stat))[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pid
+}
+
+// Under a host that mounts its /proc (wazero run -mount /:/, Node.js), the
+// native platform is the host process's, and looks up pids there.
+func TestNativeGuest(t *testing.T) {
+	hostPID := hostPIDOrSkip(t)
 	p := Native()
 	if p.SQLite != nil {
 		t.Errorf("Native().SQLite = %v; want nil (the file mechanism) in a guest", p.SQLite)
@@ -99,14 +107,7 @@ func TestNativeGuest(t *testing.T) {
 // a guest is"): under wasip1 os.Getpid is 3 whatever the host, under js it
 // is Node's pid; os.Hostname names the port. Self reads the host's instead.
 func TestGuestOwnAnswers(t *testing.T) {
-	stat, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Skipf("this guest has no /proc (%v): run it as docs/wasm.md says", err)
-	}
-	hostPID, err := strconv.Atoi(strings.Fields(string(stat))[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	hostPID := hostPIDOrSkip(t)
 	switch pid := os.Getpid(); runtime.GOOS {
 	case "wasip1":
 		if pid != 3 || pid == hostPID {
