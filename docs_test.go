@@ -380,21 +380,49 @@ func TestDocsStatesAndReasons(t *testing.T) {
 // found, as it is, in a file of the example module it quotes
 // (examples/testing), which CI vets and tests.
 func TestTestingSnippetsAreTheExample(t *testing.T) {
-	text := docFiles(t)[filepath.Join("docs", "testing.md")]
-	var module []string
-	err := filepath.WalkDir(filepath.Join("examples", "testing"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
-			b, rerr := os.ReadFile(path)
-			module = append(module, string(b))
-			return rerr
+	snippetsAreQuoted(t, filepath.Join("docs", "testing.md"), 4, filepath.Join("examples", "testing"))
+}
+
+// TestWasmSnippetsAreTheCode: each Go block of docs/wasm.md is found, as it
+// is, in the host it quotes (examples/wasmhost, whose tests run it beside
+// guests in CI) or in the examples of wasmguest_test.go, which run here.
+func TestWasmSnippetsAreTheCode(t *testing.T) {
+	snippetsAreQuoted(t, filepath.Join("docs", "wasm.md"), 2, filepath.Join("examples", "wasmhost"), "wasmguest_test.go")
+}
+
+// snippetsAreQuoted fails unless each of doc's Go blocks, at least want of
+// them, is in one of the Go files under roots (directories or files), as it
+// is or indented as a whole by up to three tabs.
+func snippetsAreQuoted(t *testing.T, doc string, want int, roots ...string) {
+	t.Helper()
+	var sources []string
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+				b, rerr := os.ReadFile(path)
+				sources = append(sources, string(b))
+				return rerr
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	blocks := 0
-	var block []string
+	blocks := goBlocks(docFiles(t)[doc])
+	for i, snippet := range blocks {
+		if !quotedIn(snippet, sources) {
+			t.Errorf("%s's Go block %d is in no Go file of %s:\n%s", doc, i+1, strings.Join(roots, ", "), snippet)
+		}
+	}
+	if len(blocks) < want {
+		t.Fatalf("%s has %d Go blocks; want %d at least", doc, len(blocks), want)
+	}
+}
+
+// goBlocks returns the fenced Go blocks of a markdown text, fences left out.
+func goBlocks(text string) []string {
+	var blocks, block []string
 	in := false
 	for line := range strings.Lines(text) {
 		switch {
@@ -402,20 +430,31 @@ func TestTestingSnippetsAreTheExample(t *testing.T) {
 			in, block = true, nil
 		case in && strings.TrimSpace(line) == "```":
 			in = false
-			blocks++
-			snippet := strings.Join(block, "")
-			found := false
-			for _, src := range module {
-				found = found || strings.Contains(src, snippet)
-			}
-			if !found {
-				t.Errorf("docs/testing.md's Go block %d is in no file of examples/testing:\n%s", blocks, snippet)
-			}
+			blocks = append(blocks, strings.Join(block, ""))
 		case in:
 			block = append(block, line)
 		}
 	}
-	if blocks < 4 {
-		t.Fatalf("docs/testing.md has %d Go blocks; want the example's", blocks)
+	return blocks
+}
+
+// quotedIn reports whether snippet is in one of sources, as it is or with
+// every line that is not blank indented by the same number of tabs (up to
+// three): a block quoted from inside a function.
+func quotedIn(snippet string, sources []string) bool {
+	for indent := range 4 {
+		var b strings.Builder
+		for line := range strings.Lines(snippet) {
+			if strings.TrimSpace(line) != "" {
+				b.WriteString(strings.Repeat("\t", indent))
+			}
+			b.WriteString(line)
+		}
+		for _, src := range sources {
+			if strings.Contains(src, b.String()) {
+				return true
+			}
+		}
 	}
+	return false
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
@@ -211,5 +214,94 @@ func TestGuestsOfOneHostExclude(t *testing.T) {
 	}
 	if overlaps != 0 || completed != guests*rounds {
 		t.Errorf("%d overlaps, %d critical sections; want 0 and %d", overlaps, completed, guests*rounds)
+	}
+}
+
+// A host that cannot give /proc keeps the rest of Native (its filesystem,
+// and SQLite where there is one) and injects its own Process: Self and
+// Lookup, answered by the host (docs/wasm.md, "A host that cannot give
+// /proc").
+func ExampleAcquire_injectedProcess() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "agent-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "agent.lock")
+	host := hostProcess{
+		self:  platform.Identity{Host: "buildhost", BootID: "b-1", PID: 4242, StartTime: 1000},
+		known: map[int]uint64{4242: 1000},
+	}
+
+	p := platform.Native()
+	p.Process = host // Self and Lookup, answered by the host
+	lock, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("holds:", lock.Holder())
+	if err := lock.Release(); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// holds: pid 4242 on buildhost
+}
+
+// pauseClock is a guest's clock as a waiting Acquire sees it, when it has
+// no wake-up source: each Sleep is noted and returns at once, after then.
+type pauseClock struct {
+	platform.Clock // its time
+	pauses         []time.Duration
+	then           func(pauses int)
+}
+
+func (c *pauseClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.pauses = append(c.pauses, d)
+	c.then(len(c.pauses))
+	return ctx.Err()
+}
+
+// A guest has no inotify (Native().Wake is nil there, TestNativeWake), so
+// a waiting guest polls: pauses on its clock that start at 4 ms at most and
+// double up to 100 ms (docs/design.md, "Waiting"), until an attempt finds
+// the lock free.
+func TestGuestWaitPolls(t *testing.T) {
+	const released = 12 // the holder lets go during this pause
+	ctx := context.Background()
+	w := fake.New()
+	holder := w.Spawn().Platform().WithoutSQLite()
+	held, err := proclock.Acquire(ctx, holder, "/tmp/agent.lock", proclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest := guestOf(w.Spawn())
+	guest.Wake = nil
+	clock := &pauseClock{Clock: guest.Time()}
+	clock.then = func(n int) {
+		if n == released {
+			if err := held.Release(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	guest.Clock = clock
+	lock, err := proclock.Acquire(ctx, guest, "/tmp/agent.lock", proclock.Options{Wait: true})
+	if err != nil {
+		t.Fatalf("waiting guest: %v", err)
+	}
+	defer lock.Release()
+	if len(clock.pauses) != released {
+		t.Errorf("the guest paused %d times: %v; want %d, its attempt after the release taking the lock", len(clock.pauses), clock.pauses, released)
+	}
+	bound := 4 * time.Millisecond
+	for i, d := range clock.pauses {
+		if d <= 0 || d > bound {
+			t.Errorf("pause %d of %v: %v; want up to %v", i, clock.pauses, d, bound)
+		}
+		if bound == 100*time.Millisecond && d < 50*time.Millisecond {
+			t.Errorf("pause %d of %v: %v; want the longest back-off, 50 to 100 ms", i, clock.pauses, d)
+		}
+		bound = min(2*bound, 100*time.Millisecond)
 	}
 }

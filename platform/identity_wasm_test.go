@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,17 +53,25 @@ func TestLookupFrom(t *testing.T) {
 	}
 }
 
-// Under a host that mounts its /proc (wazero run -mount /:/, Node.js), the
-// native platform is the host process's, and looks up pids there.
-func TestNativeGuest(t *testing.T) {
+// hostPIDOrSkip is the host process's pid, as /proc/self/stat tells it; a
+// test that needs it is skipped, saying why, in a guest given no /proc.
+func hostPIDOrSkip(t *testing.T) int {
+	t.Helper()
 	stat, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		t.Skipf("this guest has no /proc (%v): run it as docs/wasm.md says", err)
 	}
-	hostPID, err := strconv.Atoi(strings.Fields(string(stat))[0])
+	pid, err := strconv.Atoi(strings.Fields(string(stat))[0])
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pid
+}
+
+// Under a host that mounts its /proc (wazero run -mount /:/, Node.js), the
+// native platform is the host process's, and looks up pids there.
+func TestNativeGuest(t *testing.T) {
+	hostPID := hostPIDOrSkip(t)
 	p := Native()
 	if p.SQLite != nil {
 		t.Errorf("Native().SQLite = %v; want nil (the file mechanism) in a guest", p.SQLite)
@@ -91,5 +100,36 @@ func TestNativeGuest(t *testing.T) {
 	}
 	if info, err := p.Process.Lookup(n + 1); err != nil || info.Exists {
 		t.Errorf("Lookup(pid_max+1) = %+v, %v; want not existing", info, err)
+	}
+}
+
+// What a guest's own runtime answers is not its host's (docs/wasm.md, "Who
+// a guest is"): under wasip1 os.Getpid is 3 whatever the host, under js it
+// is Node's pid; os.Hostname names the port. Self reads the host's instead.
+func TestGuestOwnAnswers(t *testing.T) {
+	hostPID := hostPIDOrSkip(t)
+	switch pid := os.Getpid(); runtime.GOOS {
+	case "wasip1":
+		if pid != 3 || pid == hostPID {
+			t.Errorf("os.Getpid() = %d under wasip1; want 3, not the host's pid %d", pid, hostPID)
+		}
+	case "js":
+		if pid != hostPID {
+			t.Errorf("os.Getpid() = %d under js; want Node's pid, %d", pid, hostPID)
+		}
+	}
+	if name, err := os.Hostname(); err != nil || name != runtime.GOOS {
+		t.Errorf("os.Hostname() = %q, %v; want %q", name, err, runtime.GOOS)
+	}
+	hostname, err := os.ReadFile("/proc/sys/kernel/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := Native().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(hostname)); self.Host != want || self.PID != hostPID {
+		t.Errorf("Self = %+v; want host %q and pid %d, the host process's", self, want, hostPID)
 	}
 }

@@ -46,13 +46,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build builds wasmhost and the guest for this OS, wasip1 and js.
+// build builds wasmhost and the guest for this OS, wasip1 and js, and
+// proclock's command for this OS and wasip1.
 func build(dir string) error {
 	for _, b := range []struct{ goos, out, pkg string }{
 		{"", "wasmhost", "."},
 		{"", "guest", "./guest"},
 		{"wasip1", "guest.wasm", "./guest"},
 		{"js", "guest-js.wasm", "./guest"},
+		{"", "proclock", "github.com/proclock/proclock/cmd/proclock"},
+		{"wasip1", "proclock.wasm", "github.com/proclock/proclock/cmd/proclock"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
 		if b.goos != "" {
