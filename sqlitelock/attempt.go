@@ -187,8 +187,11 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 		open = rl.OpenLockable // a write lock needs the file open for writing
 	}
 	pin, pinned, err := pinFile(p.FS, path, open)
-	if rl != nil && errors.Is(err, fs.ErrPermission) {
-		return nil, readOnlyRanged(p, rl, path)
+	if rl != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Not to be opened for writing (this user may not, a read-only
+		// filesystem, a running program): what is there, by a look that
+		// writes nothing.
+		return nil, readOnlyRanged(p, rl, path, err)
 	}
 	if err != nil {
 		return nil, err

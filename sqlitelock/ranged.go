@@ -1,6 +1,7 @@
 package sqlitelock
 
 import (
+	"errors"
 	"io/fs"
 
 	"github.com/ncruces/go-sqlite3"
@@ -58,11 +59,12 @@ func rangeHeld(rl lockfs.RangeLocker, f lockfs.File) (bool, error) {
 }
 
 // readOnlyRanged is the outcome of an attempt through byte-range locks
-// on a lock file this user cannot open for writing: held (a
-// *lockrec.HeldError, naming the mark's holder) when a look that writes
-// nothing finds it so, else ErrReadOnly; or, when the file cannot be read
-// either or is not a SQLite lock, why.
-func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string) error {
+// on a lock file that could not be opened for writing (openErr): what a
+// read-only look finds there when it is not a SQLite lock (a stamp, a
+// file that is not a lock file, a symlink...); else held (a
+// *lockrec.HeldError, naming the mark's holder) when the look finds it so;
+// else ErrReadOnly when this user may not write it, or openErr.
+func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string, openErr error) error {
 	f, _, err := pinFile(p.FS, path, p.FS.OpenNoFollow)
 	if err != nil {
 		return err
@@ -76,6 +78,8 @@ func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string) er
 		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
 	case flockedOpen(p.FS, f):
 		return &lockrec.HeldError{Path: path, Reason: flockReason}
+	case errors.Is(openErr, fs.ErrPermission):
+		return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 	}
-	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+	return openErr
 }

@@ -2,8 +2,10 @@ package sqlitelock_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -201,5 +203,26 @@ func TestRangedAgainstSQLiteC(t *testing.T) {
 	}
 	if st, _, err := sqlitelock.Probe(ranged, nil, path); err != nil || st != lockrec.StateHeld {
 		t.Errorf("Probe beside SQLite's C library's exclusive lock: %v, %v; want held", st, err)
+	}
+}
+
+// TestRangedRunningProgram: a program that is running cannot be opened
+// for writing (ETXTBSY); an attempt at its path says what it is, not a
+// lock file, as a read-only look finds it, and leaves it as it was.
+func TestRangedRunningProgram(t *testing.T) {
+	ranged, _ := rangedPlatforms(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tryOnce(ranged, exe); !errors.Is(err, lockrec.ErrNotLockFile) {
+		t.Errorf("an attempt at this running test binary: %v; want not a lock file", err)
+	}
+	if after, err := os.ReadFile(exe); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the binary changed (%v)", err)
 	}
 }
