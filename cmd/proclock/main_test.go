@@ -717,7 +717,7 @@ func TestRunKeepsUsersFileAtMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(mark)
-	res := runProclock(t, "run", "-n", "--mechanism", "sqlite", lock, "--", "true")
+	res := runProclock(t, line("run", "-n", "--mechanism", "sqlite", lock, helper("exit", "0"))...)
 	if res.code != 2 || !strings.Contains(res.stderr, "not a lock file (on app.lock.holder)") {
 		t.Errorf("run beside a user's file at the mark: exit %d, want 2 naming app.lock.holder; stderr %q", res.code, res.stderr)
 	}
