@@ -1,6 +1,7 @@
 package lockfs
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 
@@ -9,39 +10,33 @@ import (
 
 // TryFlock takes a flock(2) lock on f without waiting (Flocker).
 func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
-	osf, ok := f.(*os.File)
-	if !ok || osf == nil {
-		return false, &fs.PathError{Op: "flock", Path: "", Err: fs.ErrInvalid}
-	}
 	how := unix.LOCK_SH | unix.LOCK_NB
 	if exclusive {
 		how = unix.LOCK_EX | unix.LOCK_NB
 	}
-	err := withFd(osf, func(fd uintptr) error {
-		for {
-			if err := unix.Flock(int(fd), how); err != unix.EINTR {
-				return err
-			}
-		}
-	})
-	switch err {
-	case nil:
+	switch err := flock(f, how); {
+	case err == nil:
 		return true, nil
-	case unix.EWOULDBLOCK:
+	case errors.Is(err, unix.EWOULDBLOCK):
 		return false, nil
+	default:
+		return false, err
 	}
-	return false, &fs.PathError{Op: "flock", Path: osf.Name(), Err: err}
 }
 
 // Unflock lets go of f's flock(2) lock (Flocker).
-func (osFS) Unflock(f File) error {
+func (osFS) Unflock(f File) error { return flock(f, unix.LOCK_UN) }
+
+// flock runs flock(2) with how on f's descriptor, again when interrupted;
+// its failure is a *fs.PathError wrapping the system's error.
+func flock(f File, how int) error {
 	osf, ok := f.(*os.File)
 	if !ok || osf == nil {
 		return &fs.PathError{Op: "flock", Path: "", Err: fs.ErrInvalid}
 	}
 	err := withFd(osf, func(fd uintptr) error {
 		for {
-			if err := unix.Flock(int(fd), unix.LOCK_UN); err != unix.EINTR {
+			if err := unix.Flock(int(fd), how); err != unix.EINTR {
 				return err
 			}
 		}
