@@ -358,15 +358,25 @@ func readOnlyVerdict(p *platform.Platform, conns Conns, path, name string) error
 	}
 	state, err := probeConn(conn, name)
 	putProbed(conns, conn, state, err)
-	switch {
-	case err != nil:
+	if err != nil {
 		return openError(p.FS, path, err)
-	case state == lockrec.StateHeld:
+	}
+	return heldOrElse(p, path, state == lockrec.StateHeld, func() bool { return flockHeld(p.FS, path) },
+		&fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly})
+}
+
+// heldOrElse is the outcome of a look that writes nothing at a lock this
+// attempt cannot take for another reason (otherwise): held (a
+// *lockrec.HeldError, naming the mark's holder) when SQLite's lock is
+// held, or when flocked says a flock(2) lock is; else otherwise.
+func heldOrElse(p *platform.Platform, path string, held bool, flocked func() bool, otherwise error) error {
+	switch {
+	case held:
 		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
-	case flockHeld(p.FS, path):
+	case flocked():
 		return &lockrec.HeldError{Path: path, Reason: flockReason}
 	}
-	return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+	return otherwise
 }
 
 // ErrReadOnly is matched by the error of an attempt on a free or stale

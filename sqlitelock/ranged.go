@@ -6,7 +6,6 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
-	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -71,15 +70,11 @@ func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string, op
 	}
 	defer f.Close()
 	held, err := rangeHeld(rl, f)
-	switch {
-	case err != nil:
+	if err != nil {
 		return &fs.PathError{Op: "lock", Path: path, Err: err}
-	case held:
-		return &lockrec.HeldError{Path: path, Holder: lockrec.ReadHolder(p.FS, path).Holder()}
-	case flockedOpen(p.FS, f):
-		return &lockrec.HeldError{Path: path, Reason: flockReason}
-	case errors.Is(openErr, fs.ErrPermission):
-		return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 	}
-	return openErr
+	if errors.Is(openErr, fs.ErrPermission) {
+		openErr = &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
+	}
+	return heldOrElse(p, path, held, func() bool { return flockedOpen(p.FS, f) }, openErr)
 }
