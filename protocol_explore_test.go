@@ -110,10 +110,11 @@ const (
 	stageDeadStamp       // a dead file holder's stamp
 	stageDeadMark        // a dead SQLite holder's database and mark
 	stageOldEmpty        // an empty lock file past its 30 s, no mark
+	stageFreeDatabase    // a SQLite holder's database, let go of, kept
 )
 
 func (s stage) String() string {
-	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s"}[s]
+	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s", "a free SQLite database"}[s]
 }
 
 // scenario is one configuration of the exploration.
@@ -161,6 +162,14 @@ func (sc scenario) stageFiles(w *fake.World) error {
 			return err
 		}
 		p.Kill()
+	case stageFreeDatabase:
+		l, err := proclock.Acquire(ctx, w.Spawn().Platform(), exploreLock, proclock.Options{})
+		if err != nil {
+			return err
+		}
+		if err := l.Release(); err != nil {
+			return err
+		}
 	case stageOldEmpty:
 		if err := w.WriteFile(exploreLock, nil, 0o644); err != nil {
 			return err
@@ -389,6 +398,10 @@ var triples = []scenario{
 	{users: []role{sqliteUser, fileUser, fileUser.called("file 2")}, heavy: true},
 	{users: []role{sqliteRemove, sqliteRemove.called("sqlite(remove) 2"), fileUser}, heavy: true},
 	{users: []role{sqliteRemove, fileUser, fileUser.called("file 2")}, heavy: true},
+	// A file user converting a SQLite user's free database while that
+	// user holds it and removes it, and a file holder creates a new one,
+	// which the filesystem gives the removed file's inode number.
+	{users: []role{fileUser, sqliteRemove, fileUser.called("file 2")}, stage: stageFreeDatabase, heavy: true},
 }
 
 // Every pair, without crashes: in the normal run.

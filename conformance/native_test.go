@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -49,11 +50,17 @@ func TestNativeStress(t *testing.T) {
 		{[]proclock.Mechanism{file}, false},
 		{[]proclock.Mechanism{sqlite, file}, false},
 		{[]proclock.Mechanism{sqlite, file}, true},
+		// SQLite's lock through SQL, as where the OS's SQLite has no
+		// byte-range power, beside the file mechanism and beside the
+		// byte-range locks.
+		{[]proclock.Mechanism{peer.MechanismSQLiteSQL, file}, true},
+		{[]proclock.Mechanism{peer.MechanismSQLiteSQL, sqlite}, true},
 	} {
-		name := string(tc.mechs[0])
-		if len(tc.mechs) > 1 {
-			name = "sqlite+file"
+		var names []string
+		for _, m := range tc.mechs {
+			names = append(names, string(m))
 		}
+		name := strings.Join(names, "+")
 		if tc.remove {
 			name += "/RemoveOnRelease"
 		}

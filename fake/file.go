@@ -69,6 +69,7 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	}
 	f := &file{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
 	m.open[f] = struct{}{}
+	n.opens++
 	return f, nil
 }
 
@@ -92,9 +93,14 @@ func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) err
 
 // release closes f; m.mu is held.
 func (m *memfs) release(f *file) {
+	if f.closed {
+		return
+	}
 	f.closed = true
 	delete(m.open, f)
 	delete(f.node.locks, f) // an SQLite lock goes with its file
+	f.node.opens--
+	m.forgetIfGone(f.node)
 }
 
 // closeFile closes f, taking m.mu.

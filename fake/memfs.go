@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,9 @@ type inode struct {
 	entries map[string]*inode // directories
 	mtime   time.Time
 	birth   time.Time
+	// opens counts the open handles on it; with nlink, whether it is gone.
+	opens int
+	gone  bool
 	// locks is the SQLite lock table of the inode: the level of each open
 	// file that holds a lock on it (vfs.go).
 	locks map[*file]vfs.LockLevel
@@ -54,6 +58,12 @@ type memfs struct {
 	mu      sync.Mutex
 	root    *inode
 	nextIno uint64
+	// freeIno holds, in order, the numbers of inodes that are gone (no
+	// name, no open handle), for the next ones made, as ext4 and most
+	// filesystems hand out the lowest free number; numbers counts the
+	// inodes that have each number (a staged ReuseInode gives two one).
+	freeIno []uint64
+	numbers map[uint64]int
 	clock   *clock
 	hooks   *hooks
 	open    map[*file]struct{}
@@ -61,7 +71,7 @@ type memfs struct {
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
-	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{})}
+	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{}), numbers: make(map[uint64]int)}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
 	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))
@@ -160,10 +170,21 @@ func expandLink(dir, target string, rest []string) string {
 
 func (m *memfs) now() time.Time { return m.clock.Now() }
 
+// newInode makes an inode, numbered with the lowest free number: that of
+// a file that is gone, if any, else a new one. Its birth time is the
+// clock's, which does not move unless a test moves it: a file that took a
+// gone file's number then has its birth time too, as on a filesystem whose
+// times are coarser than the steps between (docs/testing.md).
 func (m *memfs) newInode(mode fs.FileMode) *inode {
 	now := m.now()
-	n := &inode{ino: m.nextIno, mode: mode, mtime: now, birth: now}
-	m.nextIno++
+	ino := m.nextIno
+	if len(m.freeIno) > 0 {
+		ino, m.freeIno = m.freeIno[0], m.freeIno[1:]
+	} else {
+		m.nextIno++
+	}
+	n := &inode{ino: ino, mode: mode, mtime: now, birth: now}
+	m.numbers[ino]++
 	if n.isDir() {
 		n.entries = make(map[string]*inode)
 	}
@@ -177,11 +198,37 @@ func (m *memfs) addName(dir *inode, base string, n *inode) {
 	dir.mtime = m.now()
 }
 
-// dropName takes a name away from whatever it names in dir.
-func (m *memfs) dropName(dir *inode, base string) {
-	dir.entries[base].nlink--
+// dropName takes a name away from whatever it names in dir, and returns
+// that; once the caller is done with it, forgetIfGone.
+func (m *memfs) dropName(dir *inode, base string) *inode {
+	n := dir.entries[base]
+	n.nlink--
 	delete(dir.entries, base)
 	dir.mtime = m.now()
+	return n
+}
+
+// forgetIfGone frees n's number once n has no name and no open handle.
+func (m *memfs) forgetIfGone(n *inode) {
+	if n == nil || n.gone || n.nlink > 0 || n.opens > 0 {
+		return
+	}
+	n.gone = true
+	m.renumber(n, 0)
+}
+
+// renumber gives n the number ino, freeing its own when no other inode
+// has it; ino 0 takes none.
+func (m *memfs) renumber(n *inode, ino uint64) {
+	if m.numbers[n.ino]--; m.numbers[n.ino] == 0 {
+		delete(m.numbers, n.ino)
+		i, _ := slices.BinarySearch(m.freeIno, n.ino)
+		m.freeIno = slices.Insert(m.freeIno, i, n.ino)
+	}
+	if ino != 0 {
+		n.ino = ino
+		m.numbers[ino]++
+	}
 }
 
 func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
@@ -240,7 +287,7 @@ func (m *memfs) remove(a *actor, name string) error {
 	case w.node.isDir() && len(w.node.entries) > 0:
 		return syscall.ENOTEMPTY
 	}
-	m.dropName(w.dir, w.base)
+	m.forgetIfGone(m.dropName(w.dir, w.base))
 	return nil
 }
 
@@ -268,11 +315,13 @@ func (m *memfs) rename(a *actor, oldname, newname string) error {
 	if err := replaceable(from, to); err != nil {
 		return err
 	}
+	var replaced *inode
 	if to.node != nil {
-		m.dropName(to.dir, to.base)
+		replaced = m.dropName(to.dir, to.base)
 	}
 	m.dropName(from.dir, from.base)
 	m.addName(to.dir, to.base, from.node)
+	m.forgetIfGone(replaced)
 	return nil
 }
 

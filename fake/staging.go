@@ -148,13 +148,14 @@ func (w *World) replace(verb, name string, reuse bool) error {
 		old, n := at.node, m.newInode(at.node.mode)
 		n.data, n.mtime = slices.Clone(old.data), old.mtime
 		if reuse {
-			n.ino = old.ino
+			m.renumber(n, old.ino)
 			if !n.birth.After(old.birth) {
 				n.birth = old.birth.Add(time.Microsecond)
 			}
 		}
 		m.dropName(at.dir, at.base)
 		m.addName(at.dir, at.base, n)
+		m.forgetIfGone(old)
 		return nil
 	})
 }

@@ -91,18 +91,15 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 
 // reopen opens for writing the file at path, if it is still the one pr saw
 // there, unchanged (and, with unmarked, with no live mark beside it); else
-// errLost.
+// errLost. The file is judged through the very handle that is returned:
+// judged by its path and opened after, it could be another file that took
+// the path and the inode number of the one judged in between (a stale
+// file's holder removing it, and a new holder creating its own, which the
+// filesystem gives the freed number), and its live stamp would be
+// overwritten (docs/protocol.md, "The lock file is judged through the
+// handle that writes it").
 func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (lockfs.File, error) {
-	now, err := lockrec.Read(p.FS, path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, errLost
-	case err != nil:
-		return nil, err
-	case !now.Same(pr.seen) || (unmarked && lockrec.ReadMark(p.FS, path).Live(p, &here)):
-		return nil, errLost
-	}
-	f, err := p.FS.OpenFile(path, os.O_WRONLY, 0)
+	f, err := p.FS.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrPermission) {
 		// A file this user may read, not write: the same words as for
 		// a free lock so shared (docs/security.md).
@@ -111,9 +108,15 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	if err != nil {
 		return nil, ignoreNotExist(err, errLost)
 	}
-	// The open follows a symlink: the identity tells whether it opened
-	// the file that was read.
-	if id, err := p.FS.FileIDOf(f); err != nil || !id.SameOpen(now.ID) {
+	// The open follows a symlink, and what is at the path may have
+	// changed since pr's look: the identity and the bytes tell whether
+	// this is the file judged.
+	now, err := lockrec.Sight(p.FS, f)
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, err
+	case !now.Same(pr.seen) || (unmarked && lockrec.ReadMark(p.FS, path).Live(p, &here)):
 		f.Close()
 		return nil, errLost
 	}

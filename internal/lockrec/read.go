@@ -53,12 +53,27 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 		return lstatSighting(fsys, path)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
+	s, err := Sight(fsys, f)
+	if errors.Is(err, errNoStat) {
 		return lstatSighting(fsys, path)
 	}
+	return s, err
+}
+
+// errNoStat says an open file could not be stat'ed.
+var errNoStat = errors.New("lockrec: open file could not be stat'ed")
+
+// Sight reads and classifies f, a file open for reading, as Read does the
+// file at a path: for a caller that is to write the very file it judges,
+// which a read by path and an open after it cannot promise (another file
+// may have taken the path and its inode number in between).
+func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return Sighting{}, fmt.Errorf("%w: %w", errNoStat, err)
+	}
 	if info.IsDir() {
-		return Sighting{}, &fs.PathError{Op: "open", Path: path, Err: lockfs.ErrIsDir}
+		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
 	s := Sighting{Kind: Foreign}
 	s.ID, _ = fsys.FileIDOf(f) // without an identity, size, time and bytes still tell files apart

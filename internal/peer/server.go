@@ -25,26 +25,46 @@ var role = locktest.NewRole("conformance-peer", func(args []string) int {
 		return 2
 	}
 	p := platform.Native()
-	if proclock.Mechanism(args[0]) == proclock.MechanismFile {
+	switch proclock.Mechanism(args[0]) {
+	case proclock.MechanismFile:
 		p = p.WithoutSQLite()
+	case MechanismSQLiteSQL:
+		p.SQLite = sqlOnly{p.SQLite}
 	}
-	servePeer(p, os.Stdin, os.Stdout)
+	var t *tracer
+	if os.Getenv(TraceEnv) != "" {
+		t = &tracer{pid: os.Getpid()}
+		p = traced(p, t, proclock.Mechanism(args[0]) != MechanismSQLiteSQL)
+	}
+	servePeer(p, t, os.Stdin, os.Stdout)
 	return 0
 })
+
+// MechanismSQLiteSQL, given to Spawn, makes a peer of the SQLite mechanism
+// that takes SQLite's lock through SQL on a connection, as it does where
+// the OS's SQLite has no byte-range power (platform.SQLiteByteLocks), not
+// by the byte-range locks it takes itself on linux.
+const MechanismSQLiteSQL proclock.Mechanism = "sqlite(sql)"
+
+// sqlOnly is a SQLite without its optional powers.
+type sqlOnly struct{ platform.SQLite }
 
 // peerServer runs proclock on commands from a harness: each request in its
 // own goroutine, so that a waiting Acquire can be cancelled.
 type peerServer struct {
 	p   *platform.Platform
 	enc *json.Encoder
+	// trace records the filesystem operations of stress runs; nil
+	// unless TraceEnv is set.
+	trace *tracer
 
 	mu      sync.Mutex
 	locks   map[string]*proclock.Lock
 	cancels map[int]context.CancelFunc
 }
 
-func servePeer(p *platform.Platform, in io.Reader, out io.Writer) {
-	s := &peerServer{p: p, enc: json.NewEncoder(out), locks: map[string]*proclock.Lock{}, cancels: map[int]context.CancelFunc{}}
+func servePeer(p *platform.Platform, t *tracer, in io.Reader, out io.Writer) {
+	s := &peerServer{p: p, trace: t, enc: json.NewEncoder(out), locks: map[string]*proclock.Lock{}, cancels: map[int]context.CancelFunc{}}
 	dec := json.NewDecoder(in)
 	var wg sync.WaitGroup
 	for {
@@ -125,7 +145,7 @@ func (s *peerServer) serve(ctx context.Context, req request) response {
 		st, err := proclock.Inspect(ctx, s.platform(), req.Path)
 		return response{Status: &st, Err: toWire(err)}
 	case "stress":
-		res, err := stress(ctx, s.platform(), *req.Stress)
+		res, err := stress(ctx, s.platform(), *req.Stress, s.trace)
 		return response{Stress: &res, Err: toWire(err)}
 	case "chaos":
 		res, err := chaos(ctx, s.platform(), *req.Chaos)

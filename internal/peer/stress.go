@@ -35,21 +35,35 @@ type StressResult struct {
 
 // stress runs plan on p: N times, acquire (waiting), mark, count, unmark,
 // release.
-func stress(ctx context.Context, p *platform.Platform, plan StressPlan) (StressResult, error) {
-	var res StressResult
+// With t, every step is recorded, and written out to TraceEnv's directory
+// at the end.
+func stress(ctx context.Context, p *platform.Platform, plan StressPlan, t *tracer) (res StressResult, err error) {
+	if t != nil {
+		defer func() {
+			t.event("end", plan.Lock, "done=%d overlaps=%d %v", res.Done, res.Overlaps, errText(err))
+			if ferr := t.flush(os.Getenv(TraceEnv)); err == nil {
+				err = ferr
+			}
+		}()
+	}
 	plan.Opts.Wait = true
 	for range plan.N {
+		t.event("acquire", plan.Lock, "")
 		l, err := proclock.Acquire(ctx, p, plan.Lock, plan.Opts)
 		if err != nil {
 			return res, err
 		}
+		t.event("acquired", plan.Lock, "%s", l.Mechanism())
 		overlap, err := criticalSection(p.FS, plan)
 		if overlap {
+			t.event("OVERLAP", plan.Marker, "")
 			res.Overlaps++
 		}
+		t.event("release", plan.Lock, "")
 		if rerr := l.Release(); err == nil {
 			err = rerr
 		}
+		t.event("released", plan.Lock, "%v", errText(err))
 		if err != nil {
 			return res, err
 		}
