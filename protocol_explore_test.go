@@ -106,11 +106,11 @@ var (
 type stage int
 
 const (
-	stageNone      stage = iota
-	stageDeadStamp       // a dead file holder's stamp
-	stageDeadMark        // a dead SQLite holder's database and mark
-	stageOldEmpty        // an empty lock file past its 30 s, no mark
-	stageFreeDatabase    // a SQLite holder's database, let go of, kept
+	stageNone         stage = iota
+	stageDeadStamp          // a dead file holder's stamp
+	stageDeadMark           // a dead SQLite holder's database and mark
+	stageOldEmpty           // an empty lock file past its 30 s, no mark
+	stageFreeDatabase       // a SQLite holder's database, let go of, kept
 )
 
 func (s stage) String() string {
