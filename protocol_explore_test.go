@@ -130,6 +130,9 @@ type scenario struct {
 	// 2 when heavy too (PROCLOCK_EXPLORE_PREEMPT=2 runs all at 2: 23k–30k
 	// runs, 2–2.5 min each).
 	spins bool
+	// preempt, when above 0, is the scenario's bound in the full run,
+	// whatever the rest says: for a schedule known to need it.
+	preempt int
 }
 
 func (sc scenario) String() string {
@@ -312,6 +315,8 @@ func takeFresh(w *fake.World, file bool) error {
 // or every schedule of at most 2 preemptions with a crash.
 func (sc scenario) bound(crash bool) int {
 	switch {
+	case sc.preempt > 0 && exploreFull() && !crash:
+		return sc.preempt
 	case sc.spins && sc.heavy:
 		return 2
 	case sc.spins:
@@ -398,10 +403,11 @@ var triples = []scenario{
 	{users: []role{sqliteUser, fileUser, fileUser.called("file 2")}, heavy: true},
 	{users: []role{sqliteRemove, sqliteRemove.called("sqlite(remove) 2"), fileUser}, heavy: true},
 	{users: []role{sqliteRemove, fileUser, fileUser.called("file 2")}, heavy: true},
-	// A file user converting a SQLite user's free database while that
-	// user holds it and removes it, and a file holder creates a new one,
-	// which the filesystem gives the removed file's inode number.
-	{users: []role{fileUser, sqliteRemove, fileUser.called("file 2")}, stage: stageFreeDatabase, heavy: true},
+	// A file user converting a free database while a SQLite user takes
+	// it and removes it, and a second file user creates the path anew,
+	// with the removed file's inode number: two preemptions
+	// (TestCaseConvertMeetsReusedInodeNumber).
+	{users: []role{fileUser, sqliteRemove, fileUser.called("file 2")}, stage: stageFreeDatabase, heavy: true, preempt: 2},
 }
 
 // Every pair, without crashes: in the normal run.

@@ -26,9 +26,14 @@
 //     Names are cleaned lexically (as path.Clean) from "/".
 //   - Read returns fewer bytes than asked only at the end of a file, and
 //     then with io.EOF.
-//   - Inodes have numbers and birth times: FileID tells a swapped file
-//     (SwapInode) or a reused inode number (ReuseInode) from the one that
-//     was there.
+//   - Inodes have numbers and birth times. A new inode takes the lowest
+//     number of one that is gone (no name, no open handle), as ext4 hands
+//     a removed file's number to the next file created, and its birth time
+//     is the world's clock: until the clock moves, FileID cannot tell the
+//     new file from the gone one, as on a filesystem whose times are
+//     coarser than the steps between. SwapInode stages a file replaced
+//     under its name, ReuseInode one replaced with its number and a later
+//     birth time.
 //   - Time is the world's own, from 2026-01-01T00:00:00Z: file times and
 //     process start times come from it. A Sleep moves it forward at once;
 //     Advance moves it explicitly; Freeze makes sleeps wait for Advance.

@@ -625,3 +625,60 @@ func mustDirID(t *testing.T, fsys lockfs.FS, dir string) lockfs.FileID {
 	}
 	return id
 }
+
+// A gone inode's number (no name, no open handle) goes to the next file
+// created, as ext4 hands it out; an open handle or another name keeps it
+// taken, and a file renamed over another frees the replaced one's.
+func TestGoneInodeNumbersAreReused(t *testing.T) {
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/a", "a")
+	a := mustID(t, fsys, "/tmp/a")
+	if err := fsys.Remove("/tmp/a"); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/b", "b")
+	b := mustID(t, fsys, "/tmp/b")
+	if b.Ino != a.Ino || !b.Same(a) {
+		t.Errorf("a file created after a removed one: %+v; want its number %d, and its birth time while the clock stands", b, a.Ino)
+	}
+
+	held, err := fsys.OpenFile("/tmp/b", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove("/tmp/b"); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/c", "c")
+	if c := mustID(t, fsys, "/tmp/c"); c.Ino == b.Ino {
+		t.Errorf("a removed file held open lost its number %d to a new one", b.Ino)
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Advance(time.Second)
+	mustWrite(t, fsys, "/tmp/d", "d")
+	if d := mustID(t, fsys, "/tmp/d"); d.Ino != b.Ino || d.Same(b) {
+		t.Errorf("once its last handle closed: %+v; want number %d, a later birth", d, b.Ino)
+	}
+
+	if err := fsys.Link("/tmp/d", "/tmp/d2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove("/tmp/d"); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/e", "e")
+	if e := mustID(t, fsys, "/tmp/e"); e.Ino == b.Ino {
+		t.Errorf("a file with another name lost its number %d", b.Ino)
+	}
+	c := mustID(t, fsys, "/tmp/c")
+	if err := fsys.Rename("/tmp/e", "/tmp/c"); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, fsys, "/tmp/f", "f")
+	if f := mustID(t, fsys, "/tmp/f"); f.Ino != c.Ino {
+		t.Errorf("after a rename over /tmp/c: new file numbered %d; want the replaced file's %d", f.Ino, c.Ino)
+	}
+}

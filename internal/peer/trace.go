@@ -17,8 +17,8 @@ import (
 // stress run ends, every filesystem operation the run made, one per line
 // with the time in nanoseconds, its pid, the operation, the base name and
 // the outcome (an inode, an error): merged by time (sort -n), the lines of
-// all peers show the schedule a failed run took (docs/testing.md, "When
-// the native stress fails").
+// all peers show the schedule a failed run took (docs/design.md, "Proving
+// it natively").
 const TraceEnv = "PROCLOCK_PEER_TRACE"
 
 // tracer keeps a peer's events in memory until they are written out.
