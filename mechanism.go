@@ -150,11 +150,21 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		return failedInspect(st, err)
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
-	case state != StateHeld && detail && lockrec.ReadMark(m.p.FS, m.path).Foreign():
-		// A user's file at the mark's name, which Acquire refuses to
-		// remove (docs/protocol.md). Read only with detail: IsHeld of a
-		// free lock makes no extra read for it.
-		return failedInspect(st, &fs.PathError{Op: "inspect", Path: lockrec.MarkPath(m.path), Err: lockrec.ErrNotLockFile})
+	case state != StateHeld && detail:
+		// Read only with detail: IsHeld of a free lock makes no extra
+		// read for them.
+		mark := lockrec.ReadMark(m.p.FS, m.path)
+		if mark.Foreign() {
+			// A user's file at the mark's name, which Acquire refuses
+			// to remove (docs/protocol.md).
+			return failedInspect(st, &fs.PathError{Op: "inspect", Path: lockrec.MarkPath(m.path), Err: lockrec.ErrNotLockFile})
+		}
+		if self := selfIdentity(m.p); self != nil && mark.Dead(m.p, self) {
+			// Acquire removes a dead mark under the guard.
+			if err := stamplock.GuardFault(m.p, *self, m.path); err != nil {
+				return failedInspect(st, err)
+			}
+		}
 	}
 	st.State, st.Reason = state, why
 	return st, nil
@@ -271,6 +281,13 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string) (Sta
 		st.setAcquired(pr.Stamp.AcquiredAt, now)
 	case pr.Kind == lockrec.SQLite:
 		st.Mechanism = MechanismSQLite // an empty file could be either's
+	}
+	if pr.State == StateStale {
+		// Acquire converts (or clears) a stale file under the guard: a
+		// user's file at the guard's name keeps it out.
+		if err := stamplock.GuardFault(p, here, path); err != nil {
+			return failedInspect(st, err)
+		}
 	}
 	st.State = pr.State
 	switch {

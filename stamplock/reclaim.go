@@ -37,6 +37,18 @@ func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 	return guard, err
 }
 
+// GuardFault is the error that an attempt needing the guard of the lock at
+// path (to convert or clear a stale file, or remove a dead mark) meets at
+// the guard's name, judged from here: a file there that is not a lock file
+// (lockrec.ErrNotLockFile), a directory, one this user may not read; nil
+// when the guard can be taken or waited for. Inspect asks it of a stale
+// lock, so that status and Acquire agree (docs/protocol.md, "Judging what
+// is there").
+func GuardFault(p *platform.Platform, here platform.Identity, path string) error {
+	_, err := Look(p, here, guardPath(path))
+	return err
+}
+
 // convert takes the stale lock file that pr saw at path for here: under
 // the guard, if the file is still the one judged and no live mark has
 // appeared, it writes its stamp into the file in place, keeping its inode,

@@ -452,8 +452,13 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 	if held, ok := errors.AsType[*proclock.HeldError](err); ok {
 		st.Holder, st.Reason = held.Holder, held.Reason
 	}
-	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld && now.Holder != nil {
-		st = now
+	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld {
+		// The mechanism that holds it, as status says, even when the
+		// holder is unknown (a torn stamp is the file mechanism's).
+		st.Mechanism = now.Mechanism
+		if now.Holder != nil {
+			st = now
+		}
 	}
 	prefix := "proclock: "
 	if errors.Is(err, context.DeadlineExceeded) {
