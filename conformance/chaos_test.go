@@ -48,15 +48,27 @@ func TestNativeChaos(t *testing.T) {
 	if testing.Short() {
 		sections = 200
 	}
-	for _, mechs := range [][]proclock.Mechanism{
-		{proclock.MechanismSQLite},
-		{proclock.MechanismFile},
-		{proclock.MechanismSQLite, proclock.MechanismFile}, // a native process beside a wasm-hosted one
+	sqlite, file := proclock.MechanismSQLite, proclock.MechanismFile
+	for _, tc := range []struct {
+		mechs  []proclock.Mechanism
+		remove bool
+	}{
+		{[]proclock.Mechanism{sqlite}, false},
+		{[]proclock.Mechanism{file}, false},
+		{[]proclock.Mechanism{sqlite, file}, false}, // a native process beside a wasm-hosted one
+		// Each SQLite holder removes the file as it lets go, and file
+		// processes create it anew: the path changes hands most.
+		{[]proclock.Mechanism{sqlite, file}, true},
+		{[]proclock.Mechanism{peer.MechanismSQLiteSQL, file}, true},
 	} {
+		mechs := tc.mechs
 		mech := mechsName(mechs)
+		if tc.remove {
+			mech += "/RemoveOnRelease"
+		}
 		t.Run(mech, func(t *testing.T) {
 			began := time.Now()
-			r := runChaos(t, mechs, sections)
+			r := runChaos(t, mechs, sections, proclock.Options{RemoveOnRelease: tc.remove})
 			took := time.Since(began)
 
 			lines := readChaosLog(t, r.plan.Log)
@@ -132,7 +144,7 @@ type chaosKill struct {
 // runChaos runs chaosPeers peers on one lock and kills one inside its
 // critical section every 20–80 ms, replacing it, until the peers stop
 // because the log has its sections.
-func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int) chaosRun {
+func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int, opts proclock.Options) chaosRun {
 	dir := t.TempDir()
 	r := chaosRun{plan: peer.ChaosPlan{
 		Lock:      filepath.Join(dir, "chaos.lock"),
@@ -142,6 +154,7 @@ func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int) chaosRun {
 		Overlaps:  filepath.Join(dir, "overlaps"),
 		Limit:     sections,
 		Hold:      chaosHold,
+		Opts:      opts,
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
