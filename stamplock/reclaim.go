@@ -113,6 +113,9 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (lockfs.File, error) {
 	f, err := p.FS.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrPermission) {
+		if now, rerr := lockrec.Read(p.FS, path); rerr != nil || !now.Same(pr.seen) {
+			return nil, errLost // changed since: look again
+		}
 		// A file this user may read, not write: the same words as for
 		// a free lock so shared (docs/security.md).
 		return nil, fmt.Errorf("%w: %w", lockrec.ErrReadOnly, err)
