@@ -50,6 +50,15 @@
 //     locks do: two connections of one process conflict, a conflict is
 //     SQLITE_BUSY at once (never a wait), and Kill drops every lock of the
 //     process in one step. World.OpenFiles counts the files SQLite has open.
+//   - An open file goes with its garbage, as an *os.File does: one that
+//     its process no longer reaches, unclosed (a handle of the FS, a file
+//     of the VFS, a connection left open), is closed when the collector
+//     finds it, as Close closes it: its locks go, it is no longer counted
+//     open, and a removed file's inode number is freed. No hook sees that
+//     close, which no process makes. A file still reachable is never
+//     closed so. A lock that a program keeps only through garbage is then
+//     lost in the fake world as on the OS, at a collection no test can
+//     time; runtime.GC forces one.
 //
 // So proclock uses its SQLite mechanism in the fake world, as natively; a
 // test takes Platform().WithoutSQLite() to use the file mechanism.

@@ -6,15 +6,19 @@ import (
 	"maps"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"syscall"
 	"time"
 )
 
-// file is an open handle on an inode. It keeps the inode, not the name:
-// after a remove or a rename it still reads and writes the same file, as a
-// POSIX file descriptor does. Its fields are guarded by memfs.mu.
-type file struct {
+// description is an open file as the filesystem keeps it (POSIX's "open
+// file description"): the inode, not the name, so that after a remove or
+// a rename it still reads and writes the same file; who opened it, how,
+// and its offset. The memfs keeps the description of every open file,
+// and SQLite's locks belong to descriptions, as OFD locks do. Its fields
+// are guarded by memfs.mu.
+type description struct {
 	m    *memfs
 	by   *actor // who opened it
 	name string // as given to open
@@ -25,6 +29,30 @@ type file struct {
 	off      int64
 	closed   bool
 }
+
+// file is a handle on an open file, what the FS's opens return. Nothing
+// of the world points back at it (not the memfs, not the lock table), so
+// a file that its process no longer reaches is collected, and closed then,
+// as an *os.File's cleanup closes its descriptor (docs/testing.md, "The
+// fake world").
+type file struct {
+	*description
+	cleanup runtime.Cleanup
+}
+
+// handOut makes the file that the process holds of d, which, collected
+// unclosed, closes d.
+func handOut(d *description) *file {
+	f := &file{description: d}
+	f.cleanup = runtime.AddCleanup(f, (*description).collected, d)
+	return f
+}
+
+// collected closes d when its file was collected: on the runtime's
+// cleanup goroutine, so it takes m.mu. As with Kill's closes, no hook
+// runs: no process performs the close, and a hook that blocked would
+// hold up the collector's cleanups.
+func (d *description) collected() { d.m.closeFile(d) }
 
 // noFollow is an open flag of the fake's own (no os.O_ flag has this bit):
 // OpenNoFollow's.
@@ -67,10 +95,10 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 		n.data = nil
 		n.mtime = m.now()
 	}
-	f := &file{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
-	m.open[f] = struct{}{}
+	d := &description{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
+	m.open[d] = struct{}{}
 	n.opens++
-	return f, nil
+	return handOut(d), nil
 }
 
 // mayOpen decides whether n may be opened with flag. A file the open just
@@ -91,23 +119,23 @@ func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) err
 	return nil
 }
 
-// release closes f; m.mu is held.
-func (m *memfs) release(f *file) {
-	if f.closed {
+// release closes d; m.mu is held.
+func (m *memfs) release(d *description) {
+	if d.closed {
 		return
 	}
-	f.closed = true
-	delete(m.open, f)
-	delete(f.node.locks, f) // an SQLite lock goes with its file
-	f.node.opens--
-	m.forgetIfGone(f.node)
+	d.closed = true
+	delete(m.open, d)
+	delete(d.node.locks, d) // an SQLite lock goes with its file
+	d.node.opens--
+	m.forgetIfGone(d.node)
 }
 
-// closeFile closes f, taking m.mu.
-func (m *memfs) closeFile(f *file) {
+// closeFile closes d, taking m.mu.
+func (m *memfs) closeFile(d *description) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.release(f)
+	m.release(d)
 }
 
 // releaseAllOf closes every handle p has open, as the kernel does when a
@@ -115,9 +143,9 @@ func (m *memfs) closeFile(f *file) {
 func (m *memfs) releaseAllOf(p *Process) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for f := range m.open {
-		if f.by.proc == p {
-			m.release(f)
+	for d := range m.open {
+		if d.by.proc == p {
+			m.release(d)
 		}
 	}
 }
@@ -127,8 +155,8 @@ func (m *memfs) countOpen(p *Process) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
-	for f := range m.open {
-		if p == nil || f.by.proc == p {
+	for d := range m.open {
+		if p == nil || d.by.proc == p {
 			n++
 		}
 	}
@@ -262,10 +290,11 @@ func (f *file) Truncate(size int64) error {
 // Close closes the handle. A second Close fails with os.ErrClosed. Even a
 // Close that a hook fails releases the handle, as close(2) does.
 func (f *file) Close() error {
-	err := doErr(f, OpClose, "close", func() error { f.m.release(f); return nil })
+	err := doErr(f, OpClose, "close", func() error { f.m.release(f.description); return nil })
 	if err != nil {
-		f.m.closeFile(f)
+		f.m.closeFile(f.description)
 	}
+	f.cleanup.Stop() // closed: nothing is left for the collector to do
 	return err
 }
 

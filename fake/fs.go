@@ -143,7 +143,7 @@ func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 	if err != nil {
 		if f != nil {
-			a.m.closeFile(f)
+			a.m.closeFile(f.description)
 		}
 		return nil, err
 	}

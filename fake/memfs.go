@@ -42,8 +42,8 @@ type inode struct {
 	opens int
 	gone  bool
 	// locks is the SQLite lock table of the inode: the level of each open
-	// file that holds a lock on it (vfs.go).
-	locks map[*file]vfs.LockLevel
+	// file (its description) that holds a lock on it (vfs.go).
+	locks map[*description]vfs.LockLevel
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }
@@ -66,12 +66,14 @@ type memfs struct {
 	numbers map[uint64]int
 	clock   *clock
 	hooks   *hooks
-	open    map[*file]struct{}
-	world   *actor // the world's own actor: root, no process
+	// open holds the descriptions of the open files, never the files
+	// handed out, so that those are collected (file.go).
+	open  map[*description]struct{}
+	world *actor // the world's own actor: root, no process
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
-	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*file]struct{}), numbers: make(map[uint64]int)}
+	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*description]struct{}), numbers: make(map[uint64]int)}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
 	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))

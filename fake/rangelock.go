@@ -38,7 +38,7 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 			return syscall.EBADF
 		}
 		for g := range f.node.locks {
-			if g != f {
+			if g != f.description {
 				return nil
 			}
 		}
@@ -58,7 +58,7 @@ func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err
 	}
 	err = doErr(f, OpLock, "getlk", func() error {
 		for g, level := range f.node.locks {
-			if g != f && level >= vfs.LOCK_RESERVED {
+			if g != f.description && level >= vfs.LOCK_RESERVED {
 				locked = true
 			}
 		}

@@ -89,7 +89,7 @@ func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 		if err != nil {
 			return err
 		}
-		defer m.release(f)
+		defer m.release(f.description)
 		_, err = f.writeAt(data, 0)
 		return err
 	})

@@ -29,7 +29,7 @@ const filePerm = 0o644
 func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
 	var f *file
 	if name == "" {
-		f = &file{m: v.p.u.fs, by: v.p.fs, node: &inode{mode: 0o600}, readable: true, writable: true}
+		f = &file{description: &description{m: v.p.u.fs, by: v.p.fs, node: &inode{mode: 0o600}, readable: true, writable: true}}
 	} else {
 		h, err := v.p.fs.OpenFile(name, osFlags(flags), filePerm)
 		if err != nil {
@@ -38,7 +38,7 @@ func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFl
 		f = h.(*file)
 	}
 	if err := usable(f); err != nil {
-		f.m.closeFile(f)
+		f.m.closeFile(f.description)
 		return nil, flags, openError(&fs.PathError{Op: "open", Path: name, Err: err})
 	}
 	return &vfsFile{f: f, flags: flags}, flags, nil
@@ -121,7 +121,8 @@ func (v *processVFS) FullPathname(name string) (string, error) {
 
 // vfsFile is a file opened by SQLite: a handle of the fake FS, whose lock
 // is kept in its inode's lock table and goes when the handle closes (a
-// Kill closes it too), as an OFD lock on Linux. Locking never waits: a
+// Kill closes it too, and so does the collector, once a connection left
+// unclosed is garbage), as an OFD lock on Linux. Locking never waits: a
 // conflict is SQLITE_BUSY, for SQLite's busy handler. The lock calls are
 // OpLock operations, which hooks see; the table's answer reaches SQLite as
 // it is. There is no shared memory: a WAL database needs exclusive locking
@@ -225,12 +226,12 @@ func (f *vfsFile) locking(body func(have, strongest vfs.LockLevel, others int) e
 		var strongest vfs.LockLevel
 		others := 0
 		for g, level := range f.f.node.locks {
-			if g != f.f {
+			if g != f.f.description {
 				strongest = max(strongest, level)
 				others++
 			}
 		}
-		return body(f.f.node.locks[f.f], strongest, others)
+		return body(f.f.node.locks[f.f.description], strongest, others)
 	})
 }
 
@@ -238,20 +239,20 @@ func (f *vfsFile) locking(body func(have, strongest vfs.LockLevel, others int) e
 func (f *vfsFile) set(level vfs.LockLevel) {
 	n := f.f.node
 	if level == vfs.LOCK_NONE {
-		delete(n.locks, f.f)
+		delete(n.locks, f.f.description)
 		return
 	}
 	if n.locks == nil {
-		n.locks = make(map[*file]vfs.LockLevel)
+		n.locks = make(map[*description]vfs.LockLevel)
 	}
-	n.locks[f.f] = level
+	n.locks[f.f.description] = level
 }
 
 // LockState is the level of the lock this file holds.
 func (f *vfsFile) LockState() vfs.LockLevel {
 	f.f.m.mu.Lock()
 	defer f.f.m.mu.Unlock()
-	return f.f.node.locks[f.f]
+	return f.f.node.locks[f.f.description]
 }
 
 // SectorSize is the usual disk's.
