@@ -211,8 +211,10 @@ func (m *memfs) dropName(dir *inode, base string) *inode {
 }
 
 // forgetIfGone frees n's number once n has no name and no open handle.
+// A temporary file of the fake SQLite (ino 0, no name ever) has no number
+// to free.
 func (m *memfs) forgetIfGone(n *inode) {
-	if n == nil || n.gone || n.nlink > 0 || n.opens > 0 {
+	if n == nil || n.ino == 0 || n.gone || n.nlink > 0 || n.opens > 0 {
 		return
 	}
 	n.gone = true
