@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/locktest"
 )
 
 // TestDroppedLockStaysHeldFake: in the fake world too, a process's lock
@@ -38,36 +38,15 @@ func TestDroppedLockStaysHeldFake(t *testing.T) {
 			}
 		}()
 		open := daemon.OpenFiles()
-		if !collectFakeUntil(50, func() bool { return daemon.OpenFiles() < open }) {
+		if !locktest.CollectUntil(50, func() bool { return daemon.OpenFiles() < open }) {
 			t.Fatalf("file mechanism %v: 50 collections did not close the file the daemon dropped", file)
 		}
 		// The lock's garbage, if any, was found in the same collection;
 		// these let its cleanups run.
-		collectFakeUntil(10, func() bool { return false })
+		locktest.CollectUntil(10, func() bool { return false })
 		_, err := proclock.Acquire(context.Background(), other.Platform(), "/locks/daemon.lock", proclock.Options{})
 		if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != daemon.PID() {
 			t.Fatalf("file mechanism %v: Acquire after the holder's collections = %v; want held by pid %d", file, err, daemon.PID())
 		}
 	}
-}
-
-// collectFakeUntil runs the collector, allocating between runs, until
-// done reports true or rounds have passed; it reports whether done did.
-// Cleanups run on the runtime's goroutines after the collection that
-// queued them, hence the yield after each.
-func collectFakeUntil(rounds int, done func() bool) bool {
-	var keep [][]byte
-	for i := range rounds {
-		if done() {
-			return true
-		}
-		for range 1000 {
-			keep = append(keep, make([]byte, 1024))
-		}
-		keep = keep[:i%10]
-		runtime.GC()
-		runtime.Gosched()
-	}
-	runtime.KeepAlive(keep)
-	return done()
 }

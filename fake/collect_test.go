@@ -8,29 +8,9 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 )
-
-// collectUntil runs the collector, allocating between runs, until done
-// reports true or 50 rounds have passed; it reports whether done did.
-// A file's cleanup runs on the runtime's own goroutine some time after
-// the collection that found it unreachable, hence the rounds.
-func collectUntil(done func() bool) bool {
-	var keep [][]byte
-	for i := range 50 {
-		if done() {
-			return true
-		}
-		for range 1000 {
-			keep = append(keep, make([]byte, 1024))
-		}
-		keep = keep[:i%10]
-		runtime.GC()
-		runtime.Gosched()
-	}
-	runtime.KeepAlive(keep)
-	return done()
-}
 
 // rangeLocker is p's filesystem as the byte-range locker it is.
 func rangeLocker(t *testing.T, p *fake.Process) lockfs.RangeLocker {
@@ -121,7 +101,7 @@ func TestDroppedFileIsClosedWhenCollected(t *testing.T) {
 			if tryRange(t, other, lockDB) {
 				t.Fatal("another process took the lock just dropped, before any collection")
 			}
-			if !collectUntil(func() bool { return daemon.OpenFiles() == 0 }) {
+			if !locktest.CollectUntil(50, func() bool { return daemon.OpenFiles() == 0 }) {
 				t.Fatalf("after 50 collections the holder still has %d files open", daemon.OpenFiles())
 			}
 			if n := w.OpenFiles(); n != 0 {
@@ -147,7 +127,7 @@ func TestReachableFileIsNotCollected(t *testing.T) {
 				t.Fatal("the holder has no file open")
 			}
 			rounds := 0
-			collectUntil(func() bool { rounds++; return rounds > 20 })
+			locktest.CollectUntil(50, func() bool { rounds++; return rounds > 20 })
 			if n := daemon.OpenFiles(); n != open {
 				t.Errorf("after 20 collections the holder has %d files open; want %d", n, open)
 			}
@@ -180,7 +160,7 @@ func TestCollectedFileFreesItsInodeNumber(t *testing.T) {
 	if err := fsys.Remove("/tmp/a"); err != nil {
 		t.Fatal(err)
 	}
-	if !collectUntil(func() bool { return w.OpenFiles() == 0 }) {
+	if !locktest.CollectUntil(50, func() bool { return w.OpenFiles() == 0 }) {
 		t.Fatalf("after 50 collections %d files are still open", w.OpenFiles())
 	}
 	mustWrite(t, fsys, "/tmp/b", "b")
