@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/proclock/proclock"
@@ -410,5 +411,70 @@ func TestCaseConvertMeetsReusedInodeNumber(t *testing.T) {
 		if c.err != nil {
 			t.Errorf("%s: %v; want it to hold", c.Name, c.err)
 		}
+	}
+}
+
+// failWrites makes every write of c's process to the lock file fail with
+// ENOSPC, as on a full disk: the file is created, its bytes are not.
+// Added by the script, after the exploration's own hook, so that c still
+// stops at each write first; an operation runs the hooks there were when
+// it began, so it is added before c comes to its write.
+func failWrites(w *fake.World, c *caseUser) {
+	w.Hook(fake.OpWrite, exploreLock, fake.Before, func(ev fake.Event) error {
+		if ev.PID == c.Proc.PID() {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+}
+
+// A file process creates the lock file and fails to write its stamp
+// (ENOSPC). Meanwhile a SQLite process has opened that very file, empty,
+// taken its kernel's lock and checked that the path names it, and is about
+// to mark it. The file process gives the file up without removing it: only
+// holders remove the path (docs/protocol.md, "Why the order keeps two
+// holders out"), and this file is about to be the SQLite process's. A
+// second file process then finds the SQLite process's mark, and the lock
+// held by it.
+//
+// On the old code (fd2db0d) this failed ("sqlite holds the lock while
+// file 2 holds it"): the file process, finding the path still naming the
+// file it created, removed it; the second file process created the path
+// anew, stamped it, found no mark yet and held, and the SQLite process
+// marked the removed file, found no stamp in it, and held too.
+func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
+	us := scriptCase(t, nil, []role{fileUser, sqliteUser, fileUser.called("file 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		file, sq, next := us[0], us[1], us[2]
+		failWrites(w, file)
+		if err := s.Reach(file.User, "writing its stamp", explore.At("write", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Finish(file.User); err != nil {
+			return err
+		}
+		if !errors.Is(file.err, syscall.ENOSPC) {
+			return fmt.Errorf("file process: Acquire = %v; want ENOSPC", file.err)
+		}
+		// The path still names the SQLite process's file, not yet
+		// marked: an empty file, held (a stamp may be on its way). On
+		// the old code, a new file: the second file process holds, and
+		// the SQLite process reaching its critical section fails the
+		// run.
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		return s.Finish(sq.User)
+	})
+	if !errors.Is(us[2].err, proclock.ErrHeld) {
+		t.Errorf("file 2: Acquire = %v; want held", us[2].err)
+	}
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
 	}
 }
