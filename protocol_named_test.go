@@ -478,3 +478,53 @@ func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
 		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
 	}
 }
+
+// A SQLite process creates the lock file and fails to write the empty
+// database into it (ENOSPC). Meanwhile a second SQLite process has opened
+// that very file, empty, taken its kernel's lock and checked that the path
+// names it, and is about to mark it. The first gives the file up without
+// removing it (and, looking again, finds it held), and a file process
+// then finds the lock held.
+//
+// On the old code (fd2db0d) this failed ("sqlite 2 holds the lock while
+// file holds it"): the first process removed the file it had created; the
+// file process created the path anew, stamped it, found no mark yet and
+// held, and the second SQLite process marked the removed file, found no
+// stamp in it, and held too.
+func TestCaseFailedDatabaseLeavesSQLiteProcessesFile(t *testing.T) {
+	roles := []role{sqliteUser, sqliteUser.called("sqlite 2"), fileUser}
+	us := scriptCase(t, nil, roles, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		creator, sq, next := us[0], us[1], us[2]
+		failWrites(w, creator)
+		if err := s.Reach(creator.User, "writing the empty database", explore.At("write", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Finish(creator.User); err != nil {
+			return err
+		}
+		if creator.err == nil {
+			return errors.New("the creator holds a lock whose file it could not write")
+		}
+		// The path still names the SQLite process's file, not yet
+		// marked: an empty file, held (a stamp may be on its way). On
+		// the old code, a new file: the second file process holds, and
+		// the SQLite process reaching its critical section fails the
+		// run.
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		return s.Finish(sq.User)
+	})
+	if !errors.Is(us[2].err, proclock.ErrHeld) {
+		t.Errorf("file process: Acquire = %v; want held", us[2].err)
+	}
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}

@@ -460,7 +460,12 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 // createDatabase creates the lock's file, never through a symlink, as an
 // empty SQLite database (lockrec.EmptyDatabase): a file only SQLite
 // processes write, which file-mechanism processes can tell from a stamp on
-// its way (docs/protocol.md).
+// its way (docs/protocol.md). A file whose database cannot be written is
+// left at the path, emptied if it can be, never removed: only holders
+// remove the path, and while it was empty another SQLite process may have
+// locked it, checked that the path names it, and be about to mark it
+// (docs/protocol.md, "The path keeps its inode while a SQLite process
+// holds it"). Empty, it is a lock file like any other.
 func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 	// Read-write: the attempt reads it again once marked (a stamp may
 	// have been written into it).
@@ -469,8 +474,8 @@ func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 		return nil, err
 	}
 	if _, err := f.Write(lockrec.EmptyDatabase()); err != nil {
+		f.Truncate(0) // a part of a database reads as torn for 30 s
 		f.Close()
-		fsys.Remove(path)
 		return nil, err
 	}
 	return f, nil
