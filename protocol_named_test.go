@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 	"testing"
@@ -526,5 +527,82 @@ func TestCaseFailedDatabaseLeavesSQLiteProcessesFile(t *testing.T) {
 	}
 	if us[1].err != nil {
 		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}
+
+// windows: a SQLite holder with RemoveOnRelease cannot remove its file
+// while its own connection has it open (go-sqlite3 opens without
+// FILE_SHARE_DELETE), so it removes it just after letting go. In between,
+// a file process converts the free database and holds it: its handle
+// shares delete, as every handle of lockfs's does there, so nothing keeps
+// the file in place. The releasing process must leave a file that is no
+// longer its database; a second file process then finds the lock held by
+// the first.
+//
+// On the old code (fd2db0d) this failed ("file 2 holds the lock while
+// file holds it"): the releasing process found the path still naming the
+// file it had locked, removed it from under the file holder, and the
+// second file process created the path anew and held beside it.
+func TestCaseRemoveAfterLettingGoMeetsFileHolder(t *testing.T) {
+	holder := role{name: "sqlite(sql,remove) holder", sql: true, remove: true, holding: true}
+	windows := func(w *fake.World) error {
+		w.WindowsSharing()
+		return nil
+	}
+	us := scriptCase(t, windows, []role{holder, fileUser, fileUser.called("file 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file, next := us[0], us[1], us[2]
+		if err := s.Reach(sq.User, "letting go", explore.At("close", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Step(sq.User); err != nil { // SQLite's handle closed: the lock let go of
+			return err
+		}
+		if err := s.Reach(file.User, "holding", inCritical); err != nil {
+			return err
+		}
+		if err := s.Finish(sq.User); err != nil {
+			return err
+		}
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		return s.Finish(file.User)
+	})
+	us[2].heldBy(t, us[1])
+	if us[1].err != nil {
+		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// windows: RemoveOnRelease still removes a file nobody took once its
+// holder let go (under the guard, which it leaves behind it), and a
+// process without an identity, which takes no guard, leaves its file in
+// place for the next holder.
+func TestRemoveAfterLettingGoWhenNobodyTookIt(t *testing.T) {
+	ctx := context.Background()
+	for _, known := range []bool{true, false} {
+		w := fake.New()
+		w.WindowsSharing()
+		p := w.Spawn().Platform()
+		p.SQLite = sqlOnly{p.SQLite}
+		if !known {
+			p.Process = failingProcess{self: errors.New("no identity here")}
+		}
+		l, err := proclock.Acquire(ctx, p, exploreLock, proclock.Options{RemoveOnRelease: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatalf("identity known %v: Release: %v", known, err)
+		}
+		_, err = w.Stat(exploreLock)
+		if gone := errors.Is(err, fs.ErrNotExist); gone != known {
+			t.Errorf("identity known %v: the lock file after Release: %v; want it removed %v", known, err, known)
+		}
+		for _, name := range []string{caseMark, exploreLock + ".stale"} {
+			if _, err := w.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("identity known %v: %s after Release: %v; want it gone", known, name, err)
+			}
+		}
 	}
 }

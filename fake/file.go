@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/proclock/proclock/lockfs"
 )
 
 // file is an open handle on an inode. It keeps the inode, not the name:
@@ -24,6 +26,10 @@ type file struct {
 	writable bool
 	off      int64
 	closed   bool
+	// unshared: opened without sharing delete (SQLite's VFS, under
+	// World.WindowsSharing): the file cannot be removed or renamed while
+	// this is open.
+	unshared bool
 }
 
 // noFollow is an open flag of the fake's own (no os.O_ flag has this bit):
@@ -120,6 +126,20 @@ func (m *memfs) releaseAllOf(p *Process) {
 			m.release(f)
 		}
 	}
+}
+
+// inUse is lockfs.ErrInUse when the world shares files as windows does
+// and n is open without sharing delete; m.mu is held.
+func (m *memfs) inUse(n *inode) error {
+	if !m.windowsSharing || n == nil {
+		return nil
+	}
+	for f := range m.open {
+		if f.node == n && f.unshared {
+			return lockfs.ErrInUse
+		}
+	}
+	return nil
 }
 
 // countOpen counts the open handles of p, or of everyone when p is nil.

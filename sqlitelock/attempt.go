@@ -116,6 +116,9 @@ type Lock struct {
 	broken bool
 	id     lockfs.FileID
 	remove bool
+	// guard takes the lock's guard (Attempt.Guard), for a removal after
+	// letting go (removeUnopened); nil without an identity.
+	guard func(ctx context.Context, path string) (release func(), err error)
 	// kept is the pinned file, kept open while the lock is held for the
 	// locks on it: the flock(2) lock (flocked), and SQLite's own where it
 	// is taken without a connection (ranged); nil when neither is on it.
@@ -196,7 +199,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, ranged: rl}
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl}
 	defer func() {
 		if l.kept != pin || !l.held {
 			pin.Close() // drops the locks on it
