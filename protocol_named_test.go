@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/proclock/proclock"
@@ -409,6 +411,198 @@ func TestCaseConvertMeetsReusedInodeNumber(t *testing.T) {
 	for _, c := range us[1:] {
 		if c.err != nil {
 			t.Errorf("%s: %v; want it to hold", c.Name, c.err)
+		}
+	}
+}
+
+// failWrites makes every write of c's process to the lock file fail with
+// ENOSPC, as on a full disk: the file is created, its bytes are not.
+// Added by the script, after the exploration's own hook, so that c still
+// stops at each write first; an operation runs the hooks there were when
+// it began, so it is added before c comes to its write.
+func failWrites(w *fake.World, c *caseUser) {
+	w.Hook(fake.OpWrite, exploreLock, fake.Before, func(ev fake.Event) error {
+		if ev.PID == c.Proc.PID() {
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+}
+
+// A file process creates the lock file and fails to write its stamp
+// (ENOSPC). Meanwhile a SQLite process has opened that very file, empty,
+// taken its kernel's lock and checked that the path names it, and is about
+// to mark it. The file process gives the file up without removing it: only
+// holders remove the path (docs/protocol.md, "Why the order keeps two
+// holders out"), and this file is about to be the SQLite process's. A
+// second file process then finds the SQLite process's mark, and the lock
+// held by it.
+//
+// On the old code (fd2db0d) this failed ("sqlite holds the lock while
+// file 2 holds it"): the file process, finding the path still naming the
+// file it created, removed it; the second file process created the path
+// anew, stamped it, found no mark yet and held, and the SQLite process
+// marked the removed file, found no stamp in it, and held too.
+func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
+	us := scriptCase(t, nil, []role{fileUser, sqliteUser, fileUser.called("file 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		file, sq, next := us[0], us[1], us[2]
+		failWrites(w, file)
+		if err := s.Reach(file.User, "writing its stamp", explore.At("write", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Finish(file.User); err != nil {
+			return err
+		}
+		if !errors.Is(file.err, syscall.ENOSPC) {
+			return fmt.Errorf("file process: Acquire = %v; want ENOSPC", file.err)
+		}
+		// The path still names the SQLite process's file, not yet
+		// marked: an empty file, held (a stamp may be on its way). On
+		// the old code, a new file: the second file process holds, and
+		// the SQLite process reaching its critical section fails the
+		// run.
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		return s.Finish(sq.User)
+	})
+	if !errors.Is(us[2].err, proclock.ErrHeld) {
+		t.Errorf("file 2: Acquire = %v; want held", us[2].err)
+	}
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}
+
+// A SQLite process creates the lock file and fails to write the empty
+// database into it (ENOSPC). Meanwhile a second SQLite process has opened
+// that very file, empty, taken its kernel's lock and checked that the path
+// names it, and is about to mark it. The first gives the file up without
+// removing it (and, looking again, finds it held), and a file process
+// then finds the lock held.
+//
+// On the old code (fd2db0d) this failed ("sqlite 2 holds the lock while
+// file holds it"): the first process removed the file it had created; the
+// file process created the path anew, stamped it, found no mark yet and
+// held, and the second SQLite process marked the removed file, found no
+// stamp in it, and held too.
+func TestCaseFailedDatabaseLeavesSQLiteProcessesFile(t *testing.T) {
+	roles := []role{sqliteUser, sqliteUser.called("sqlite 2"), fileUser}
+	us := scriptCase(t, nil, roles, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		creator, sq, next := us[0], us[1], us[2]
+		failWrites(w, creator)
+		if err := s.Reach(creator.User, "writing the empty database", explore.At("write", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		if err := s.Finish(creator.User); err != nil {
+			return err
+		}
+		if creator.err == nil {
+			return errors.New("the creator holds a lock whose file it could not write")
+		}
+		// The path still names the SQLite process's file, not yet
+		// marked: an empty file, held (a stamp may be on its way). On
+		// the old code, a new file: the second file process holds, and
+		// the SQLite process reaching its critical section fails the
+		// run.
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		return s.Finish(sq.User)
+	})
+	if !errors.Is(us[2].err, proclock.ErrHeld) {
+		t.Errorf("file process: Acquire = %v; want held", us[2].err)
+	}
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}
+
+// windows: a SQLite holder with RemoveOnRelease cannot remove its file
+// while its own connection has it open (go-sqlite3 opens without
+// FILE_SHARE_DELETE), so it removes it just after letting go. In between,
+// a file process converts the free database and holds it: its handle
+// shares delete, as every handle of lockfs's does there, so nothing keeps
+// the file in place. The releasing process must leave a file that is no
+// longer its database; a second file process then finds the lock held by
+// the first.
+//
+// On the old code (fd2db0d) this failed ("file 2 holds the lock while
+// file holds it"): the releasing process found the path still naming the
+// file it had locked, removed it from under the file holder, and the
+// second file process created the path anew and held beside it.
+func TestCaseRemoveAfterLettingGoMeetsFileHolder(t *testing.T) {
+	holder := role{name: "sqlite(sql,remove) holder", sql: true, remove: true, holding: true}
+	windows := func(w *fake.World) error {
+		w.WindowsSharing()
+		return nil
+	}
+	us := scriptCase(t, windows, []role{holder, fileUser, fileUser.called("file 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file, next := us[0], us[1], us[2]
+		if err := s.Reach(sq.User, "letting go", explore.At("close", exploreLock, 1)); err != nil {
+			return err
+		}
+		if err := s.Step(sq.User); err != nil { // SQLite's handle closed: the lock let go of
+			return err
+		}
+		if err := s.Reach(file.User, "holding", inCritical); err != nil {
+			return err
+		}
+		if err := s.Finish(sq.User); err != nil {
+			return err
+		}
+		if _, err := s.Until(next.User, inCritical); err != nil {
+			return err
+		}
+		return s.Finish(file.User)
+	})
+	us[2].heldBy(t, us[1])
+	if us[1].err != nil {
+		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// windows: RemoveOnRelease still removes a file nobody took once its
+// holder let go (under the guard, which it leaves behind it), and a
+// process without an identity, which takes no guard, leaves its file in
+// place for the next holder.
+func TestRemoveAfterLettingGoWhenNobodyTookIt(t *testing.T) {
+	ctx := context.Background()
+	for _, known := range []bool{true, false} {
+		w := fake.New()
+		w.WindowsSharing()
+		p := w.Spawn().Platform()
+		p.SQLite = sqlOnly{p.SQLite}
+		if !known {
+			p.Process = failingProcess{self: errors.New("no identity here")}
+		}
+		l, err := proclock.Acquire(ctx, p, exploreLock, proclock.Options{RemoveOnRelease: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatalf("identity known %v: Release: %v", known, err)
+		}
+		_, err = w.Stat(exploreLock)
+		if gone := errors.Is(err, fs.ErrNotExist); gone != known {
+			t.Errorf("identity known %v: the lock file after Release: %v; want it removed %v", known, err, known)
+		}
+		for _, name := range []string{caseMark, exploreLock + ".stale"} {
+			if _, err := w.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("identity known %v: %s after Release: %v; want it gone", known, name, err)
+			}
 		}
 	}
 }

@@ -23,7 +23,9 @@
 //     with fs.ErrNotExist and the like works. Every process owns every file
 //     and its permission bits are checked; the world itself (World.FS and
 //     the staging methods: Mkdir, Symlink, Chmod, WriteFile, ...) is root.
-//     Names are cleaned lexically (as path.Clean) from "/".
+//     Names are cleaned lexically (as path.Clean) from "/". WindowsSharing
+//     makes a file SQLite's VFS has open unremovable, as on windows (an
+//     error matching lockfs.ErrInUse).
 //   - Read returns fewer bytes than asked only at the end of a file, and
 //     then with io.EOF.
 //   - Inodes have numbers and birth times. A new inode takes the lowest

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/proclock/proclock/lockfs"
 )
 
 // description is an open file as the filesystem keeps it (POSIX's "open
@@ -28,6 +30,10 @@ type description struct {
 	writable bool
 	off      int64
 	closed   bool
+	// unshared: opened without sharing delete (SQLite's VFS, under
+	// World.WindowsSharing): the file cannot be removed or renamed while
+	// this is open.
+	unshared bool
 }
 
 // file is a handle on an open file, what the FS's opens return. Nothing
@@ -148,6 +154,20 @@ func (m *memfs) releaseAllOf(p *Process) {
 			m.release(d)
 		}
 	}
+}
+
+// inUse is lockfs.ErrInUse when the world shares files as windows does
+// and n is open without sharing delete; m.mu is held.
+func (m *memfs) inUse(n *inode) error {
+	if !m.windowsSharing || n == nil {
+		return nil
+	}
+	for f := range m.open {
+		if f.node == n && f.unshared {
+			return lockfs.ErrInUse
+		}
+	}
+	return nil
 }
 
 // countOpen counts the open handles of p, or of everyone when p is nil.

@@ -70,6 +70,8 @@ type memfs struct {
 	// handed out, so that those are collected (file.go).
 	open  map[*description]struct{}
 	world *actor // the world's own actor: root, no process
+	// windowsSharing: World.WindowsSharing.
+	windowsSharing bool
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
@@ -291,6 +293,9 @@ func (m *memfs) remove(a *actor, name string) error {
 	case w.node.isDir() && len(w.node.entries) > 0:
 		return syscall.ENOTEMPTY
 	}
+	if err := m.inUse(w.node); err != nil {
+		return err
+	}
 	m.forgetIfGone(m.dropName(w.dir, w.base))
 	return nil
 }
@@ -317,6 +322,12 @@ func (m *memfs) rename(a *actor, oldname, newname string) error {
 		return nil // two names of one file: rename(2) does nothing
 	}
 	if err := replaceable(from, to); err != nil {
+		return err
+	}
+	if err := m.inUse(from.node); err != nil {
+		return err
+	}
+	if err := m.inUse(to.node); err != nil {
 		return err
 	}
 	var replaced *inode

@@ -11,6 +11,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/lockfs"
 )
 
 // The lock proclock takes, on a connection to the file itself or on an
@@ -500,5 +501,42 @@ func TestSQLiteLockCallsRunHooks(t *testing.T) {
 	lc := newLocker(t, w.Spawn(), lockDB, form{"attach", true})
 	if err := lc.try(); err != nil {
 		t.Fatalf("after the killed process: %v; want the lock free", err)
+	}
+}
+
+// Under WindowsSharing, a file SQLite has open can be neither removed nor
+// renamed (lockfs.InUse), as go-sqlite3's files on windows; once SQLite
+// closes it, it can. A file open only through the FS can be, as ever.
+func TestWindowsSharing(t *testing.T) {
+	w := lockWorld(t)
+	w.WindowsSharing()
+	p := w.Spawn()
+	fsys := p.Platform().FS
+	c := connect(t, p, lockDB, fileFlags)
+	if err := c.Exec(lockSQL); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove(lockDB); !lockfs.InUse(err) {
+		t.Errorf("Remove of a file SQLite has open: %v; want it in use", err)
+	}
+	if err := fsys.Rename(lockDB, "/locks/b.db"); !lockfs.InUse(err) {
+		t.Errorf("Rename of a file SQLite has open: %v; want it in use", err)
+	}
+	if err := w.WriteFile("/locks/c.db", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Rename("/locks/c.db", lockDB); !lockfs.InUse(err) {
+		t.Errorf("Rename over a file SQLite has open: %v; want it in use", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.OpenFile(lockDB, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := fsys.Remove(lockDB); err != nil {
+		t.Errorf("Remove of a file open only through the FS: %v", err)
 	}
 }

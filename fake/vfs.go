@@ -36,6 +36,9 @@ func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFl
 			return nil, flags, openError(err)
 		}
 		f = h.(*file)
+		f.m.mu.Lock()
+		f.unshared = true // as go-sqlite3 opens on windows
+		f.m.mu.Unlock()
 	}
 	if err := usable(f); err != nil {
 		f.m.closeFile(f.description)

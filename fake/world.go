@@ -217,6 +217,19 @@ func (w *World) Reboot() {
 // (Mkdir, WriteFile, Chmod, ...).
 func (w *World) FS() lockfs.FS { return w.u.fs.world }
 
+// WindowsSharing makes the world's files shared as windows shares them
+// between proclock and go-sqlite3, from now on: a file SQLite's VFS has
+// open (go-sqlite3 opens without FILE_SHARE_DELETE) cannot be removed, nor
+// renamed from or over, and the Remove or Rename fails with an error
+// matching lockfs.ErrInUse; a file open only through an FS (lockfs's OS
+// opens every file sharing delete there) can, as everywhere.
+func (w *World) WindowsSharing() {
+	m := w.u.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.windowsSharing = true
+}
+
 // OpenFiles returns how many files are open in the whole world, through
 // every view: a test's check for leaks.
 func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil) }

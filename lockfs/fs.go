@@ -159,9 +159,16 @@ type NetworkFS interface {
 
 // InUse reports whether err, from Remove or Rename, says the file is open
 // in a way that forbids it: on windows, opened without FILE_SHARE_DELETE,
-// as go-sqlite3 opens a database (a sharing violation). Never on other
-// systems, which remove and rename open files.
-func InUse(err error) bool { return err != nil && inUse(err) }
+// as go-sqlite3 opens a database (a sharing violation); or an error
+// matching ErrInUse, from an FS that stages windows' sharing (package
+// fake). Never the OS's error on other systems, which remove and rename
+// open files.
+func InUse(err error) bool { return err != nil && (errors.Is(err, ErrInUse) || inUse(err)) }
+
+// ErrInUse is matched by the error of a Remove or Rename that an FS other
+// than OS refuses as windows does for a file open without
+// FILE_SHARE_DELETE (InUse).
+var ErrInUse = errors.New("file is open and may not be removed or renamed")
 
 // ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
 // path that is not a directory; it is the system's ENOTDIR.

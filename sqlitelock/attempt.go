@@ -116,6 +116,9 @@ type Lock struct {
 	broken bool
 	id     lockfs.FileID
 	remove bool
+	// guard takes the lock's guard (Attempt.Guard), for a removal after
+	// letting go (removeUnopened); nil without an identity.
+	guard func(ctx context.Context, path string) (release func(), err error)
 	// kept is the pinned file, kept open while the lock is held for the
 	// locks on it: the flock(2) lock (flocked), and SQLite's own where it
 	// is taken without a connection (ranged); nil when neither is on it.
@@ -196,7 +199,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, ranged: rl}
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl}
 	defer func() {
 		if l.kept != pin || !l.held {
 			pin.Close() // drops the locks on it
@@ -460,7 +463,12 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 // createDatabase creates the lock's file, never through a symlink, as an
 // empty SQLite database (lockrec.EmptyDatabase): a file only SQLite
 // processes write, which file-mechanism processes can tell from a stamp on
-// its way (docs/protocol.md).
+// its way (docs/protocol.md). A file whose database cannot be written is
+// left at the path, emptied if it can be, never removed: only holders
+// remove the path, and while it was empty another SQLite process may have
+// locked it, checked that the path names it, and be about to mark it
+// (docs/protocol.md, "The path keeps its inode while a SQLite process
+// holds it"). Empty, it is a lock file like any other.
 func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 	// Read-write: the attempt reads it again once marked (a stamp may
 	// have been written into it).
@@ -469,8 +477,8 @@ func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
 		return nil, err
 	}
 	if _, err := f.Write(lockrec.EmptyDatabase()); err != nil {
+		f.Truncate(0) // a part of a database reads as torn for 30 s
 		f.Close()
-		fsys.Remove(path)
 		return nil, err
 	}
 	return f, nil

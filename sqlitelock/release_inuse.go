@@ -1,19 +1,44 @@
 package sqlitelock
 
-import "github.com/proclock/proclock/lockfs"
+import (
+	"context"
+	"errors"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
+)
 
 // removeUnopened removes the lock's database after the lock is dropped,
 // where removing it while held failed because the file was open
 // (lockfs.InUse): on windows, where go-sqlite3 opens a database without
 // FILE_SHARE_DELETE, so that the holder's own connection keeps its file
-// from being removed. Removing it later is safe there for the same
-// reason: a connection that has the file open, the next holder's or a
-// probe's, keeps it from being removed, so a file that goes is one
-// nobody holds; one that cannot go stays, for its next holder
-// (docs/design.md, Known limits).
+// from being removed. Once let go of, the file may be another's: a SQLite
+// process's, whose connection keeps it from being removed in turn, or a
+// file-mechanism process's, which converted it in place and whose handle,
+// as every handle of lockfs's there, shares delete. So it is removed only
+// under the guard, under which nobody converts it, and only while the path
+// still names it and it holds no stamp (docs/protocol.md, "RemoveOnRelease
+// removes P before the mark"). A file that cannot go stays, for its next
+// holder; so does every file of a process without an identity, which takes
+// no guard (docs/design.md, Known limits).
 func (l *Lock) removeUnopened() error {
-	if id, err := l.fsys.FileID(l.path); err != nil || !id.Same(l.id) {
+	if l.guard == nil {
+		return nil
+	}
+	release, err := l.guard(context.Background(), l.path)
+	if _, held := errors.AsType[*lockrec.HeldError](err); held {
+		return nil // being converted or cleared: not this process's to remove
+	}
+	if err != nil {
+		return err
+	}
+	defer release()
+	seen, err := lockrec.Read(l.fsys, l.path)
+	switch {
+	case err != nil || !seen.ID.Same(l.id):
 		return nil // gone, or another file already
+	case seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty:
+		return nil // stamped since: a file-mechanism process's lock
 	}
 	if err := removeIfThere(l.fsys, l.path); err != nil && !lockfs.InUse(err) {
 		return err

@@ -37,6 +37,7 @@ type Lock struct {
 	file   lockfs.File
 	id     lockfs.FileID
 	pinned bool // id is known
+	guard  bool // a reclaim guard's file, not the lock's
 }
 
 // errLost says the file this attempt stamped was gone or replaced before
@@ -120,7 +121,7 @@ func create(ctx context.Context, p *platform.Platform, here platform.Identity, p
 		return nil, err
 	}
 	l := newLock(p, here, path)
-	l.file = f
+	l.file, l.guard = f, depth > 0
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
 	}
@@ -168,27 +169,47 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 	return l, nil
 }
 
-// backOff replaces the stamp this attempt wrote, if the file still holds
-// it, with an empty SQLite database, and closes the file. The file stays:
+// backOff gives the file back (giveBack) and closes it. The file stays:
 // the SQLite process whose mark stayed holds this very file, and once it
 // lets go, the database says at once that nobody holds it.
 func (l *Lock) backOff() {
-	if ours, _ := l.ours(); ours {
-		if seen, err := lockrec.Read(l.fsys, l.path); err == nil && bytes.Equal(seen.Content, l.content) {
-			rewrite(l.file, lockrec.EmptyDatabase())
+	l.giveBack()
+	l.file.Close()
+}
+
+// abandon gives up a file this attempt created or converted before it
+// was confirmed (its stamp failed to be written, or to be confirmed), and
+// closes it. A guard still at its path is removed: only the file
+// mechanism opens guards, and none takes one this young. The lock file is
+// never removed, only given back (giveBack): only holders remove the path
+// (docs/protocol.md, "Why the order keeps two holders out"), and while
+// its stamp was not whole, a SQLite process may have locked this file,
+// checked that the path names it, and be about to mark it; a new file at
+// the path would then be taken beside it.
+func (l *Lock) abandon() {
+	if l.guard {
+		if ours, _ := l.ours(); ours {
+			l.fsys.Remove(l.path)
 		}
+	} else {
+		l.giveBack()
 	}
 	l.file.Close()
 }
 
-// abandon gives up a file this attempt created: removed if it is still
-// the one at the path (a stamp of a live process left behind would hold
-// the lock for as long as the process lives), and closed.
-func (l *Lock) abandon() {
-	if ours, _ := l.ours(); ours {
-		l.fsys.Remove(l.path)
+// giveBack replaces what this attempt wrote into the lock file (its stamp,
+// or the part of it that was written), if the path still names that file
+// and it holds nothing else, with an empty SQLite database: a lock nobody
+// holds, to convert at once, not a stamp of this live process, which would
+// hold the lock for as long as it lives, nor a file that reads as a stamp
+// on its way for 30 s.
+func (l *Lock) giveBack() {
+	if ours, _ := l.ours(); !ours {
+		return
 	}
-	l.file.Close()
+	if seen, err := lockrec.Read(l.fsys, l.path); err == nil && bytes.HasPrefix(l.content, seen.Content) {
+		rewrite(l.file, lockrec.EmptyDatabase())
+	}
 }
 
 // confirm checks, after stamping, that the file at path is still the one

@@ -1,8 +1,13 @@
 package stamplock
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
+	"os"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 )
 
 // ErrLost is matched by Release's error when the file at the lock's path
@@ -12,8 +17,11 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 
 // Release removes the lock file, only while it is still the one this holder
 // created and stamped. A file that is gone or replaced is left as it is,
-// and Release reports ErrLost. A Release that fails otherwise (the file
-// could not be read or removed) may be called again.
+// and Release reports ErrLost. A file that cannot be removed because
+// another process has it open so (lockfs.InUse: on windows, a SQLite
+// process, probing the lock or attempting it) is given back as the empty
+// database instead: a lock nobody holds. A Release that fails otherwise
+// (the file could not be read or removed) may be called again.
 func (l *Lock) Release() error {
 	ours, err := l.ours()
 	if err != nil {
@@ -28,8 +36,36 @@ func (l *Lock) Release() error {
 	if !ours {
 		return &fs.PathError{Op: "release", Path: l.path, Err: ErrLost}
 	}
-	if err := l.fsys.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = l.fsys.Remove(l.path)
+	switch {
+	case lockfs.InUse(err):
+		return l.giveBackInUse(err)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
 	return nil
+}
+
+// giveBackInUse writes the empty database over this holder's stamp, in
+// the file at the path that holds it, judged through the handle that
+// writes it (docs/protocol.md, "The lock file is judged through the handle
+// that writes it"): Release's way out when the file cannot be removed
+// (removeErr). A file that no longer holds the stamp is left alone.
+func (l *Lock) giveBackInUse(removeErr error) error {
+	f, err := l.fsys.OpenFile(l.path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Join(removeErr, err)
+	}
+	defer f.Close()
+	seen, err := lockrec.Sight(l.fsys, f)
+	switch {
+	case err != nil:
+		return errors.Join(removeErr, err)
+	case !bytes.Equal(seen.Content, l.content):
+		return nil // not this holder's stamp: someone else's now
+	}
+	return rewrite(f, lockrec.EmptyDatabase())
 }
