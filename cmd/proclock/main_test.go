@@ -9,14 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,17 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("skipping: this system cannot start processes")
 		os.Exit(0)
 	}
-	// Run under nohup, or in the background of a shell without job
-	// control, this binary starts with SIGHUP or SIGINT ignored, and so
-	// would every proclock it runs, which keeps an ignored signal ignored
-	// (TestRunKeepsIgnoredSignals): the signal tests could not deliver
-	// theirs. A signal this process catches is back to its default in the
-	// processes it starts.
-	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGINT} {
-		if signal.Ignored(sig) {
-			signal.Notify(make(chan os.Signal, 1), sig)
-		}
-	}
+	unignoreSignals()
 	dir, err := os.MkdirTemp("", "proclock-cmd-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
