@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -280,9 +281,12 @@ func TestKillClosesFilesAndStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pfs.OpenFile("/tmp", os.O_RDONLY, 0); err != nil {
+	dir, err := pfs.OpenFile("/tmp", os.O_RDONLY, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Reachable until Kill: a dropped handle may be closed by the collector.
+	defer runtime.KeepAlive(dir)
 	kept, err := other.FS().OpenFile("/tmp/b", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		t.Fatal(err)
