@@ -444,26 +444,47 @@ func failWrites(w *fake.World, c *caseUser) {
 // anew, stamped it, found no mark yet and held, and the SQLite process
 // marked the removed file, found no stamp in it, and held too.
 func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
-	us := scriptCase(t, nil, []role{fileUser, sqliteUser, fileUser.called("file 2")}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
-		file, sq, next := us[0], us[1], us[2]
-		failWrites(w, file)
-		if err := s.Reach(file.User, "writing its stamp", explore.At("write", exploreLock, 1)); err != nil {
+	us := failedFirstWrite(t, []role{fileUser, sqliteUser, fileUser.called("file 2")}, "writing its stamp", func(err error) error {
+		if !errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("file process: Acquire = %v; want ENOSPC", err)
+		}
+		return nil
+	})
+	if !errors.Is(us[2].err, proclock.ErrHeld) {
+		t.Errorf("file 2: Acquire = %v; want held", us[2].err)
+	}
+	if us[1].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
+	}
+}
+
+// failedFirstWrite scripts the failed-write cases over roles (the
+// creator, a SQLite process, a third user): the creator's first write to
+// the lock file fails with ENOSPC, while the SQLite process has opened
+// that file, empty, taken its kernel's lock, checked that the path names
+// it, and is about to mark it. The creator gives up (creatorErr judges
+// its Acquire), the third user tries, and the SQLite process then holds.
+func failedFirstWrite(t *testing.T, roles []role, writing string, creatorErr func(error) error) []*caseUser {
+	t.Helper()
+	return scriptCase(t, nil, roles, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		creator, sq, next := us[0], us[1], us[2]
+		failWrites(w, creator)
+		if err := s.Reach(creator.User, writing, explore.At("write", exploreLock, 1)); err != nil {
 			return err
 		}
 		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
 			return err
 		}
-		if err := s.Finish(file.User); err != nil {
+		if err := s.Finish(creator.User); err != nil {
 			return err
 		}
-		if !errors.Is(file.err, syscall.ENOSPC) {
-			return fmt.Errorf("file process: Acquire = %v; want ENOSPC", file.err)
+		if err := creatorErr(creator.err); err != nil {
+			return err
 		}
 		// The path still names the SQLite process's file, not yet
 		// marked: an empty file, held (a stamp may be on its way). On
-		// the old code, a new file: the second file process holds, and
-		// the SQLite process reaching its critical section fails the
-		// run.
+		// the old code, a new file: the third user holds, and the
+		// SQLite process reaching its critical section fails the run.
 		if _, err := s.Until(next.User, inCritical); err != nil {
 			return err
 		}
@@ -472,12 +493,6 @@ func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
 		}
 		return s.Finish(sq.User)
 	})
-	if !errors.Is(us[2].err, proclock.ErrHeld) {
-		t.Errorf("file 2: Acquire = %v; want held", us[2].err)
-	}
-	if us[1].err != nil {
-		t.Errorf("SQLite process: %v; want it to hold", us[1].err)
-	}
 }
 
 // A SQLite process creates the lock file and fails to write the empty
@@ -494,33 +509,11 @@ func TestCaseFailedStampLeavesSQLiteProcessesFile(t *testing.T) {
 // stamp in it, and held too.
 func TestCaseFailedDatabaseLeavesSQLiteProcessesFile(t *testing.T) {
 	roles := []role{sqliteUser, sqliteUser.called("sqlite 2"), fileUser}
-	us := scriptCase(t, nil, roles, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
-		creator, sq, next := us[0], us[1], us[2]
-		failWrites(w, creator)
-		if err := s.Reach(creator.User, "writing the empty database", explore.At("write", exploreLock, 1)); err != nil {
-			return err
-		}
-		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
-			return err
-		}
-		if err := s.Finish(creator.User); err != nil {
-			return err
-		}
-		if creator.err == nil {
+	us := failedFirstWrite(t, roles, "writing the empty database", func(err error) error {
+		if err == nil {
 			return errors.New("the creator holds a lock whose file it could not write")
 		}
-		// The path still names the SQLite process's file, not yet
-		// marked: an empty file, held (a stamp may be on its way). On
-		// the old code, a new file: the second file process holds, and
-		// the SQLite process reaching its critical section fails the
-		// run.
-		if _, err := s.Until(next.User, inCritical); err != nil {
-			return err
-		}
-		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
-			return err
-		}
-		return s.Finish(sq.User)
+		return nil
 	})
 	if !errors.Is(us[2].err, proclock.ErrHeld) {
 		t.Errorf("file process: Acquire = %v; want held", us[2].err)
