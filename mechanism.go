@@ -145,7 +145,7 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, readStampHolder(m.p, m.path)
 			return st, nil
 		}
-		return inspectFile(m.p, *self, m.path)
+		return inspectFile(m.p, *self, m.path, detail)
 	case err != nil:
 		return failedInspect(st, err)
 	case state == StateHeld && why == "" && detail:
@@ -252,17 +252,18 @@ func (m *fileMechanism) recorded() Status {
 	return st
 }
 
-func (m *fileMechanism) inspect(bool) (Status, error) {
+func (m *fileMechanism) inspect(detail bool) (Status, error) {
 	here, err := m.self()
 	if err != nil {
 		return Status{Path: m.path, Mechanism: MechanismFile}, err
 	}
-	return inspectFile(m.p, here, m.path)
+	return inspectFile(m.p, here, m.path, detail)
 }
 
 // inspectFile reports on the lock at path as the file mechanism judges it:
-// by its mark when a SQLite holder's is live, else by the file.
-func inspectFile(p *platform.Platform, here platform.Identity, path string) (Status, error) {
+// by its mark when a SQLite holder's is live, else by the file. With
+// detail it also looks at the guard of a stale lock.
+func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
 	pr, err := stamplock.Look(p, here, path)
 	if err != nil {
@@ -282,9 +283,10 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string) (Sta
 	case pr.Kind == lockrec.SQLite:
 		st.Mechanism = MechanismSQLite // an empty file could be either's
 	}
-	if pr.State == StateStale {
+	if pr.State == StateStale && detail {
 		// Acquire converts (or clears) a stale file under the guard: a
-		// user's file at the guard's name keeps it out.
+		// user's file at the guard's name keeps it out. IsHeld, which
+		// says only held or not, makes no extra read for it.
 		if err := stamplock.GuardFault(p, here, path); err != nil {
 			return failedInspect(st, err)
 		}
