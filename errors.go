@@ -35,6 +35,35 @@ var ErrHeld = lockrec.ErrHeld
 // return it, so it is declared where they can reach it.
 type HeldError = lockrec.HeldError
 
+// ErrLost is matched (errors.Is) by the error a Lock reports (Lock.Err)
+// once it has learnt that it no longer holds its lock without having let go
+// of it: a host lock whose file or mark was removed or replaced at its path,
+// or whose filesystem went away; a cluster lock whose lease expired or was
+// revoked, or whose key was deleted. The error is a *LostError.
+var ErrLost = errors.New("lock lost")
+
+// LostError says that a held lock was lost, and why.
+type LostError struct {
+	// Path is the lock's path (for a cluster lock, its name), as the
+	// caller gave it.
+	Path string
+	// Err is the cause: what was seen (the file removed, the lease
+	// expired, ...), wrapping the system's error where there is one.
+	Err error
+}
+
+func (e *LostError) Error() string {
+	if e.Err == nil {
+		return "proclock: " + e.Path + ": lock lost"
+	}
+	return "proclock: " + e.Path + ": lock lost: " + e.Err.Error()
+}
+
+// Is makes errors.Is(err, ErrLost) hold for every LostError.
+func (e *LostError) Is(target error) bool { return target == ErrLost }
+
+func (e *LostError) Unwrap() error { return e.Err }
+
 // ErrNetworkFS is matched by Acquire's error for a lock on a network
 // filesystem (NFS, SMB/CIFS), where neither SQLite's locks nor lock files
 // can be trusted. Options.AllowNetworkFS opts in.

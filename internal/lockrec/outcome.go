@@ -3,6 +3,7 @@ package lockrec
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/proclock/proclock/platform"
 )
@@ -44,6 +45,9 @@ type HeldError struct {
 	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
 	// lock on the file); "" when nothing is.
 	Reason string
+	// Since is when the holder took the lock, as it recorded it; zero
+	// when unknown.
+	Since time.Time
 }
 
 func (e *HeldError) Error() string {
