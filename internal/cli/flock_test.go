@@ -29,6 +29,7 @@ func TestFlockForms(t *testing.T) {
 		code   int
 		stdout string   // "" for none
 		stderr []string // what stderr says, in order
+		silent bool     // stderr says nothing at all
 		shell  bool     // COMMAND goes through the shell
 	}{
 		{name: "-w seconds, free", args: line("run", "-w", "5", "FREE", ran), stdout: "ran"},
@@ -50,6 +51,12 @@ func TestFlockForms(t *testing.T) {
 			stderr: []string{"proclock: took ", " after "}},
 		{name: "--verbose waits, held", args: line("run", "--verbose", "-w", "0.2", "HELD", ran), code: 1,
 			stderr: []string{holderPID, "; waiting", "gave up after 200ms"}},
+		{name: "-q, held", args: line("run", "-nq", "HELD", ran), code: 1, silent: true},
+		{name: "--quiet, wait runs out", args: line("run", "--quiet", "-w", "0.2", "HELD", ran), code: 1, silent: true},
+		{name: "-q -E 0, held", args: line("run", "-q", "-n", "-E", "0", "HELD", ran), code: 0, silent: true},
+		{name: "-q keeps COMMAND's stderr", args: line("run", "-nq", "FREE", helper("warn", "the job's own error")),
+			stderr: []string{"the job's own error"}},
+		{name: "-q and -v", args: line("run", "-qv", "FREE", ran), code: 2, stderr: []string{"-q and -v exclude each other"}},
 		{name: "-x", args: line("run", "-x", "FREE", ran), stdout: "ran"},
 		{name: "-e", args: line("run", "-e", "FREE", ran), stdout: "ran"},
 		{name: "--exclusive", args: line("run", "--exclusive", "FREE", ran), stdout: "ran"},
@@ -101,6 +108,9 @@ func TestFlockForms(t *testing.T) {
 			}
 			if tc.stdout == "" && res.stdout != "" || !strings.HasPrefix(res.stdout, tc.stdout) {
 				t.Errorf("stdout %q, want it to start with %q", res.stdout, tc.stdout)
+			}
+			if tc.silent && res.stderr != "" {
+				t.Errorf("stderr %q, want nothing", res.stderr)
 			}
 			rest := res.stderr
 			for _, want := range tc.stderr {
