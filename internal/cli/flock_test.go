@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +33,7 @@ func TestFlockForms(t *testing.T) {
 		stderr []string // what stderr says, in order
 		silent bool     // stderr says nothing at all
 		shell  bool     // COMMAND goes through the shell
+		unix   bool     // a #! script, a directory as POSIX systems refuse it
 	}{
 		{name: "-w seconds, free", args: line("run", "-w", "5", "FREE", ran), stdout: "ran"},
 		{name: "-w fraction, held", args: line("run", "-w", "0.2", "HELD", ran), code: 1,
@@ -84,6 +87,15 @@ func TestFlockForms(t *testing.T) {
 		{name: "-F", args: line("run", "-F", "FREE", ran), code: 2, stderr: []string{"-F: not supported"}},
 		{name: "one dash long", args: line("run", "-remove", "FREE", ran), code: 2,
 			stderr: []string{"two dashes: --remove"}},
+		// The forms docs/command.md, "Refused forms", lists beside these.
+		{name: "a directory", unix: true, args: line("run", "-n", "DIR", ran), code: 2,
+			stderr: []string{"is a directory (flock(1) locks a directory itself"}},
+		{name: "the script itself", unix: true, args: []string{"run", "-n", "SCRIPT", "--", "SCRIPT"}, code: 2,
+			stderr: []string{"not a lock file", "it is COMMAND's own script", `proclock run -n "$0.lock" -- "$0"`}},
+		{name: "the script itself, shell", unix: true, args: []string{"run", "-n", "SCRIPT", "-c", "SCRIPT"}, code: 2, shell: true,
+			stderr: []string{"it is COMMAND's own script"}},
+		{name: "the script itself, no --", unix: true, args: []string{"run", "-n", "SCRIPT", "SCRIPT"}, code: 2,
+			stderr: []string{"is COMMAND's own script, and -- is missing", `proclock run -n "$0.lock" -- "$0"`}},
 		{name: "flock FILE COMMAND, no --", args: []string{"run", "-n", "FREE", "echo", "ran"}, code: 2,
 			stderr: []string{`expected -- between PATH and COMMAND, got "echo"`}},
 		{name: "-w not a number", args: line("run", "-w", "1e3", "FREE", ran), code: 2, stderr: []string{"-w 1e3: not seconds"}},
@@ -94,10 +106,18 @@ func TestFlockForms(t *testing.T) {
 			if tc.shell && noShell != nil {
 				t.Skipf("no %s here for -c", shell)
 			}
-			free := filepath.Join(t.TempDir(), "free.lock")
+			if tc.unix && runtime.GOOS == "windows" {
+				t.Skip("a #! script and a directory's refusal are POSIX systems'")
+			}
+			own := t.TempDir()
+			free := filepath.Join(own, "free.lock")
+			script := filepath.Join(own, "job.sh")
+			if err := os.WriteFile(script, []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			args := slices.Clone(tc.args)
 			for i, a := range args {
-				args[i] = map[string]string{"HELD": held, "FREE": free}[a]
+				args[i] = map[string]string{"HELD": held, "FREE": free, "DIR": own, "SCRIPT": script}[a]
 				if args[i] == "" {
 					args[i] = a
 				}
