@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -167,6 +168,41 @@ func TestSignalNamesDocumented(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s says %q are passed on; the code passes on %q", name, got, want)
+		}
+	}
+}
+
+// TestSymlinkClaimDocumented: what docs/security.md ("Symlinks") says of a
+// symlink at the lock's path is what the command does, on both
+// mechanisms: refused at once as not a lock file, however old, kept, the
+// file a dangling one names never created, and the line saying it is a
+// dangling symlink.
+func TestSymlinkClaimDocumented(t *testing.T) {
+	text := section(t, readDoc(t, "docs/security.md"), "## Symlinks")
+	for _, claim := range []string{"refuse the link at once as not a lock file", "and keep it", "never creates the file a dangling link names"} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), claim) {
+			t.Errorf("docs/security.md's Symlinks no longer says %q; this test holds the code to it", claim)
+		}
+	}
+	for _, mech := range mechanisms {
+		dir := t.TempDir()
+		path, target := filepath.Join(dir, "x.lock"), filepath.Join(dir, "victim")
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-time.Hour) // past every window
+		if err := unix.Lutimes(path, []unix.Timeval{unix.NsecToTimeval(old.UnixNano()), unix.NsecToTimeval(old.UnixNano())}); err != nil {
+			t.Fatal(err)
+		}
+		res := runProclock(t, "run", "-n", "--mechanism", mech, path, "--", "true")
+		if res.code != exitUsage || !strings.Contains(res.stderr, "not a lock file") || !strings.Contains(res.stderr, "it is a dangling symlink") {
+			t.Errorf("%s: run on an old dangling symlink: exit %d, %q; want exit 2, not a lock file, a dangling symlink", mech, res.code, res.stderr)
+		}
+		if info, err := os.Lstat(path); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: the symlink is gone: %v, %v", mech, info, err)
+		}
+		if _, err := os.Lstat(target); err == nil {
+			t.Errorf("%s: the file the symlink names was created", mech)
 		}
 	}
 }
