@@ -14,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -26,10 +27,10 @@ import (
 func rangedPlatforms(t *testing.T) (ranged, sql *platform.Platform) {
 	t.Helper()
 	native := platform.Native().SQLite
-	if _, ok := native.(platform.SQLiteByteLocks); !ok {
-		t.Skip("this OS's SQLite does not lock with the FS's byte-range locks (platform.SQLiteByteLocks): every lock goes through SQL")
+	if native == nil || !native.LocksBytes() {
+		t.Skip("this OS's SQLite does not lock with the FS's byte-range locks (platform.SQLite.LocksBytes): every lock goes through SQL")
 	}
-	return &platform.Platform{FS: lockfs.OS(), SQLite: native}, &platform.Platform{FS: lockfs.OS(), SQLite: otherSQLite{native}}
+	return &platform.Platform{FS: lockfs.OS(), SQLite: native}, &platform.Platform{FS: lockfs.OS(), SQLite: sqlpath.Native()}
 }
 
 // tryOnce makes one attempt, without the flock(2) lock beside SQLite's:
@@ -86,7 +87,7 @@ func TestRangedAgainstConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := ranged.SQLite.Open(path, sqlite3.OPEN_READWRITE)
+	conn, err := sqlite3.OpenFlags(path, sqlite3.OPEN_READWRITE)
 	if err != nil {
 		t.Fatal(err)
 	}
