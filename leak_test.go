@@ -14,7 +14,9 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Rounds of a leak check: acquire/release cycles, then waits for a held
@@ -212,11 +214,20 @@ type leakConnCounter struct {
 
 const leakWatchTable = "proclock_leak_watch"
 
-func (c *leakConnCounter) Open(name string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
-	conn, err := c.inner.Open(name, flags)
+func (c *leakConnCounter) LocksBytes() bool { return c.inner.LocksBytes() }
+
+// Connect counts the inner SQLite's connections; it fails where the inner
+// SQLite has none (a fake process's, which locks bytes).
+func (c *leakConnCounter) Connect() (platform.SQLConn, error) {
+	sc, ok := c.inner.(platform.SQLConnector)
+	if !ok {
+		return nil, sqlitelock.ErrNoConnections
+	}
+	wrapped, err := sc.Connect()
 	if err != nil {
 		return nil, err
 	}
+	conn := wrapped.(*sqlconn.Conn).Raw()
 	err = sqlite3.CreateModule(conn, leakWatchTable, nil, func(db *sqlite3.Conn, _, _, _ string, _ ...string) (leakWatch, error) {
 		return leakWatch{&c.open}, db.DeclareVTab("CREATE TABLE x(a)")
 	})
@@ -228,7 +239,7 @@ func (c *leakConnCounter) Open(name string, flags sqlite3.OpenFlag) (*sqlite3.Co
 		return nil, err
 	}
 	c.open.Add(1)
-	return conn, nil
+	return wrapped, nil
 }
 
 // leakWatch is the virtual table that watches a connection: empty, and
