@@ -14,6 +14,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -37,8 +38,11 @@ type leakCounts struct {
 // are counted and whose waits between attempts are signalled, a free lock
 // and a lock that another holder keeps, and a count of open files.
 type leakWorld struct {
-	p      *platform.Platform
-	conns  *leakConnCounter // nil without SQLite
+	p     *platform.Platform
+	conns *leakConnCounter // nil without SQLite
+	// sql: the SQLite mechanism takes its lock through SQL, on
+	// connections; else as byte-range locks, without one.
+	sql    bool
 	pauses chan struct{}
 	free   string
 	held   string
@@ -121,8 +125,11 @@ func checkNoLeaks(t *testing.T, w *leakWorld) {
 	if after.files != before.files || after.conns != before.conns || after.goroutines > before.goroutines {
 		t.Errorf("after %d cycles and %d cancelled waits: %+v open; before: %+v", leakCycles, leakWaits, after, before)
 	}
-	if w.conns != nil && before.conns == 0 {
+	switch {
+	case w.sql && before.conns == 0:
 		t.Errorf("no SQLite connection counted: the count sees nothing")
+	case w.conns != nil && !w.sql && before.conns != 0:
+		t.Errorf("%d SQLite connections open on the byte-range path, which opens none", before.conns)
 	}
 }
 
@@ -258,23 +265,29 @@ func (leakNoRows) EOF() bool                                  { return true }
 func (leakNoRows) Column(sqlite3.Context, int) error          { return nil }
 func (leakNoRows) RowID() (int64, error)                      { return 0, nil }
 
+// leakSQL names the SQLite mechanism on the SQL path in leak tests.
+const leakSQL proclock.Mechanism = "sqlite(sql)"
+
 // In a fake world, the same cycles and cancelled waits leave the world's
 // open files, the process's SQLite connections and this program's
 // goroutines as they were.
 func TestLeaksFake(t *testing.T) {
-	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, leakSQL, proclock.MechanismFile} {
 		t.Run(string(mech), func(t *testing.T) {
 			world := fake.New()
-			holder, waiter := world.Spawn().Platform(), world.Spawn().Platform()
-			if mech == proclock.MechanismFile {
+			hp, wp := world.Spawn(), world.Spawn()
+			holder, waiter := hp.Platform(), wp.Platform()
+			switch mech {
+			case proclock.MechanismFile:
 				holder, waiter = holder.WithoutSQLite(), waiter.WithoutSQLite()
-			} else if waiter.SQLite == nil {
-				t.Skip("the fake world has no SQLite")
+			case leakSQL:
+				holder, waiter = fakesql.SQLPlatform(hp), fakesql.SQLPlatform(wp)
 			}
 			w := &leakWorld{
 				free:  "/tmp/free.lock",
 				held:  "/tmp/held.lock",
 				files: func(*testing.T) int { return world.OpenFiles() },
+				sql:   mech == leakSQL,
 			}
 			w.setPlatform(waiter)
 			l, err := proclock.Acquire(context.Background(), holder, w.held, proclock.Options{})

@@ -171,6 +171,9 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	if direct {
 		return attemptWith(ctx, p, path, a, rl, path)
 	}
+	if err := noSQLPath(p); err != nil {
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return nil, err

@@ -111,11 +111,25 @@ func (p cachedConns) Put(conn platform.SQLConn) {
 	p.c.keep(p.sq, conn).Close() // closing a nil Conn does nothing
 }
 
-// ErrNoConnections is matched by the error of an attempt or a probe
-// through SQL on a platform whose SQLite has no connections
-// (platform.SQLConnector): one whose locks are not the FS's byte-range
-// locks needs them.
-var ErrNoConnections = errors.New("sqlitelock: the platform's SQLite opens no connections (platform.SQLConnector) and its locks are not the FS's byte-range locks")
+// ErrNoConnections is matched by the error of an attempt or a probe that
+// has no way to take SQLite's lock: its platform's SQLite opens no
+// connections (platform.SQLConnector), and its locks are not byte-range
+// locks of the platform's FS (platform.SQLite.LocksBytes and
+// lockfs.RangeLocker), or the FS hides them (a wrapper of lockfs.OS that
+// does not forward RangeLocker).
+var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (platform.SQLConnector)")
+
+// noSQLPath is nil when p can take SQLite's lock through SQL, else an
+// error matching ErrNoConnections that says what is missing.
+func noSQLPath(p *platform.Platform) error {
+	if _, ok := p.SQLite.(platform.SQLConnector); ok {
+		return nil
+	}
+	if p.SQLite.LocksBytes() {
+		return fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
+	}
+	return ErrNoConnections
+}
 
 // exclusiveByDefault marks Conns whose connections are in exclusive
 // locking mode for every database attached (setupSQL).

@@ -59,6 +59,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		}
 		return lockrec.StateFree, "", nil
 	}
+	if err := noSQLPath(p); err != nil {
+		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return lockrec.StateAbsent, "", err
