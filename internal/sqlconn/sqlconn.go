@@ -57,10 +57,7 @@ func (c *Conn) Exec(sql string) error { return wrap(c.c.Exec(sql)) }
 
 // BusyHandler sets the function SQLite calls while a lock is busy.
 func (c *Conn) BusyHandler(f func(ctx context.Context, count int) bool) error {
-	if f == nil {
-		return wrap(c.c.BusyHandler(nil))
-	}
-	return wrap(c.c.BusyHandler(func(ctx context.Context, count int) bool { return f(ctx, count) }))
+	return wrap(c.c.BusyHandler(f))
 }
 
 // InTransaction reports whether a transaction is open.
