@@ -264,7 +264,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 
 // flockReason is why a lock held by a flock(2) lock has no known holder
 // (proclock.HeldError.Reason, Status.Reason).
-const flockReason = "a flock(2) lock"
+const flockReason = lockrec.FlockReason
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
 // the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude

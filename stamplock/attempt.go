@@ -98,7 +98,11 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 // held is the error of an attempt that found the lock at path held, as pr
 // saw it.
 func held(path string, pr Probe) error {
-	return &lockrec.HeldError{Path: path, Holder: pr.Holder()}
+	e := &lockrec.HeldError{Path: path, Holder: pr.Holder()}
+	if pr.Reason == ReasonLocked {
+		e.Reason = pr.LockedBy
+	}
+	return e
 }
 
 // newLock is the lock here is about to stamp at path.
@@ -145,11 +149,24 @@ func create(ctx context.Context, p *platform.Platform, here platform.Identity, p
 // then confirms that the file at the path is still ours. A mark that stays
 // means a SQLite process holds this very file: the stamp is emptied, never
 // removed, and the lock is held by the mark's holder.
+//
+// A SQLite lock on the file (lockrec.KernelLocked) counts as a live mark
+// whose holder is unknown: a SQLite process locks the file before it
+// looks for a stamp, as it marks it before it looks, so of the two, the
+// one that looks second sees the other; and a SQLite connection that
+// writes no mark (python's sqlite3, the sqlite3 shell, a proclock holder
+// through another name of the file) keeps this process out as a marked
+// holder does (docs/protocol.md, "The kernel's locks").
 func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.Identity) (*Lock, error) {
 	wait := markWaitFirst
 	for i := 0; ; i++ {
+		locked, err := lockrec.KernelLocked(p.FS, l.file)
+		if err != nil {
+			l.abandon()
+			return nil, err
+		}
 		m := lockrec.ReadMark(p.FS, l.path)
-		if !m.Live(p, &here) {
+		if !locked && !m.Live(p, &here) {
 			break
 		}
 		// The mark going away (its writer backing off) ends the wait.
@@ -160,7 +177,11 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			}
 		}
 		l.backOff()
-		return nil, &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
+		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
+		if e.Holder == nil && locked {
+			e.Reason = lockrec.SQLiteLockReason
+		}
+		return nil, e
 	}
 	if err := l.confirm(p, here); err != nil {
 		l.abandon()

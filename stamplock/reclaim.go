@@ -65,6 +65,17 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	if err != nil {
 		return nil, err
 	}
+	// A file a SQLite connection has locked is never written into, not
+	// even for a moment: it may be a database in use by a program that
+	// writes no mark, or a proclock holder's through another name
+	// (docs/protocol.md, "The kernel's locks").
+	if why, err := lockrec.LockedReason(p.FS, f); err != nil || why != "" {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &lockrec.HeldError{Path: path, Reason: why}
+	}
 	l := newLock(p, here, path)
 	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
 	if err := rewrite(f, l.content); err != nil {
