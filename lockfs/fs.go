@@ -102,6 +102,10 @@ type FileID struct {
 	// identity never carries an invented birth time.
 	Birth    time.Time
 	HasBirth bool
+	// Links is how many names (hard links) the file had when it was
+	// identified; 0 where the system does not tell. It is no part of the
+	// identity: Same and SameOpen leave it out.
+	Links uint64
 }
 
 // Same reports whether a and b are the same file. Birth times are compared

@@ -256,28 +256,35 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 // identities prove it; where the FS cannot identify files (or fails to),
 // the stamp's bytes, with their random nonce, are compared instead.
 func (l *Lock) ours() (bool, error) {
+	ours, _, err := l.owned()
+	return ours, err
+}
+
+// owned is ours, with the number of names the file has when the FS tells
+// (0 when unknown).
+func (l *Lock) owned() (bool, uint64, error) {
 	if l.pinned {
 		id, err := l.fsys.FileID(l.path)
 		switch {
 		case err == nil:
-			return id.SameOpen(l.id), nil
+			return id.SameOpen(l.id), id.Links, nil
 		case errors.Is(err, fs.ErrNotExist):
-			return false, nil
+			return false, 0, nil
 		}
 		// The identity could not be read this time: the bytes tell.
 	}
 	seen, err := lockrec.Read(l.fsys, l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return false, 0, nil
 	case err != nil:
-		return false, err
+		return false, 0, err
 	case seen.Kind == lockrec.Foreign && seen.Content == nil:
 		// Perhaps not ours, perhaps a failed read: not known, so not
 		// to be removed, nor given up for lost.
-		return false, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
+		return false, 0, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
 	}
-	return bytes.Equal(seen.Content, l.content), nil
+	return bytes.Equal(seen.Content, l.content), seen.ID.Links, nil
 }
 
 // errUnreadable says a lock file could not be read as a stamp.

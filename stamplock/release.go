@@ -22,10 +22,20 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // process, probing the lock or attempting it) is given back as the empty
 // database instead: a lock nobody holds. A Release that fails otherwise
 // (the file could not be read or removed) may be called again.
+//
+// A file with other names (hard links to it) keeps its bytes under them:
+// its name at the path is removed first, while the file is still open,
+// and then the empty database is written over the stamp through the open
+// file, so that no other name keeps this live process's stamp, which
+// would hold the lock for as long as it lives (docs/protocol.md, "One
+// file, many names").
 func (l *Lock) Release() error {
-	ours, err := l.ours()
+	ours, links, err := l.owned()
 	if err != nil {
 		return err
+	}
+	if ours && links > 1 && l.file != nil {
+		return l.releaseLinked()
 	}
 	// Closed before removing: some systems (windows) refuse to remove an
 	// open file.
@@ -44,6 +54,28 @@ func (l *Lock) Release() error {
 		return err
 	}
 	return nil
+}
+
+// releaseLinked is Release of a file that has other names than the path.
+func (l *Lock) releaseLinked() error {
+	f := l.file
+	err := l.fsys.Remove(l.path)
+	switch {
+	case lockfs.InUse(err):
+		l.file = nil
+		f.Close()
+		return l.giveBackInUse(err)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	l.file = nil
+	// Nobody else writes a live holder's stamp: the file still holds
+	// this one's, under its other names.
+	err = rewrite(f, lockrec.EmptyDatabase())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // giveBackInUse writes the empty database over this holder's stamp, in

@@ -1,0 +1,293 @@
+package proclock_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/locktest"
+)
+
+// One file, many names, and locks proclock did not take (issue 19, items
+// 3, 4 and 5 of "Why"), with real processes: a hard link to a lock file
+// excludes as the file itself does, on both mechanisms and mixed; the file
+// mechanism keeps out of a file that a plain SQLite connection (python's
+// sqlite3, SQLite's C library) has locked; and removing a SQLite holder's
+// mark does not let a file-mechanism process in.
+
+// linksRole is the test binary as a lock user in another process. Its
+// arguments: the mode, the mechanism, the path, and for linksHold
+// "remove" to set RemoveOnRelease.
+var linksRole = locktest.NewRole("links", func(args []string) int { return linksUser(args) })
+
+const (
+	// linksHold takes the lock, prints "held", and on a line "release"
+	// releases it and prints "released"; it exits when its input ends,
+	// so that a test can keep it alive after its release.
+	linksHold = "hold"
+	// linksTry makes one Acquire without waiting and prints a
+	// linksReport; a lock it gets is released at once.
+	linksTry = "try"
+)
+
+// linksReport is what a linksTry user saw: errors classified where they
+// happened, since an error's identity does not cross a pipe.
+type linksReport struct {
+	Acquired bool
+	Held     bool // errors.Is(err, ErrHeld)
+	Reason   string
+	Err      string
+}
+
+func linksUser(args []string) int {
+	if len(args) < 3 {
+		fmt.Fprintf(os.Stderr, "links: want mode, mechanism, path; got %q\n", args)
+		return 2
+	}
+	mode, p, path := args[0], nativePlatform(proclock.Mechanism(args[1])), args[2]
+	opts := proclock.Options{RemoveOnRelease: len(args) > 3 && args[3] == "remove"}
+	ctx := context.Background()
+	switch mode {
+	case linksHold:
+		l, err := proclock.Acquire(ctx, p, path, opts)
+		if err != nil {
+			fmt.Println("error", err)
+			return 1
+		}
+		fmt.Println("held")
+		in := bufio.NewReader(os.Stdin)
+		if line, _ := in.ReadString('\n'); strings.TrimSpace(line) == "release" {
+			if err := l.Release(); err != nil {
+				fmt.Println("error", err)
+				return 1
+			}
+			fmt.Println("released")
+		}
+		io.Copy(io.Discard, in)
+		return 0
+	case linksTry:
+		var r linksReport
+		l, err := proclock.Acquire(ctx, p, path, opts)
+		if err == nil {
+			r.Acquired = true
+			err = l.Release()
+		}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		r.Held = errors.Is(err, proclock.ErrHeld)
+		if he, ok := errors.AsType[*proclock.HeldError](err); ok {
+			r.Reason = he.Reason
+		}
+		json.NewEncoder(os.Stdout).Encode(r)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "links: no mode %q\n", mode)
+	return 2
+}
+
+// linksHolder is a linksHold user in another process, holding the lock.
+type linksHolder struct {
+	t *testing.T
+	c *locktest.Child
+}
+
+// holdElsewhere starts a process that takes the lock at path with mech
+// and holds it.
+func linksHoldElsewhere(t *testing.T, mech proclock.Mechanism, path string, remove bool) *linksHolder {
+	t.Helper()
+	args := []string{linksHold, string(mech), path}
+	if remove {
+		args = append(args, "remove")
+	}
+	c := locktest.Start(t, linksRole.Command(args...))
+	if line, err := c.Line(); err != nil || line != "held" {
+		t.Fatalf("the %s holder of %s: %q, %v", mech, path, line, err)
+	}
+	return &linksHolder{t: t, c: c}
+}
+
+// release has the holder release the lock and stay alive.
+func (h *linksHolder) release() {
+	h.t.Helper()
+	fmt.Fprintln(h.c.Stdin, "release")
+	if line, err := h.c.Line(); err != nil || line != "released" {
+		h.t.Fatalf("the holder's release: %q, %v", line, err)
+	}
+}
+
+// linksTryElsewhere has another process make one Acquire at path with
+// mech, and returns what it saw.
+func linksTryElsewhere(t *testing.T, mech proclock.Mechanism, path string) linksReport {
+	t.Helper()
+	out, err := linksRole.Command(linksTry, string(mech), path).Output()
+	if err != nil {
+		t.Fatalf("the %s user of %s: %v", mech, path, err)
+	}
+	var r linksReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("the %s user of %s: %q: %v", mech, path, out, err)
+	}
+	return r
+}
+
+// takeHere takes the lock at path with mech in this process, at once, and
+// lets it go.
+func takeHere(t *testing.T, mech proclock.Mechanism, path string) {
+	t.Helper()
+	l, err := proclock.Acquire(context.Background(), nativePlatform(mech), path, proclock.Options{})
+	if err != nil {
+		t.Errorf("%s Acquire of %s: %v; want the lock", mech, filepath.Base(path), err)
+		return
+	}
+	if err := l.Release(); err != nil {
+		t.Errorf("%s Release of %s: %v", mech, filepath.Base(path), err)
+	}
+}
+
+// TestHardLinkExcludes (issue 19, "Why" 3): a holder of a lock file, of
+// either mechanism, keeps out a process of either mechanism that reaches
+// the same file through a hard link; and once it lets go (and lives on),
+// the lock is free through both names, for both mechanisms: what it
+// leaves behind (its stamp in the other name) does not wedge the lock.
+func TestHardLinkExcludes(t *testing.T) {
+	for _, holder := range mechanisms {
+		for _, other := range mechanisms {
+			for _, remove := range []bool{false, true} {
+				if remove && holder != proclock.MechanismSQLite {
+					continue // the file mechanism removes its file anyway
+				}
+				name := fmt.Sprintf("%s_holder_%s_through_link", holder, other)
+				if remove {
+					name += "_remove"
+				}
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					path, link := filepath.Join(dir, "x.lock"), filepath.Join(dir, "y.lock")
+					h := linksHoldElsewhere(t, holder, path, remove)
+					if err := os.Link(path, link); err != nil {
+						t.Fatal(err)
+					}
+					before, _ := os.ReadFile(path)
+					r := linksTryElsewhere(t, other, link)
+					if r.Acquired || !r.Held {
+						t.Errorf("a %s process through the hard link beside the %s holder: %+v; want held", other, holder, r)
+					}
+					if after, _ := os.ReadFile(path); string(after) != string(before) {
+						t.Errorf("the held lock file changed: %q, was %q", after, before)
+					}
+					h.release()
+					for _, mech := range mechanisms {
+						for _, p := range []string{link, path} {
+							if _, err := os.Lstat(p); err == nil || p == link {
+								takeHere(t, mech, p)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// pySQLiteHold is a python3 program on SQLite's own C library: it opens
+// the database at argv[1] with no busy timeout, runs argv[2], prints "ok"
+// or the error, and keeps its connection (and its locks) until its input
+// ends.
+const pySQLiteHold = `
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+try:
+    c.execute(sys.argv[2])
+    print("ok", flush=True)
+except sqlite3.Error as e:
+    print(e, flush=True)
+sys.stdin.read()
+`
+
+// pythonHolds starts python3 running sql on the database at path, and
+// returns its answer; the connection lives until the test ends.
+func pythonHolds(t *testing.T, path, sql string) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 (with its sqlite3 module, SQLite's C library) is not installed")
+	}
+	c := locktest.Start(t, exec.Command(py, "-c", pySQLiteHold, path, sql))
+	line, err := c.Line()
+	if err != nil {
+		t.Fatalf("python3: %v", err)
+	}
+	return line
+}
+
+// TestFileMechanismSeesPlainSQLiteLock (issue 19, "Why" 4): python3's
+// BEGIN EXCLUSIVE on a free lock's file keeps the file mechanism out, as
+// it keeps the SQLite mechanism out: the file is not stamped, converted
+// or removed, so a SQLite-mechanism process finds python's lock and not a
+// new file beside it. IsHeld of both mechanisms says held.
+func TestFileMechanismSeesPlainSQLiteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	takeHere(t, proclock.MechanismSQLite, path) // a free lock: its database
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer := pythonHolds(t, path, "BEGIN EXCLUSIVE"); answer != "ok" {
+		t.Fatalf("python3's BEGIN EXCLUSIVE on the free lock: %q", answer)
+	}
+	r := linksTryElsewhere(t, proclock.MechanismFile, path)
+	if r.Acquired || !r.Held {
+		t.Errorf("a file-mechanism process beside python's exclusive lock: %+v; want held", r)
+	}
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Errorf("the lock file python holds changed: %d bytes, %v; want its %d bytes as they were", len(after), err, len(before))
+	}
+	if r := linksTryElsewhere(t, proclock.MechanismSQLite, path); r.Acquired || !r.Held {
+		t.Errorf("a SQLite-mechanism process after the file-mechanism one: %+v; want held", r)
+	}
+	for _, mech := range mechanisms {
+		held, err := proclock.IsHeld(context.Background(), nativePlatform(mech), path)
+		if err != nil || !held {
+			t.Errorf("%s IsHeld beside python's exclusive lock: %v, %v; want held", mech, held, err)
+		}
+	}
+	st, err := proclock.Inspect(context.Background(), nativePlatform(proclock.MechanismFile), path)
+	if err != nil || st.State != proclock.StateHeld {
+		t.Errorf("file-mechanism Inspect beside python's exclusive lock: %+v, %v; want held", st, err)
+	}
+}
+
+// TestRemovedMarkKeepsFileOut (issue 19, "Why" 5): `rm <path>.holder`
+// under a SQLite holder does not let a file-mechanism process in: it sees
+// the holder's lock on the file itself.
+func TestRemovedMarkKeepsFileOut(t *testing.T) {
+	for _, remove := range []bool{false, true} {
+		t.Run(fmt.Sprintf("remove=%v", remove), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.lock")
+			h := linksHoldElsewhere(t, proclock.MechanismSQLite, path, remove)
+			if err := os.Remove(path + ".holder"); err != nil {
+				t.Fatal(err)
+			}
+			if r := linksTryElsewhere(t, proclock.MechanismFile, path); r.Acquired || !r.Held {
+				t.Errorf("a file-mechanism process beside the SQLite holder whose mark was removed: %+v; want held", r)
+			}
+			if r := linksTryElsewhere(t, proclock.MechanismSQLite, path); r.Acquired || !r.Held {
+				t.Errorf("a SQLite-mechanism process: %+v; want held", r)
+			}
+			h.release()
+			for _, mech := range mechanisms {
+				takeHere(t, mech, path)
+			}
+		})
+	}
+}
