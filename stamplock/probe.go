@@ -158,6 +158,7 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 	}
 	return pr, nil
 }
+
 // judged sets pr's state from the judge's verdict on its stamp.
 func judged(p *platform.Platform, here platform.Identity, pr Probe) Probe {
 	j := platform.Judge(here, pr.Stamp.Identity, lookupOf(p))
