@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/platform"
 )
 
 // One file, many names, and locks proclock did not take (issue 19, items
@@ -287,6 +289,159 @@ func TestRemovedMarkKeepsFileOut(t *testing.T) {
 			h.release()
 			for _, mech := range mechanisms {
 				takeHere(t, mech, path)
+			}
+		})
+	}
+}
+
+// emfileRole is the test binary as a lock user that runs out of file
+// descriptors: its arguments are the mechanism, a free lock's path and a
+// held lock's path. For each k from 0 to emfileMax, with RLIMIT_NOFILE set
+// so that only k more descriptors can be opened, it makes one Acquire of
+// the free lock and one Inspect of the held one, and prints an
+// emfileReport of each.
+var emfileRole = locktest.NewRole("emfile", func(args []string) int { return emfileUser(args) })
+
+// emfileMax is the most descriptors an attempt is given: enough for each
+// mechanism to take the lock.
+const emfileMax = 12
+
+// emfileReport is what one round of an emfile user saw.
+type emfileReport struct {
+	K        int
+	Acquired bool
+	// Of the Acquire's error: errors.Is with syscall.EMFILE, ErrHeld,
+	// ErrNotLockFile.
+	EMFILE, Held, NotLockFile bool
+	Err                       string
+	// Left is what the round left at the free lock's path, once the
+	// limit was lifted: "" for nothing, or what is wrong.
+	Left string
+	// Inspect of the held lock: its state, and whether its error
+	// matches EMFILE.
+	State      proclock.State
+	InspEMFILE bool
+	InspErr    string
+}
+
+func emfileUser(args []string) int {
+	mech := proclock.Mechanism(args[0])
+	p, free, held := nativePlatform(mech), args[1], args[2]
+	ctx := context.Background()
+	// Everything this process opens once (the poller, its identity, the
+	// SQLite instance) is opened before the limit.
+	if _, err := proclock.Inspect(ctx, p, held); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	if l, err := proclock.Acquire(ctx, p, free, proclock.Options{RemoveOnRelease: true}); err == nil {
+		l.Release()
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	next := f.Fd() // the lowest free descriptor
+	f.Close()
+	limit := func(n uint64) {
+		l := lim
+		l.Cur = n
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+			panic(err)
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for k := range emfileMax + 1 {
+		r := emfileReport{K: k}
+		limit(uint64(next) + uint64(k))
+		l, err := proclock.Acquire(ctx, p, free, proclock.Options{RemoveOnRelease: true})
+		st, ierr := proclock.Inspect(ctx, p, held)
+		limit(lim.Cur)
+		if err == nil {
+			r.Acquired = true
+			err = l.Release()
+		}
+		if err != nil {
+			r.Err = err.Error()
+			r.EMFILE = errors.Is(err, syscall.EMFILE)
+			r.Held = errors.Is(err, proclock.ErrHeld)
+			r.NotLockFile = errors.Is(err, proclock.ErrNotLockFile)
+		}
+		r.State = st.State
+		if ierr != nil {
+			r.InspErr = ierr.Error()
+			r.InspEMFILE = errors.Is(ierr, syscall.EMFILE)
+		}
+		r.Left = emfileLeft(ctx, p, free)
+		enc.Encode(r)
+	}
+	return 0
+}
+
+// emfileLeft says what is wrong at a lock's path that an attempt left: ""
+// when nothing is there but, for SQLite, the free lock's database.
+func emfileLeft(ctx context.Context, p *platform.Platform, path string) string {
+	var left []string
+	for _, name := range []string{path, path + ".holder", path + ".stale"} {
+		if _, err := os.Lstat(name); err == nil && (name != path || p.SQLite == nil) {
+			left = append(left, filepath.Base(name))
+		}
+	}
+	if st, err := proclock.Inspect(ctx, p, path); err != nil || (st.State != proclock.StateAbsent && st.State != proclock.StateFree) {
+		left = append(left, fmt.Sprintf("the lock is %s (%v)", st.State, err))
+	}
+	for _, name := range []string{path, path + ".holder", path + ".stale"} {
+		os.Remove(name) // for the next round
+	}
+	return strings.Join(left, ", ")
+}
+
+// TestOutOfDescriptors (issue 19, "Why" 9): an attempt that runs out of
+// file descriptors (EMFILE, as under `ulimit -n 5`) fails with an error
+// matching syscall.EMFILE, never held and never "not a lock file", and
+// leaves nothing behind; Inspect of a live lock then says held or fails
+// with EMFILE, never foreign or free. Each descriptor count from none to
+// enough is tried, in another process (the limit is the process's).
+func TestOutOfDescriptors(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			dir := t.TempDir()
+			free, held := filepath.Join(dir, "free.lock"), filepath.Join(dir, "held.lock")
+			l, err := proclock.Acquire(context.Background(), nativePlatform(mech), held, proclock.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			c := locktest.Start(t, emfileRole.Command(string(mech), free, held))
+			took := false
+			for k := range emfileMax + 1 {
+				line, err := c.Line()
+				if err != nil {
+					t.Fatalf("round %d: %v", k, err)
+				}
+				var r emfileReport
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("round %d: %q: %v", k, line, err)
+				}
+				took = took || r.Acquired
+				if !r.Acquired && (!r.EMFILE || r.Held || r.NotLockFile) {
+					t.Errorf("%d descriptors: Acquire of a free lock: %s (EMFILE %v, held %v, not a lock file %v); want an error matching EMFILE", k, r.Err, r.EMFILE, r.Held, r.NotLockFile)
+				}
+				if r.Left != "" {
+					t.Errorf("%d descriptors: left behind: %s", k, r.Left)
+				}
+				if r.State != proclock.StateHeld && !r.InspEMFILE {
+					t.Errorf("%d descriptors: Inspect of a held lock: %s, %s; want held, or an error matching EMFILE", k, r.State, r.InspErr)
+				}
+			}
+			if !took {
+				t.Errorf("no round took the lock, even with %d descriptors", emfileMax)
 			}
 		})
 	}

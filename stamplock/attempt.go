@@ -166,6 +166,14 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			return nil, err
 		}
 		m := lockrec.ReadMark(p.FS, l.path)
+		if m.Err != nil && !locked {
+			// Out of descriptors: nothing known of the mark. The
+			// stamp is whole, so a SQLite process that locks the
+			// file from now on finds it and backs off, and none had
+			// locked it: the file is removed, as a release removes it.
+			l.withdraw()
+			return nil, m.Err
+		}
 		if !locked && !m.Live(p, &here) {
 			break
 		}
@@ -216,6 +224,18 @@ func (l *Lock) abandon() {
 		l.giveBack()
 	}
 	l.file.Close()
+}
+
+// withdraw removes the file this attempt stamped whole, if the path still
+// names it, and closes it: for an attempt that cannot go on (out of
+// descriptors) and whose file no SQLite process had locked after the
+// stamp was written (settle), so that nothing is left behind.
+func (l *Lock) withdraw() {
+	ours, _ := l.ours() // while the file is open: its inode is its own
+	l.file.Close()
+	if ours {
+		l.fsys.Remove(l.path)
+	}
 }
 
 // giveBack replaces what this attempt wrote into the lock file (its stamp,

@@ -91,7 +91,11 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 		return Probe{}, &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
-	if m := lockrec.ReadMark(p.FS, path); m.Live(p, &here) {
+	m := lockrec.ReadMark(p.FS, path)
+	if m.Err != nil {
+		return Probe{}, m.Err
+	}
+	if m.Live(p, &here) {
 		pr.State, pr.Reason, pr.Mark = lockrec.StateHeld, reasonMarked, &m
 		switch seen.Kind {
 		case lockrec.Stamp:
