@@ -446,3 +446,105 @@ func TestOutOfDescriptors(t *testing.T) {
 		})
 	}
 }
+
+// releaseElsewhere is the check of issue 19's "Why" 7, once the path of a
+// lock that this process holds (l, of mechanism a, in directory was) names
+// the lock of another process (holder, of mechanism b, at now): l's
+// Release acts on the files it locked, and not on the other holder's,
+// which still holds; and the lock l held is free for everyone.
+func releaseElsewhere(t *testing.T, l *proclock.Lock, b proclock.Mechanism, was, now string) {
+	t.Helper()
+	if err := l.Release(); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+	if b == proclock.MechanismSQLite {
+		if _, err := os.Lstat(now + ".holder"); err != nil {
+			t.Errorf("the other holder's mark: %v", err)
+		}
+	}
+	for _, mech := range mechanisms {
+		if r := linksTryElsewhere(t, mech, now); r.Acquired || !r.Held {
+			t.Errorf("a %s process at the other holder's lock after the Release: %+v; want held", mech, r)
+		}
+	}
+	if _, err := os.Lstat(was + ".holder"); err == nil {
+		t.Errorf("the released lock's mark is left")
+	}
+	for _, mech := range mechanisms {
+		takeHere(t, mech, was)
+	}
+}
+
+// linksCases are the holders of the lock this process releases (its
+// mechanism, RemoveOnRelease) and the mechanisms of the other holder.
+func linksCases(t *testing.T, run func(t *testing.T, a proclock.Mechanism, remove bool, b proclock.Mechanism)) {
+	for _, a := range mechanisms {
+		for _, remove := range []bool{false, true} {
+			if remove && a != proclock.MechanismSQLite {
+				continue
+			}
+			for _, b := range mechanisms {
+				name := fmt.Sprintf("%s_then_%s", a, b)
+				if remove {
+					name = fmt.Sprintf("%s(remove)_then_%s", a, b)
+				}
+				t.Run(name, func(t *testing.T) { run(t, a, remove, b) })
+			}
+		}
+	}
+}
+
+// TestReleaseAfterChdir (issue 19, "Why" 7): a holder of a relative path
+// that changed its working directory releases the lock it took, not the
+// one the relative path names now.
+func TestReleaseAfterChdir(t *testing.T) {
+	linksCases(t, func(t *testing.T, a proclock.Mechanism, remove bool, b proclock.Mechanism) {
+		base := t.TempDir()
+		one, two := filepath.Join(base, "one"), filepath.Join(base, "two")
+		for _, d := range []string{one, two} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Chdir(one)
+		l, err := proclock.Acquire(context.Background(), nativePlatform(a), "x.lock", proclock.Options{RemoveOnRelease: remove})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(two)
+		linksHoldElsewhere(t, b, filepath.Join(two, "x.lock"), false)
+		releaseElsewhere(t, l, b, filepath.Join(one, "x.lock"), filepath.Join(two, "x.lock"))
+	})
+}
+
+// TestReleaseThroughFlippedSymlink (issue 19, "Why" 7): a holder of a
+// path through a symlinked directory (current -> v1) that was flipped
+// (current -> v2) while it held releases the lock in v1, not the one in v2.
+func TestReleaseThroughFlippedSymlink(t *testing.T) {
+	linksCases(t, func(t *testing.T, a proclock.Mechanism, remove bool, b proclock.Mechanism) {
+		base := t.TempDir()
+		for _, d := range []string{"v1", "v2"} {
+			if err := os.Mkdir(filepath.Join(base, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		current := filepath.Join(base, "current")
+		if err := os.Symlink("v1", current); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(current, "x.lock")
+		l, err := proclock.Acquire(context.Background(), nativePlatform(a), path, proclock.Options{RemoveOnRelease: remove})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Flipped as deployments do it: a new link renamed over the old.
+		if err := os.Symlink("v2", current+".new"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(current+".new", current); err != nil {
+			t.Fatal(err)
+		}
+		linksHoldElsewhere(t, b, path, false)
+		releaseElsewhere(t, l, b, filepath.Join(base, "v1", "x.lock"), path)
+	})
+}

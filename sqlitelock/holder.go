@@ -93,7 +93,7 @@ func (l *Lock) unmark() error {
 		}
 	}
 	l.nonce = ""
-	return removeIfThere(l.fsys, lockrec.MarkPath(l.path))
+	return l.removeName(lockrec.MarkPath(l.path))
 }
 
 // liveHolder is what the mark of a busy lock says of its holder, unless its

@@ -38,6 +38,24 @@ type Lock struct {
 	id     lockfs.FileID
 	pinned bool // id is known
 	guard  bool // a reclaim guard's file, not the lock's
+	// dir is the lock's directory, kept from before the file is created
+	// to Release: the file at the path is identified, and removed,
+	// through it, so that Release acts on the file stamped even once
+	// the path names another (a working directory changed, a symlink in
+	// the path flipped).
+	dir lockfs.Dir
+}
+
+// base is the lock file's name in its directory.
+func (l *Lock) base() string { return filepath.Base(l.path) }
+
+// close closes the lock's file and its directory.
+func (l *Lock) close() {
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+	l.dir.Close()
 }
 
 // errLost says the file this attempt stamped was gone or replaced before
@@ -105,26 +123,34 @@ func held(path string, pr Probe) error {
 	return e
 }
 
-// newLock is the lock here is about to stamp at path.
-func newLock(p *platform.Platform, here platform.Identity, path string) *Lock {
-	l := &Lock{fsys: p.FS, path: path, stamp: lockrec.Record{
+// newLock is the lock here is about to stamp at path, its directory kept.
+func newLock(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{fsys: p.FS, path: path, dir: dir, stamp: lockrec.Record{
 		Format:     lockrec.Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
 		Nonce:      rand.Text(),
 	}}
 	l.content = l.stamp.Marshal()
-	return l
+	return l, nil
 }
 
 // create makes the lock file with O_EXCL and stamps it; for the lock
 // itself (depth 0) it then settles with any SQLite holder.
 func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
+	l, err := newLock(p, here, path)
 	if err != nil {
 		return nil, err
 	}
-	l := newLock(p, here, path)
+	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
 	l.file, l.guard = f, depth > 0
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
@@ -203,7 +229,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 // lets go, the database says at once that nobody holds it.
 func (l *Lock) backOff() {
 	l.giveBack()
-	l.file.Close()
+	l.close()
 }
 
 // abandon gives up a file this attempt created or converted before it
@@ -218,12 +244,12 @@ func (l *Lock) backOff() {
 func (l *Lock) abandon() {
 	if l.guard {
 		if ours, _ := l.ours(); ours {
-			l.fsys.Remove(l.path)
+			l.dir.Remove(l.base())
 		}
 	} else {
 		l.giveBack()
 	}
-	l.file.Close()
+	l.close()
 }
 
 // withdraw removes the file this attempt stamped whole, if the path still
@@ -233,9 +259,11 @@ func (l *Lock) abandon() {
 func (l *Lock) withdraw() {
 	ours, _ := l.ours() // while the file is open: its inode is its own
 	l.file.Close()
+	l.file = nil
 	if ours {
-		l.fsys.Remove(l.path)
+		l.dir.Remove(l.base())
 	}
+	l.close()
 }
 
 // giveBack replaces what this attempt wrote into the lock file (its stamp,
@@ -284,7 +312,7 @@ func (l *Lock) ours() (bool, error) {
 // (0 when unknown).
 func (l *Lock) owned() (bool, uint64, error) {
 	if l.pinned {
-		id, err := l.fsys.FileID(l.path)
+		id, err := l.dir.FileID(l.base())
 		switch {
 		case err == nil:
 			return id.SameOpen(l.id), id.Links, nil

@@ -76,10 +76,14 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		}
 		return nil, &lockrec.HeldError{Path: path, Reason: why}
 	}
-	l := newLock(p, here, path)
+	l, err := newLock(p, here, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
 	if err := rewrite(f, l.content); err != nil {
-		f.Close()
+		l.close()
 		return nil, err
 	}
 	return l.settle(ctx, p, here)

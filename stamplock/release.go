@@ -30,6 +30,14 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // would hold the lock for as long as it lives (docs/protocol.md, "One
 // file, many names").
 func (l *Lock) Release() error {
+	err := l.release()
+	if err == nil || errors.Is(err, ErrLost) {
+		l.dir.Close() // done: only a failure to read or remove is tried again
+	}
+	return err
+}
+
+func (l *Lock) release() error {
 	ours, links, err := l.owned()
 	if err != nil {
 		return err
@@ -46,7 +54,7 @@ func (l *Lock) Release() error {
 	if !ours {
 		return &fs.PathError{Op: "release", Path: l.path, Err: ErrLost}
 	}
-	err = l.fsys.Remove(l.path)
+	err = l.dir.Remove(l.base())
 	switch {
 	case lockfs.InUse(err):
 		return l.giveBackInUse(err)
@@ -59,7 +67,7 @@ func (l *Lock) Release() error {
 // releaseLinked is Release of a file that has other names than the path.
 func (l *Lock) releaseLinked() error {
 	f := l.file
-	err := l.fsys.Remove(l.path)
+	err := l.dir.Remove(l.base())
 	switch {
 	case lockfs.InUse(err):
 		l.file = nil
