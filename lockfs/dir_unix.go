@@ -94,4 +94,3 @@ func (d *osDir) Close() error {
 	}
 	return nil
 }
-
