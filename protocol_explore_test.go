@@ -44,7 +44,7 @@ import (
 const (
 	exploreDir   = "/tmp"
 	exploreLock  = exploreDir + "/explore.lock"
-	exploreOther = exploreDir + "/explore.txt" // a user's file beside the lock
+	exploreOther = exploreDir + "/explore.txt"       // a user's file beside the lock
 	exploreLink  = exploreDir + "/explore-link.lock" // another name of the lock's file (stageLinkedDatabase)
 )
 
@@ -152,12 +152,12 @@ var (
 type stage int
 
 const (
-	stageNone         stage = iota
-	stageDeadStamp          // a dead file holder's stamp
-	stageDeadMark           // a dead SQLite holder's database and mark
-	stageOldEmpty           // an empty lock file past its 30 s, no mark
-	stageFreeDatabase       // a SQLite holder's database, let go of, kept
-	stageLinkedDatabase     // the same, with a second name (exploreLink)
+	stageNone           stage = iota
+	stageDeadStamp            // a dead file holder's stamp
+	stageDeadMark             // a dead SQLite holder's database and mark
+	stageOldEmpty             // an empty lock file past its 30 s, no mark
+	stageFreeDatabase         // a SQLite holder's database, let go of, kept
+	stageLinkedDatabase       // the same, with a second name (exploreLink)
 )
 
 func (s stage) String() string {
