@@ -78,6 +78,18 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		}
 		return nil, &lockrec.HeldError{Path: path, Reason: why}
 	}
+	// Judged again under SQLite's lock: the guard is the path's, and
+	// a converter through another name of the file (a hard link) takes
+	// another guard, but the same SQLite lock, so of two such
+	// converters the second finds the first one's stamp here.
+	if now, err := lockrec.Sight(p.FS, f); err != nil || !now.Same(pr.seen) {
+		unlock()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, errLost
+	}
 	l, err := newLock(p, here, path)
 	if err != nil {
 		unlock()
