@@ -38,10 +38,15 @@ var ErrDirMoved = errors.New("the lock's directory is no longer at the path it w
 // KeepDir keeps the directory dir names: opened, through fsys's DirOpener
 // where it has one; else reached by its path, checked on every use to be
 // still the directory it named here (DirID), failing with ErrDirMoved
-// once it is not.
+// once it is not. A directory the DirOpener may not open (one this user
+// may search but not read, where opening needs read permission: darwin,
+// the BSDs) is reached by its path too.
 func KeepDir(fsys FS, dir string) (Dir, error) {
 	if o, ok := fsys.(DirOpener); ok {
-		return o.OpenDir(dir)
+		d, err := o.OpenDir(dir)
+		if !errors.Is(err, fs.ErrPermission) {
+			return d, err
+		}
 	}
 	id, err := fsys.DirID(dir)
 	if err != nil {
