@@ -41,7 +41,7 @@ type Status struct {
 	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible
 	// ("permission denied"), or foreign ("not a lock file: ..."), or, for
 	// a lock held by an unknown holder, what is known of it ("a flock(2)
-	// lock").
+	// lock", "a SQLite lock on the file").
 	Reason string `json:"reason,omitempty"`
 	// Holder is the recorded holder, when known.
 	Holder *platform.Identity `json:"holder,omitempty"`

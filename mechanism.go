@@ -297,6 +297,8 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 		st.State = StateFree
 	case pr.State == StateStale:
 		st.Reason = staleReason(pr.Reason)
+	case pr.Reason == stamplock.ReasonLocked:
+		st.Reason = pr.LockedBy
 	}
 	return st, nil
 }

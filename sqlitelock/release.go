@@ -22,8 +22,8 @@ func (l *Lock) Release() error {
 	var errs []error
 	inUse := false
 	if l.remove {
-		if id, err := l.fsys.FileID(l.path); err == nil && id.SameOpen(l.id) {
-			err := removeIfThere(l.fsys, l.path)
+		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) {
+			err := l.removeName(l.path)
 			if inUse = lockfs.InUse(err); !inUse {
 				errs = append(errs, err)
 			}
@@ -45,6 +45,7 @@ func (l *Lock) Release() error {
 	if inUse {
 		errs = append(errs, l.removeUnopened())
 	}
+	errs = append(errs, l.dir.Close())
 	return errors.Join(errs...)
 }
 
