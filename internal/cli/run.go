@@ -356,6 +356,15 @@ func runMain(args []string, std streams) int {
 		}
 		return exitUsage
 	}
+	if err := inheritLock(cmd, p, lock); err != nil {
+		lock.Release()
+		if errors.Is(err, proclock.ErrHeld) {
+			explainHeld(std.err, p, o, err, "")
+			return o.heldCode
+		}
+		complain(std.err, err)
+		return exitUsage
+	}
 	code, killedBy := supervise(cmd, sigs, std.err)
 	if err := lock.Release(); err != nil {
 		// COMMAND's status says how the work went; a failed clean-up is
