@@ -30,6 +30,15 @@ import (
 //     lock file (the file mechanism) gets a flock(2) lock here, which both
 //     mechanisms honour on a lock file whose stamp names a dead holder.
 
+// inheritLockUnless is inheritLock, unless close (-o) keeps the lock's
+// descriptor from COMMAND.
+func inheritLockUnless(close bool, cmd *exec.Cmd, p *platform.Platform, lock *proclock.Lock) error {
+	if close {
+		return nil
+	}
+	return inheritLock(cmd, p, lock)
+}
+
 // inheritLock gives cmd, once started, a descriptor of lock's file that
 // holds its kernel locks, and takes a flock(2) lock on a lock file of the
 // file mechanism for it. A lock that has no such file (an FS that is not

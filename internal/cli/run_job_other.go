@@ -9,6 +9,6 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// inheritLock passes COMMAND nothing here: the lock lives as long as
-// proclock (docs/command.md, "The lock and COMMAND's processes").
-func inheritLock(*exec.Cmd, *platform.Platform, *proclock.Lock) error { return nil }
+// inheritLockUnless passes COMMAND nothing here: the lock lives as long
+// as proclock (docs/command.md, "The lock and COMMAND's processes").
+func inheritLockUnless(bool, *exec.Cmd, *platform.Platform, *proclock.Lock) error { return nil }
