@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
@@ -135,5 +139,52 @@ func testTimeNamespace(t *testing.T, clock string, holderInside bool, holderMech
 	holder.Kill()
 	if got := take(); got != "acquired" {
 		t.Fatalf("the holder killed: %s; want the lock taken at once", got)
+	}
+}
+
+// timensExec, given a boot-time offset in nanoseconds and a role's
+// command line, makes a time namespace whose boot clock is that far
+// ahead of the host's, and execs the command line in it, as that role:
+// unshare(1) takes whole seconds, CRIU's offsets are to the nanosecond.
+var timensExec = locktest.NewRole("timens-exec", func(args []string) int {
+	nanos, err := strconv.ParseInt(args[0], 10, 64)
+	if err == nil {
+		err = unix.Unshare(unix.CLONE_NEWTIME)
+	}
+	if err == nil {
+		offsets := fmt.Sprintf("boottime %d %d", nanos/1e9, nanos%1e9)
+		err = os.WriteFile("/proc/self/timens_offsets", []byte(offsets), 0)
+	}
+	if err == nil {
+		env := handoffHolder.Environ(os.Environ())
+		err = unix.Exec(args[1], args[1:], env)
+	}
+	fmt.Fprintln(os.Stderr, "timens-exec:", err)
+	return 2
+})
+
+// TestTimeNamespaceFractionalOffset: a holder in a time namespace whose
+// boot clock is set a fraction of a clock tick off (as a CRIU restore sets
+// it) is judged alive from outside: the kernel rounds its start time after
+// adding the offset, and the two readings of it may be a tick apart.
+func TestTimeNamespaceFractionalOffset(t *testing.T) {
+	skipWithoutTimeNamespaces(t)
+	for _, offset := range []string{"5000000", "9990000", "100000009990000"} {
+		for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+			t.Run(offset+"ns/"+string(mech)+" holds, file takes", func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "app.lock")
+				cmd := timensExec.Command(append([]string{offset}, handoffHolder.Argv(string(mech), path)...)...)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				holder := locktest.Start(t, cmd)
+				if line, err := holder.Line(); line != "held" {
+					t.Fatalf("holder: %q, %v; stderr: %s", line, err, stderr.String())
+				}
+				_, err := proclock.Acquire(context.Background(), nativePlatform(proclock.MechanismFile), path, proclock.Options{})
+				if !errors.Is(err, proclock.ErrHeld) {
+					t.Fatalf("beside a live holder %s ns off the host's boot clock: %v; want held", offset, err)
+				}
+			})
+		}
 	}
 }
