@@ -103,3 +103,15 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 	}
 	return nil
 }
+
+// KernelFile is the pinned file that holds the lock's kernel locks (the
+// flock(2) lock, and SQLite's byte-range locks where they are taken
+// without a connection), while the lock is held; nil when none is on it.
+// A process that inherits a descriptor of it holds those locks as long as
+// it keeps it open, after this one is gone (flock(1)'s way).
+func (l *Lock) KernelFile() lockfs.File {
+	if l.released || (!l.flocked && l.ranged == nil) {
+		return nil
+	}
+	return l.kept
+}

@@ -109,3 +109,6 @@ func (l *Lock) giveBackInUse(removeErr error) error {
 	}
 	return rewrite(f, lockrec.EmptyDatabase())
 }
+
+// File is the lock file this lock stamped, open while the lock is held.
+func (l *Lock) File() lockfs.File { return l.file }
