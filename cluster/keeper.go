@@ -28,13 +28,13 @@ type keeper struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	mu       sync.Mutex
-	v        validity
-	moved    chan struct{} // the deadline moved; cap 1
-	lost     chan struct{}
-	err      error // the *proclock.LostError, once lost
-	quiet    bool  // releasing: a loss now waits for the release's outcome
-	pending  error // a loss seen while quiet
+	mu      sync.Mutex
+	v       validity
+	moved   chan struct{} // the deadline moved; cap 1
+	lost    chan struct{}
+	err     error // the *proclock.LostError, once lost
+	quiet   bool  // releasing: a loss now waits for the release's outcome
+	pending error // a loss seen while quiet
 }
 
 // startKeeper starts keeping lease alive; sent is when its grant was sent,
