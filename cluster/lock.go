@@ -200,7 +200,9 @@ func releaseBound(ttl time.Duration) time.Duration { return max(ttl, 3*time.Seco
 
 // attemptBound bounds each attempt of a release, so that a reply lost on
 // the way leaves time for another.
-func attemptBound(ttl time.Duration) time.Duration { return min(max(ttl/3, 300*time.Millisecond), 2*time.Second) }
+func attemptBound(ttl time.Duration) time.Duration {
+	return min(max(ttl/3, 300*time.Millisecond), 2*time.Second)
+}
 
 // releasedBefore reports whether a release whose compare failed finds that
 // its own earlier attempt deleted the key (it committed, and its reply was
