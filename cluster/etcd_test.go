@@ -170,3 +170,43 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// kill stops the member at once, as a crash would (no leadership
+// transfer), and closes it in the background; wait for that before a
+// restart.
+func (m *member) kill() (closed <-chan struct{}) {
+	done := make(chan struct{})
+	e := m.e
+	m.e = nil
+	e.Server.HardStop()
+	go func() {
+		e.Close()
+		close(done)
+	}()
+	return done
+}
+
+// waitLeader waits until a running member leads, and returns its index.
+func (tc *testCluster) waitLeader(t testing.TB) int {
+	t.Helper()
+	for _, m := range tc.members {
+		if m.e == nil {
+			continue
+		}
+		select {
+		case <-m.e.Server.LeaderChangedNotify():
+		default:
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if i := tc.leader(); i >= 0 {
+			return i
+		}
+		// Polling the members' own view: etcd has no notice for "a
+		// leader now exists" that covers every member at once.
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no leader within 10 s")
+	return -1
+}

@@ -80,3 +80,5 @@ func (d *deletions) of(key string, limit time.Duration) (time.Time, bool) {
 		}
 	}
 }
+
+func leaseID(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }

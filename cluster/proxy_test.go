@@ -17,6 +17,7 @@ type proxy struct {
 	mu        sync.Mutex
 	blackhole bool
 	replies   bool // drop server-to-client bytes
+	down      bool // refuse connections, as a stopped server does
 	conns     []net.Conn
 }
 
@@ -39,6 +40,13 @@ func (p *proxy) serve() {
 		c, err := p.ln.Accept()
 		if err != nil {
 			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			c.Close()
+			continue
 		}
 		s, err := net.Dial("tcp", p.target)
 		if err != nil {
@@ -90,6 +98,17 @@ func (p *proxy) setDropReplies(on bool) {
 	p.mu.Lock()
 	p.replies = on
 	p.mu.Unlock()
+}
+
+// setDown refuses connections from now on (or no longer), and cuts those
+// there are: a stopped server, while the socket stays bound.
+func (p *proxy) setDown(on bool) {
+	p.mu.Lock()
+	p.down = on
+	p.mu.Unlock()
+	if on {
+		p.cut()
+	}
 }
 
 // cut closes every connection; new ones are still served.
