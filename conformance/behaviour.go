@@ -132,4 +132,3 @@ func testWaitCancelled(t *testing.T, c *env) {
 	wantHolder(t, mustBeHeld(t, b, c.lock()), third.Identity())
 	mustRelease(t, third, c.lock())
 }
-
