@@ -209,4 +209,3 @@ func waitKeys(t *testing.T, c *clientv3.Client, name string, n int) {
 	}
 	t.Fatalf("fewer than %d keys under %s within 30 s", n, name)
 }
-
