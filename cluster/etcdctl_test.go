@@ -185,7 +185,7 @@ func TestProclockHoldsEtcdctlWaits(t *testing.T) {
 }
 
 // waitKeys waits until n keys are under the lock name.
-func waitKeys(t *testing.T, c *clientv3.Client, name string, n int) {
+func waitKeys(t testing.TB, c *clientv3.Client, name string, n int) {
 	t.Helper()
 	ctx := ctxFor(t, 30*time.Second)
 	resp, err := c.Get(ctx, name+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
