@@ -31,8 +31,12 @@
 // first four end a wait for the lock; the others do not); and when proclock
 // is a foreground job of its own, COMMAND's group gets the terminal, as a
 // shell gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
-// directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals"). COMMAND
-// does not inherit the lock, and on linux and freebsd it is killed if
+// directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
+// On linux the lock lives as long as the job: proclock waits for every
+// process COMMAND leaves behind before it releases the lock, and COMMAND's
+// processes inherit the lock's descriptor (-o: not), so that a killed
+// proclock leaves the lock to them (docs/command.md, "The lock and
+// COMMAND's processes"). On linux and freebsd COMMAND is killed if
 // proclock itself dies (on windows it runs in a job object that dies with
 // proclock; elsewhere there is no such tie).
 //
