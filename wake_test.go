@@ -250,6 +250,76 @@ func TestFrozenWaitEndsAtOnceFake(t *testing.T) {
 	}
 }
 
+// TestFrozenWaitReleaseInTwoStepsFake: a SQLite holder removes its mark,
+// which wakes the waiter, a moment before it lets go of SQLite's lock; a
+// waiter whose try falls in between finds the lock still taken and pauses
+// again. On a frozen clock that pause ends when the lock is let go, as the
+// waiter's next try would find it natively (docs/testing.md, "Time").
+func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
+	w := fake.New()
+	holder, waiter := w.Spawn(), w.Spawn()
+	const path = "/tmp/app.lock"
+	l, err := proclock.Acquire(context.Background(), holder.Platform(), path, proclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := waiter.Platform()
+	rec := recordWakes(wp)
+	w.Freeze()
+	res := make(chan error, 1)
+	go func() {
+		got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
+		if err == nil {
+			err = got.Release()
+		}
+		res <- err
+	}()
+	driveToPause(t, w, rec)
+	ctx := guardCtx(t)
+	// The holder's pin, closed after its mark is gone, lets go of the
+	// lock: hold it back until the woken waiter pauses again.
+	var markGone bool
+	w.Hook(fake.OpRemove, path+".holder", fake.After, func(ev fake.Event) error {
+		if ev.PID == holder.PID() {
+			markGone = true
+			drainWoke(rec)
+			select {
+			case <-rec.pausing:
+			default:
+			}
+		}
+		return nil
+	})
+	w.Hook(fake.OpClose, path, fake.Before, func(ev fake.Event) error {
+		if ev.PID == holder.PID() && markGone {
+			markGone = false
+			select {
+			case <-rec.pausing: // woken, it tried, and pauses again
+			case <-ctx.Done():
+			}
+			if err := w.WaitSleepers(ctx, 1); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	start := w.Now()
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: it waits for time to move", w.Sleepers())
+	}
+	if moved := w.Now().Sub(start); moved != 0 {
+		t.Errorf("the clock moved %v", moved)
+	}
+}
+
 func drainWoke(r *wakeRecorder) {
 	select {
 	case <-r.woke:
