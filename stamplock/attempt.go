@@ -113,19 +113,21 @@ func newLock(p *platform.Platform, here platform.Identity, path string) *Lock {
 	return l
 }
 
-// create makes the lock file with O_EXCL and stamps it; for the lock
-// itself (depth 0) it then settles with any SQLite holder.
+// create makes the lock file exclusively, its stamp written whole before
+// it appears at the path (lockrec.CreateWhole); for the lock itself
+// (depth 0) it then settles with any SQLite holder.
 func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
-	if err != nil {
+	l := newLock(p, here, path)
+	f, placed, err := lockrec.CreateWhole(p.FS, path, l.content, here.PID)
+	if err != nil && !placed {
 		return nil, err
 	}
-	l := newLock(p, here, path)
 	l.file, l.guard = f, depth > 0
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
 	}
-	if _, err := f.Write(l.content); err != nil {
+	if err != nil {
+		// Without hard links: created, and its stamp not written.
 		l.abandon()
 		return nil, err
 	}

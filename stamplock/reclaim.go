@@ -66,6 +66,7 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		return nil, err
 	}
 	l := newLock(p, here, path)
+	l.content = lockrec.Cover(l.content, pr.seen.Size)
 	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
 	if err := rewrite(f, l.content); err != nil {
 		f.Close()
@@ -138,10 +139,21 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	return f, nil
 }
 
-// rewrite replaces an open file's bytes with data: emptied first, so that
-// a reader sees an empty file (held, for 30 s) or the whole stamp, never
-// the old stamp's tail.
+// rewrite replaces an open file's bytes with data, in place. Where data,
+// made to cover the old bytes (lockrec.Cover: a stamp padded, the empty
+// database followed by zeros), fits one page (lockrec.OnePage), it is one
+// write: a writer killed at any instant leaves the old bytes or the new,
+// and no reader finds the file empty or cut (docs/protocol.md, "Every
+// record appears whole"). A longer file (another tool's) is emptied
+// first, so that a reader sees an empty file (held, for 30 s) or the new
+// bytes' start, never the old bytes' tail.
 func rewrite(f lockfs.File, data []byte) error {
+	if info, err := f.Stat(); err == nil {
+		if covered := lockrec.Cover(data, info.Size()); int64(len(covered)) >= info.Size() && len(covered) <= lockrec.OnePage {
+			_, err := f.WriteAt(covered, 0)
+			return err
+		}
+	}
 	if err := f.Truncate(0); err != nil {
 		return err
 	}

@@ -147,20 +147,18 @@ func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	return platform.Judge(*here, m.Record.Identity, p.Process.Lookup).Verdict == platform.Dead
 }
 
-// CreateMark creates the mark of the lock at path with rec, exclusively:
-// it fails with an error matching fs.ErrExist when a mark is there, and
-// never replaces one.
+// CreateMark creates the mark of the lock at path with rec, exclusively
+// and whole (CreateWhole): it fails with an error matching fs.ErrExist
+// when a mark is there, and never replaces one.
 func CreateMark(fsys lockfs.FS, path string, rec Record) error {
 	name := MarkPath(path)
-	f, err := fsys.OpenFile(name, lockfs.CreateExcl, FileMode)
-	if err != nil {
-		return err
+	f, placed, err := CreateWhole(fsys, name, rec.Marshal(), rec.PID)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	_, err = f.Write(rec.Marshal())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err != nil && placed {
 		fsys.Remove(name)
 	}
 	return err
