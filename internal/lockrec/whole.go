@@ -44,13 +44,16 @@ func TempName(name string, pid int, random string) string {
 func CreateWhole(fsys lockfs.FS, name string, data []byte, pid int) (f lockfs.File, placed bool, err error) {
 	temp := TempName(name, pid, rand.Text())
 	f, err = fsys.OpenFile(temp, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			// A random name taken: not name's existence. Said so, so that
-			// no caller takes it for a held lock.
-			err = fmt.Errorf("temporary file: %w", errors.Join(err, errTempTaken))
-		}
-		return nil, false, err
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		// A random name taken: not name's existence. Said so, so that
+		// no caller takes it for a held lock.
+		return nil, false, fmt.Errorf("temporary file: %w", errors.Join(err, errTempTaken))
+	case err != nil:
+		// No temporary file here (a directory this user may not write,
+		// a read-only filesystem): what creating name itself meets, an
+		// existing file (fs.ErrExist, to judge) first.
+		return createDirect(fsys, name, data)
 	}
 	if _, err = f.Write(data); err == nil {
 		err = fsys.Link(temp, name)
