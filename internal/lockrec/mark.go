@@ -30,6 +30,9 @@ type Mark struct {
 	Raw []byte
 	// Mtime is when the mark was last written; zero when unknown.
 	Mtime time.Time
+	// name is the mark's path, to judge an Mtime ahead of the clock by
+	// (Age).
+	name string
 	// junk is set for something that is not a regular file (a symlink,
 	// a FIFO, a directory): proclock writes none, so it is no mark.
 	junk bool
@@ -102,7 +105,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	if err != nil || len(data) > MaxSize {
 		return Mark{Present: true}
 	}
-	m := Mark{Present: true, Raw: data, Mtime: info.ModTime()}
+	m := Mark{Present: true, Raw: data, Mtime: info.ModTime(), name: name}
 	if r, err := Parse(data); err == nil {
 		m.Record = &r
 	} else if len(data) > 0 && !isTorn(data) {
@@ -140,7 +143,7 @@ func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	case m.junk:
 		return true
 	case m.Record == nil:
-		return !m.Mtime.IsZero() && p.Time().Now().Sub(m.Mtime) > MarkWindow
+		return !m.Mtime.IsZero() && Age(p, lockfs.FileID{}, m.name, m.Mtime) > MarkWindow
 	case !m.Record.Known() || here == nil || p.Process == nil:
 		return false
 	}
