@@ -61,6 +61,10 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		return nil, err
 	}
 	defer guard.Release()
+	if pr.Reason != ReasonFree {
+		// A dead holder's file: a crash, whose leftovers go too.
+		lockrec.Sweep(p, &here, path)
+	}
 	f, err := reopen(p, here, path, pr, true)
 	if err != nil {
 		return nil, err
@@ -88,6 +92,7 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 		return err
 	}
 	defer guard.Release()
+	lockrec.Sweep(p, &here, path) // a dead holder's stamp: a crash, whose leftovers go too
 	f, err := reopen(p, here, path, pr, false)
 	if errors.Is(err, errLost) {
 		return nil
@@ -177,6 +182,7 @@ func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		}
 		defer guard.Release()
 	}
+	lockrec.Sweep(p, &here, path) // a stale guard: a crash, whose leftovers go too
 	return setAside(p, here, path, pr.seen)
 }
 
@@ -194,8 +200,11 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen lo
 		return ignoreNotExist(err, nil)
 	}
 	moved, err := lockrec.Read(p.FS, private)
-	if err == nil && moved.Same(seen) {
-		return p.FS.Remove(private)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // swept meanwhile (lockrec.Sweep): it held a dead stamp
+	case err == nil && moved.Same(seen):
+		return ignoreNotExist(p.FS.Remove(private), nil)
 	}
 	// Not the file judged stale: it goes back where it was. If a new
 	// holder has already created path, the two names are the same file's
