@@ -4,7 +4,7 @@ package proclock_test
 // identifiers, states and stale reasons, and docs/testing.md quotes the
 // example module; each test here fails when something named or quoted is no
 // longer in the code, so that the docs cannot rot unnoticed. (The options
-// the docs name are checked in cmd/proclock's docs_test.go.)
+// the docs name are checked in internal/cli's docs_test.go.)
 
 import (
 	"go/ast"

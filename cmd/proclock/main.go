@@ -29,9 +29,13 @@
 // foreground job of its own, COMMAND's group gets the terminal, as a shell
 // gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
 // directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
-// COMMAND does not inherit the lock, and on linux and freebsd it is killed
-// if proclock itself dies (on windows it runs in a job object that dies
-// with proclock; elsewhere there is no such tie).
+// On linux the lock lives as long as the job: proclock waits for every
+// process COMMAND leaves behind before it releases the lock, and COMMAND's
+// processes inherit the lock's descriptor (-o: not), so that a killed
+// proclock leaves the lock to them (docs/command.md, "The lock and
+// COMMAND's processes"). On linux and freebsd COMMAND is killed if
+// proclock itself dies (on windows it runs in a job object that dies with
+// proclock; elsewhere there is no such tie).
 //
 // "proclock status" prints whether the lock at PATH is free or held, and by
 // whom, without taking it: exit 0 when it is free (no file, a free file, or
@@ -68,129 +72,11 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
-	"runtime/debug"
-	"strings"
+
+	"github.com/proclock/proclock/internal/cli"
 )
-
-// version is this command's version when the build records none.
-const version = "0.1.0-dev"
-
-// Exit codes shared by the subcommands.
-const (
-	exitOK       = 0
-	exitHeld     = 1
-	exitUsage    = 2
-	exitNoExec   = 126
-	exitNotFound = 127
-)
-
-// streams are the standard streams a subcommand reads and writes. COMMAND
-// gets them as they are: *os.File values pass straight through to it.
-type streams struct {
-	in       io.Reader
-	out, err io.Writer
-}
 
 func main() {
-	os.Exit(cli(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
-
-// cli runs the proclock command line on args (without the program name)
-// and returns the exit code.
-func cli(args []string, std streams) int {
-	if len(args) == 0 {
-		fmt.Fprint(std.err, "proclock: missing subcommand (run or status); see proclock -h\n")
-		return exitUsage
-	}
-	switch args[0] {
-	case "run":
-		return runMain(args[1:], std)
-	case "status":
-		return statusMain(args[1:], std)
-	case "-h", "-help", "--help", "help":
-		return helpMain(args[1:], std)
-	case "-V", "-version", "--version", "version":
-		return printVersion(std.out)
-	}
-	fmt.Fprintf(std.err, "proclock: unknown subcommand %q; see proclock -h\n", args[0])
-	return exitUsage
-}
-
-// helpMain prints the help asked for: the overview, or a subcommand's.
-func helpMain(args []string, std streams) int {
-	switch {
-	case len(args) == 0:
-		fmt.Fprint(std.out, usageText)
-	case args[0] == "run":
-		fmt.Fprint(std.out, runUsage)
-	case args[0] == "status":
-		fmt.Fprint(std.out, statusUsage)
-	default:
-		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
-		return exitUsage
-	}
-	return exitOK
-}
-
-// printVersion prints the version line.
-func printVersion(w io.Writer) int {
-	fmt.Fprintf(w, "proclock %s\n", buildVersion())
-	return exitOK
-}
-
-// buildVersion is the main module's version when the build recorded one
-// (go install ...@v1.2.3, or a VCS checkout), else version.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return version
-}
-
-// complain prints err on stderr as one line that starts with "proclock",
-// as the library's errors and usagef's do already.
-func complain(w io.Writer, err error) {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	if !strings.HasPrefix(msg, "proclock: ") && !strings.HasPrefix(msg, "proclock run: ") && !strings.HasPrefix(msg, "proclock status: ") {
-		msg = "proclock: " + msg
-	}
-	fmt.Fprintln(w, msg)
-}
-
-// usagef is the error for bad input on the command line of sub ("run" or
-// "status"), pointing to its help.
-func usagef(sub, format string, args ...any) error {
-	return fmt.Errorf("proclock %s: %s (see proclock %s -h)", sub, fmt.Sprintf(format, args...), sub)
-}
-
-const usageText = `proclock runs a command under a single-instance lock, and tells who holds one.
-
-Usage:
-  proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
-  proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
-  proclock status [--json] [--mechanism auto|sqlite|file] PATH
-  proclock -V | --version
-  proclock help [run|status]
-
-Keep locks where only their users can write: $XDG_RUNTIME_DIR,
-/run/SERVICE; not /tmp (docs/security.md).
-
-Examples:
-  # Keep a cron job from running twice; wait for the one running now.
-  proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
-
-  # Give up at once if it is running, and say who runs it.
-  proclock run -n /run/backup/backup.lock -- /usr/local/bin/backup
-
-  # flock(1)'s way: wait up to 5 seconds, run a shell command.
-  proclock run -w 5 "$XDG_RUNTIME_DIR/agent.lock" -c 'make test'
-
-  # Who holds the lock?
-  proclock status /run/backup/backup.lock
-  proclock status --json /run/backup/backup.lock
-
-Run "proclock help run" or "proclock help status" for details.
-`

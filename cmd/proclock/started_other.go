@@ -1,8 +1,0 @@
-//go:build !linux && !darwin && !freebsd && !windows
-
-package main
-
-import "time"
-
-// startTimeOnClock: this system records no process start time.
-func startTimeOnClock(uint64) (time.Time, bool) { return time.Time{}, false }

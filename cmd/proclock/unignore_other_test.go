@@ -1,7 +1,0 @@
-//go:build !unix
-
-package main
-
-// unignoreSignals: only unix starts a process with signals ignored that
-// the signal tests send.
-func unignoreSignals() {}

@@ -1,0 +1,546 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/platform"
+)
+
+const runUsage = `Usage: proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
+       proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
+
+Takes the lock at PATH, runs COMMAND while holding it, then releases the lock
+and exits with COMMAND's exit status (128+N when signal N killed it). Like
+flock(1) it waits for the lock by default.
+
+Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
+  -n, --nonblock, --nonblocking, --nb
+                          do not wait: fail at once if the lock is held
+  -w, --wait, --timeout T give up waiting after T: seconds as flock(1)
+                          takes them (5, 0.5) or a duration (200ms, 5m);
+                          0 is -n
+  -E, --conflict-exit-code CODE
+                          exit with CODE (0-255) instead of 1 when the lock
+                          is held or the wait runs out
+  -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
+                          (before PATH, or after it as flock(1) has it)
+  -v, --verbose           say who holds the lock before waiting for it,
+                          and how long taking it took; when it cannot be
+                          taken, the cause in full on a second line (the
+                          system's and SQLite's own words)
+  --remove                remove the lock's files on release (the sqlite
+                          mechanism leaves an empty database file
+                          otherwise; the file mechanism always removes its
+                          lock file)
+  --mechanism M           auto (the default: sqlite where this system has
+                          it, else file), sqlite, or file. Users of one
+                          PATH may use either: they keep each other out.
+  --allow-network-fs      lock on a network filesystem (NFS, SMB ...),
+                          which proclock refuses otherwise: its locks and
+                          process checks cannot be trusted there
+  -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
+                          exclusive
+  -o, --close             COMMAND does not inherit the lock's descriptor
+                          (linux): killed, proclock leaves the lock to no
+                          one (below)
+  -V, --version           print the version
+  -h, --help              print this help
+Refused, with the reason: -s/--shared (one holder at a time, the one
+status names), -u/--unlock and -F/--no-fork (proclock must stay to release
+the lock), and flock's descriptor form "flock 9" (the lock lives as long as
+proclock).
+
+When the lock is held, or the wait runs out, one line on stderr says who
+holds it (pid, host, process start, when it took the lock, mechanism), for
+example:
+  proclock: /run/backup/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+
+Where to put PATH: in a directory only its users can write, such as
+$XDG_RUNTIME_DIR for your own jobs or /run/SERVICE (owned by the service's
+user) for a system service; not /tmp, where anyone can take the name first
+(docs/security.md).
+
+COMMAND gets proclock's stdin, stdout, stderr and environment. The lock
+lives as long as the job (linux): proclock holds it, and waits, until
+COMMAND and every process COMMAND leaves behind (a background child, a
+daemon that forks and calls setsid) have exited, then exits with COMMAND's
+status. COMMAND's processes inherit the lock's file as descriptor 3 with
+its kernel locks, as under flock(1); should proclock be killed, they keep
+the lock for as long as one of them keeps that descriptor open (-o: none).
+Elsewhere the lock lives as long as proclock.
+
+PROCLOCK_LAUNCHER_PID=PID in proclock's environment (a positive number)
+is recorded with the holder as the pid of whatever launched it, a
+scheduler or a wrapper script, for people to read: status prints
+"launched by pid PID". It plays no part in judging the holder.
+
+Signals: each signal reaches COMMAND once. COMMAND runs in a process group
+of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock, or to
+proclock's process group (kill -- -PGID, timeout(1)), are passed on to
+COMMAND's group, and proclock waits for it to exit. When proclock is a job
+of its own in the terminal's foreground, COMMAND's group gets the terminal
+as a shell gives it to a job: Ctrl-C, Ctrl-\ and Ctrl-Z reach COMMAND
+directly, and Ctrl-Z stops proclock with it, so that fg and bg work. Run
+from a script, proclock stays in the script's group: the terminal's signals
+reach the script and proclock, which passes them on. A COMMAND killed by
+SIGINT makes proclock die of SIGINT too, so that a calling shell stops.
+Under systemd, use KillMode=mixed: control-group also signals COMMAND
+directly, and COMMAND would get SIGTERM twice.
+
+COMMAND must not outlive the lock. If proclock itself is killed:
+  linux, freebsd  COMMAND gets SIGKILL (the parent-death signal); on linux
+                  the processes it started keep the lock (above)
+  windows         COMMAND and the processes it starts run in a job object
+                  that is closed, killing them, when proclock exits
+  darwin, other   there is no parent-death signal: COMMAND keeps running
+                  without the lock. Stop proclock with SIGTERM, not SIGKILL.
+
+Exit status: COMMAND's; 1 (or CODE) when the lock is held or the wait runs
+out; 2 for bad usage and errors; 126 when COMMAND cannot be started; 127
+when COMMAND is not found; 128+N when signal N stops proclock while it
+waits for the lock.
+
+Examples:
+  # Run the backup unless one is running; wait for it if it is.
+  proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
+
+  # From cron: skip this run quietly when the last one is still going.
+  proclock run -n -E 0 /run/backup/backup.lock -- /usr/local/bin/backup 2>/dev/null
+
+  # Wait at most 30 seconds; exit 75 (EX_TEMPFAIL) if still held.
+  proclock run -w 30 -E 75 /run/deploy/deploy.lock -- make deploy
+
+  # Your own agent, one at a time; a shell command as COMMAND.
+  proclock run -nv "$XDG_RUNTIME_DIR/agent.lock" -c 'git pull && make test'
+`
+
+// runOptions are the parsed arguments of proclock run.
+type runOptions struct {
+	noWait         bool
+	timeout        time.Duration // 0: wait as long as it takes
+	verbose        bool
+	heldCode       int
+	remove         bool
+	allowNetworkFS bool
+	close          bool // -o: COMMAND does not inherit the lock's descriptor
+	mechanism      string
+	path           string
+	command        []string
+}
+
+// shellCommand is -c's COMMAND: script run by the shell, as flock(1) runs
+// it.
+func shellCommand(script string) []string { return []string{shell, "-c", script} }
+
+// runOptionTable defines proclock run's options, flock(1)'s spellings
+// beside proclock's own (docs/command.md, "Options").
+func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
+	return append([]option{
+		{names: []string{"-n", "--nonblock", "--nonblocking", "--nb"}, set: func(string) error {
+			o.noWait = true
+			return nil
+		}},
+		{names: []string{"-w", "--wait", "--timeout"}, value: "SECONDS or a duration", set: func(s string) error {
+			d, err := parseWait(s)
+			o.timeout, *waitSet = d, true
+			return err
+		}},
+		{names: []string{"-E", "--conflict-exit-code"}, value: "CODE", set: func(s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || n > 255 {
+				return errors.New("not an exit code from 0 to 255")
+			}
+			o.heldCode = n
+			return nil
+		}},
+		{names: []string{"-v", "--verbose"}, set: func(string) error {
+			o.verbose = true
+			return nil
+		}},
+		{names: []string{"-c", "--command"}, value: "COMMAND", set: func(s string) error {
+			*script = &s
+			return nil
+		}},
+		// Exclusive is the only kind of lock: flock's -x asks for what
+		// happens anyway. -o keeps the lock's descriptor from COMMAND, as
+		// flock's does (inheritLock).
+		{names: []string{"-x", "-e", "--exclusive"}, set: func(string) error { return nil }},
+		{names: []string{"-o", "--close"}, set: func(string) error {
+			o.close = true
+			return nil
+		}},
+		{names: []string{"--remove"}, set: func(string) error {
+			o.remove = true
+			return nil
+		}},
+		{names: []string{"--allow-network-fs"}, set: func(string) error {
+			o.allowNetworkFS = true
+			return nil
+		}},
+		mechanismOption(&o.mechanism),
+		refused("shared locks are not supported: a proclock lock has one holder at a time, the one it names",
+			"-s", "--shared"),
+		refused("not supported: the lock is released when COMMAND ends, and proclock holds no lock on a descriptor to unlock",
+			"-u", "--unlock"),
+		refused("not supported: proclock stays to release the lock when COMMAND ends, which an exec would not",
+			"-F", "--no-fork"),
+	}, helpOptions...)
+}
+
+// parseWait reads -w's value: seconds as flock(1) takes them (5, 0.5) or
+// a Go duration (200ms, 1m30s).
+func parseWait(s string) (time.Duration, error) {
+	if isDecimal(s) {
+		secs, err := strconv.ParseFloat(s, 64)
+		if err != nil || secs*float64(time.Second) > math.MaxInt64 {
+			return 0, errors.New("too long")
+		}
+		return time.Duration(math.Round(secs * float64(time.Second))), nil
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, errors.New("not seconds or a duration (try 5, 0.5, 200ms, 5m)")
+	case d < 0:
+		return 0, errors.New("negative duration")
+	}
+	return d, nil
+}
+
+// isDecimal reports whether s is digits with at most one decimal point:
+// the seconds flock(1) takes, and nothing ParseFloat alone would let in
+// (1e3, inf, 0x10).
+func isDecimal(s string) bool {
+	digits, dots := 0, 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
+}
+
+// parseRunArgs reads proclock run's options and operands. It returns
+// errHelp or errVersion when -h or -V asked for that instead.
+func parseRunArgs(args []string) (runOptions, error) {
+	o := runOptions{heldCode: exitHeld, mechanism: "auto"}
+	var waitSet bool
+	var script *string // -c's, when given
+	rest, err := parseOptions("run", runOptionTable(&o, &waitSet, &script), args)
+	if err != nil {
+		return o, err
+	}
+	if o.noWait && waitSet {
+		return o, usagef("run", "-n and -w exclude each other")
+	}
+	if waitSet && o.timeout == 0 {
+		o.noWait = true // as flock(1): no time to wait is not waiting
+	}
+	if len(rest) >= 2 && (rest[1] == "-c" || rest[1] == "--command") {
+		// flock(1)'s own place for -c: after the file.
+		if len(rest) != 3 {
+			return o, usagef("run", "%s after PATH takes exactly one argument, the shell command", rest[1])
+		}
+		given := rest[2]
+		script, rest = &given, rest[:1]
+	}
+	if script != nil {
+		switch {
+		case len(rest) == 0:
+			return o, usagef("run", "missing PATH")
+		case len(rest) > 1:
+			return o, usagef("run", "-c gives COMMAND: no -- COMMAND after PATH as well")
+		}
+		rest = append(rest, "--")
+		rest = append(rest, shellCommand(*script)...)
+	}
+	switch {
+	case len(rest) == 0:
+		return o, usagef("run", "missing PATH")
+	case rest[0] == "":
+		return o, usagef("run", "empty PATH")
+	case len(rest) == 1 && isDescriptor(rest[0]):
+		return o, usagef("run", "%s: locking a descriptor (flock's \"flock %s\" form) is not supported: "+
+			"proclock's lock lives as long as proclock, which must hold it while COMMAND runs; "+
+			"give PATH -- COMMAND (write ./%s for a file of that name)", rest[0], rest[0], rest[0])
+	case len(rest) == 1:
+		return o, usagef("run", "missing -- COMMAND after PATH")
+	case rest[1] != "--" && len(rest[1]) > 1 && rest[1][0] == '-':
+		return o, usagef("run", "option %s after PATH: options go before PATH", rest[1])
+	case rest[1] != "--":
+		return o, usagef("run", "expected -- between PATH and COMMAND, got %q", rest[1])
+	case len(rest) == 2:
+		return o, usagef("run", "missing COMMAND after --")
+	}
+	o.path, o.command = rest[0], rest[2:]
+	return o, nil
+}
+
+// isDescriptor reports whether s looks like flock(1)'s descriptor operand:
+// digits only.
+func isDescriptor(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// knownMechanism reports whether s is a --mechanism value.
+func knownMechanism(s string) bool {
+	return s == "auto" || s == "sqlite" || s == "file"
+}
+
+// mechanismOption is --mechanism, stored in dst.
+func mechanismOption(dst *string) option {
+	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", set: func(s string) error {
+		if !knownMechanism(s) {
+			return errors.New("want auto, sqlite or file")
+		}
+		*dst = s
+		return nil
+	}}
+}
+
+// runMain is proclock run: it holds the lock while COMMAND runs.
+func runMain(args []string, std streams) int {
+	o, err := parseRunArgs(args)
+	switch {
+	case errors.Is(err, errHelp):
+		fmt.Fprint(std.out, runUsage)
+		return exitOK
+	case errors.Is(err, errVersion):
+		return printVersion(std.out)
+	case err != nil:
+		complain(std.err, err)
+		return exitUsage
+	}
+	if !canStartProcesses {
+		complain(std.err, fmt.Errorf("proclock run: starting a command is not possible on %s", runtime.GOOS))
+		return exitUsage
+	}
+	// Look COMMAND up before taking the lock: a typo should not wait for
+	// the holder, nor take the lock from the next caller.
+	if _, err := exec.LookPath(o.command[0]); err != nil {
+		return cannotStart(std.err, o.command[0], err)
+	}
+	p, err := platformFor(o.mechanism)
+	if err != nil {
+		complain(std.err, err)
+		return exitUsage
+	}
+	cmd := exec.Command(o.command[0], o.command[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, std.out, std.err
+
+	// Catch the signals before the lock is taken, so that none of them
+	// kills proclock between taking the lock and starting COMMAND.
+	sigs := make(chan os.Signal, 8)
+	catch(sigs)
+	defer signal.Stop(sigs)
+
+	lock, sig, err := acquire(p, o, sigs, std.err)
+	switch {
+	case sig != nil:
+		dieOf(sig)
+		return signalCode(sig)
+	case errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded):
+		explainHeld(std.err, p, o, err, "")
+		return o.heldCode
+	case err != nil:
+		complain(std.err, withHint(err))
+		if o.verbose {
+			explainCause(std.err, err)
+		}
+		return exitUsage
+	}
+	if err := inheritLockUnless(o.close, cmd, p, lock); err != nil {
+		lock.Release()
+		if errors.Is(err, proclock.ErrHeld) {
+			explainHeld(std.err, p, o, err, "")
+			return o.heldCode
+		}
+		complain(std.err, err)
+		return exitUsage
+	}
+	code, killedBy := supervise(cmd, sigs, std.err)
+	if err := lock.Release(); err != nil {
+		// COMMAND's status says how the work went; a failed clean-up is
+		// told, not folded into it.
+		complain(std.err, err)
+	}
+	if killedBy != nil {
+		dieOf(killedBy)
+	}
+	return code
+}
+
+// catch sends the relayed signals to sigs, except those proclock was
+// started ignoring (nohup, a script's background job): catching one would
+// stop ignoring it, for COMMAND too.
+func catch(sigs chan<- os.Signal) {
+	for _, sig := range relayed {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+}
+
+// platformFor is the native platform with the mechanism asked for.
+func platformFor(mechanism string) (*platform.Platform, error) {
+	p := platform.Native()
+	switch mechanism {
+	case "file":
+		p = p.WithoutSQLite()
+	case "sqlite":
+		if p.SQLite == nil {
+			return nil, fmt.Errorf("proclock: the sqlite mechanism is not available on %s; use --mechanism file", runtime.GOOS)
+		}
+	}
+	return p, nil
+}
+
+// acquire takes the lock as o says. A signal that arrives first ends the
+// wait: acquire then returns it, holding nothing.
+func acquire(p *platform.Platform, o runOptions, sigs <-chan os.Signal, stderr io.Writer) (*proclock.Lock, os.Signal, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if o.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+	}
+	type result struct {
+		lock *proclock.Lock
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := take(ctx, p, o, stderr)
+		done <- result{l, err}
+	}()
+	select {
+	case r := <-done:
+		return r.lock, nil, r.err
+	case sig := <-sigs:
+		cancel()
+		if r := <-done; r.lock != nil {
+			r.lock.Release()
+		}
+		return nil, sig, nil
+	}
+}
+
+// take takes the lock. With -v it first tries once, to say who it waits
+// for before it waits, and then says how long the lock took.
+func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Writer) (*proclock.Lock, error) {
+	opts := proclock.Options{Wait: !o.noWait, RemoveOnRelease: o.remove, AllowNetworkFS: o.allowNetworkFS}
+	if !o.verbose {
+		return proclock.Acquire(ctx, p, o.path, opts)
+	}
+	began := time.Now()
+	once := opts
+	once.Wait = false
+	l, err := proclock.Acquire(ctx, p, o.path, once)
+	if errors.Is(err, proclock.ErrHeld) && !o.noWait {
+		explainHeld(stderr, p, o, err, "; waiting")
+		l, err = proclock.Acquire(ctx, p, o.path, opts)
+	}
+	if err == nil {
+		fmt.Fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
+	}
+	return l, err
+}
+
+// explainHeld prints, in one line, that the lock is held and by whom, and
+// then what proclock does about it. The held error names the holder;
+// Inspect adds since when and the mechanism.
+func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, then string) {
+	st := proclock.Status{Path: o.path, State: proclock.StateHeld, Mechanism: mechanismOf(p)}
+	if held, ok := errors.AsType[*proclock.HeldError](err); ok {
+		st.Holder, st.Reason = held.Holder, held.Reason
+	}
+	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld {
+		// The mechanism that holds it, as status says, even when the
+		// holder is unknown (a torn stamp is the file mechanism's).
+		st.Mechanism = now.Mechanism
+		if now.Holder != nil {
+			st = now
+		}
+	}
+	prefix := "proclock: "
+	if errors.Is(err, context.DeadlineExceeded) {
+		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
+	}
+	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
+}
+
+// explainCause prints, for -v, the cause of err in full, as errors.Unwrap
+// of a *proclock.Error gives it: what to quote in a report, where the first
+// line has it in plain words only (docs/command.md).
+func explainCause(w io.Writer, err error) {
+	if pe, ok := errors.AsType[*proclock.Error](err); ok && pe.Err != nil {
+		fmt.Fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
+	}
+}
+
+// mechanismOf names the mechanism Acquire uses on p.
+func mechanismOf(p *platform.Platform) proclock.Mechanism {
+	if p.SQLite != nil {
+		return proclock.MechanismSQLite
+	}
+	return proclock.MechanismFile
+}
+
+// withHint adds what to do to an error the command line can do something
+// about: a lock on a network filesystem.
+func withHint(err error) error {
+	if errors.Is(err, proclock.ErrNetworkFS) {
+		return fmt.Errorf("%w (from the command line: --allow-network-fs)", err)
+	}
+	return err
+}
+
+// cannotStart reports that COMMAND could not be started, with the shell's
+// exit codes: 127 when it is not found, 126 when it cannot be run.
+func cannotStart(w io.Writer, name string, err error) int {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(w, "proclock: %s: command not found\n", name)
+		return exitNotFound
+	}
+	if errors.Is(err, exec.ErrDot) {
+		// As os/exec does, refuse a program that PATH finds only in the
+		// current directory: write ./NAME to mean it.
+		fmt.Fprintf(w, "proclock: %s: found only in the current directory; run it as %s\n", name, "."+string(filepath.Separator)+name)
+		return exitNoExec
+	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	} else if ee, ok := errors.AsType[*exec.Error](err); ok {
+		err = ee.Err
+	}
+	fmt.Fprintf(w, "proclock: %s: cannot run: %v\n", name, err)
+	return exitNoExec
+}
+
+// signalCode is the exit code for a signal, as shells give it: 128+N.
+func signalCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 128 + 2 // os.Interrupt where it is not a syscall.Signal
+}

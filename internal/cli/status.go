@@ -1,0 +1,351 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/platform"
+)
+
+const statusUsage = `Usage: proclock status [--json] [--mechanism auto|sqlite|file] PATH
+
+Tells whether the lock at PATH is free or held, and by whom, without taking
+it and without writing anything. The answer may be out of date as soon as it
+is printed: only taking the lock decides.
+
+Options:
+  --json         print the status as one JSON object (below)
+  --mechanism M  auto (the default: sqlite where this system has it, else
+                 file), sqlite, or file; either reads a lock held by the
+                 other
+  -V, --version  print the version
+  -h, --help     print this help
+
+States:
+  absent        nothing at PATH, in a directory that exists: free
+  free          the lock's file exists and nobody holds it
+  stale         a lock file whose holder is gone (pid gone, pid reused,
+                other boot, unstamped or unreadable for over 30 s): free to
+                take; the next taker removes it
+  held          someone holds it: pid, host, process start, when it took
+                the lock, for how long, mechanism; or an unknown holder,
+                such as flock(1)'s (a flock(2) lock)
+  inaccessible  this user may not read the lock's file
+  foreign       the file at PATH is not a lock file (a script, text, a
+                database with tables, a FIFO, ...): no lock can be taken
+                there, and proclock never changes it
+
+Errors, one line on stderr ("proclock: inspect PATH: CAUSE"), the same
+that proclock run gives for PATH: is a directory, no such directory, a
+part of the path is not a directory, name too long, on a network
+filesystem.
+
+Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
+foreign or an error.
+
+JSON (format 1; fields may be added, and formatVersion changes only if
+one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
+  formatVersion   1
+  path            PATH as given
+  state           "absent", "free", "held", "stale", "inaccessible" or
+                  "foreign"
+  reason          why stale ("pid gone", "pid reused", "other boot",
+                  "unstamped past 30 s", "unreadable past 30 s"),
+                  inaccessible ("permission denied"), foreign ("not a
+                  lock file: ..."), or what is known of an unknown holder
+                  ("a flock(2) lock"); omitted otherwise. Beside stale's,
+                  reasons are the words status prints, for people: tools
+                  go by state
+  holder          who holds it, or held it last when stale; omitted when
+                  unknown. An object:
+    host          host name
+    bootId        the boot of the host; omitted when unknown
+    pid           process id
+    processStart  when the process started (RFC 3339); omitted when it
+                  cannot be told: another host or boot, or an OS that
+                  records none
+    startTime     the same, raw, in the units of the OS that recorded it
+                  (linux clock ticks since boot, darwin microseconds since
+                  1970, the BSDs microseconds since boot, windows 100 ns
+                  since 1601); omitted when unknown
+    pidNamespace  linux pid namespace inode; omitted when unknown
+    timeNamespace linux time namespace inode; omitted when unknown
+    bootOffset    how far that time namespace's boot clock is set from
+                  the host's, in nanoseconds (startTime is on the host's
+                  clock); omitted when 0
+    otherPidNamespace   true when the holder, of this host, is in another
+                  pid namespace than status (its pid means another
+                  process here); omitted otherwise
+    otherTimeNamespace  true when it is in another time namespace than
+                  status; omitted otherwise
+    launcherPid   PROCLOCK_LAUNCHER_PID of the holder; omitted when none
+  acquiredAt      when the holder took the lock; omitted when unknown
+  heldForSeconds  seconds since acquiredAt, while held (a number with a
+                  fraction); omitted otherwise
+  mechanism       "sqlite" or "file"
+
+Examples:
+  proclock status /run/backup/backup.lock
+  #  /run/backup/backup.lock: held by pid 4242 on buildhost
+  #    process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+
+  proclock status --json /run/backup/backup.lock | jq .holder.pid
+
+  # In a script; the answer can change at once: only proclock run decides.
+  if proclock status /run/backup/backup.lock >/dev/null; then echo "no backup running"; fi
+`
+
+// statusOptions are the parsed arguments of proclock status.
+type statusOptions struct {
+	json      bool
+	mechanism string
+	path      string
+}
+
+// parseStatusArgs reads proclock status's options and operand. It returns
+// errHelp or errVersion when -h or -V asked for that instead.
+func parseStatusArgs(args []string) (statusOptions, error) {
+	o := statusOptions{mechanism: "auto"}
+	opts := append([]option{
+		{names: []string{"--json"}, set: func(string) error {
+			o.json = true
+			return nil
+		}},
+		mechanismOption(&o.mechanism),
+	}, helpOptions...)
+	rest, err := parseOptions("status", opts, args)
+	switch {
+	case err != nil:
+		return o, err
+	case len(rest) == 0:
+		return o, usagef("status", "missing PATH")
+	case len(rest) > 1:
+		return o, usagef("status", "one PATH only, got %d arguments", len(rest))
+	case rest[0] == "":
+		return o, usagef("status", "empty PATH")
+	}
+	o.path = rest[0]
+	return o, nil
+}
+
+// statusMain is proclock status: it reports on the lock, writing nothing.
+func statusMain(args []string, std streams) int {
+	o, err := parseStatusArgs(args)
+	switch {
+	case errors.Is(err, errHelp):
+		fmt.Fprint(std.out, statusUsage)
+		return exitOK
+	case errors.Is(err, errVersion):
+		return printVersion(std.out)
+	}
+	var p *platform.Platform
+	if err == nil {
+		p, err = platformFor(o.mechanism)
+	}
+	if err != nil {
+		complain(std.err, err)
+		return exitUsage
+	}
+	st, err := proclock.Inspect(context.Background(), p, o.path)
+	if err != nil {
+		complain(std.err, err)
+		return exitUsage
+	}
+	if o.json {
+		// One object on one line: easy for jq and for line-based tools.
+		if err := json.NewEncoder(std.out).Encode(statusRecord(st, startedAt)); err != nil {
+			complain(std.err, err)
+			return exitUsage
+		}
+	} else {
+		fmt.Fprint(std.out, describeStatus(st))
+	}
+	return codeForState(st.State)
+}
+
+// statusFormat is the version of status --json's format: it changes only
+// if a field is renamed, removed or changes its meaning, never when one is
+// added.
+const statusFormat = 1
+
+// jsonStatus is what status --json prints (docs/command.md, "status
+// --json").
+type jsonStatus struct {
+	FormatVersion  int         `json:"formatVersion"`
+	Path           string      `json:"path"`
+	State          string      `json:"state"`
+	Reason         string      `json:"reason,omitempty"`
+	Holder         *jsonHolder `json:"holder,omitempty"`
+	AcquiredAt     string      `json:"acquiredAt,omitempty"`
+	HeldForSeconds *float64    `json:"heldForSeconds,omitempty"`
+	Mechanism      string      `json:"mechanism"`
+}
+
+// jsonHolder is the holder's identity in status --json: the recorded
+// identity as it is, and when its process started as a time.
+type jsonHolder struct {
+	Host         string `json:"host"`
+	BootID       string `json:"bootId,omitempty"`
+	PID          int    `json:"pid"`
+	ProcessStart string `json:"processStart,omitempty"`
+	StartTime    uint64 `json:"startTime,omitempty"`
+	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
+	// TimeNamespace, BootOffset: the holder's time namespace, and how
+	// far its boot clock is set from the host's.
+	TimeNamespace uint64 `json:"timeNamespace,omitempty"`
+	BootOffset    int64  `json:"bootOffset,omitempty"`
+	// OtherPIDNamespace, OtherTimeNamespace: Status's, of the holder.
+	OtherPIDNamespace  bool `json:"otherPidNamespace,omitempty"`
+	OtherTimeNamespace bool `json:"otherTimeNamespace,omitempty"`
+	LauncherPID        int  `json:"launcherPid,omitempty"`
+}
+
+// statusRecord is st as status --json prints it; started tells when a
+// holder's process started, when it can.
+func statusRecord(st proclock.Status, started func(platform.Identity) (time.Time, bool)) jsonStatus {
+	r := jsonStatus{
+		FormatVersion: statusFormat,
+		Path:          st.Path,
+		State:         string(st.State),
+		Reason:        st.Reason,
+		Mechanism:     string(st.Mechanism),
+	}
+	if id := st.Holder; id != nil {
+		r.Holder = &jsonHolder{Host: id.Host, BootID: id.BootID, PID: id.PID, StartTime: id.StartTime,
+			PIDNamespace: id.PIDNamespace, TimeNamespace: id.TimeNamespace, BootOffset: id.BootOffset,
+			OtherPIDNamespace: st.OtherPIDNamespace, OtherTimeNamespace: st.OtherTimeNamespace,
+			LauncherPID: id.LauncherPID}
+		if at, ok := started(*id); ok {
+			r.Holder.ProcessStart = rfc3339(at)
+		}
+	}
+	if !st.AcquiredAt.IsZero() {
+		r.AcquiredAt = rfc3339(st.AcquiredAt)
+		if st.State == proclock.StateHeld {
+			secs := st.HeldFor.Seconds()
+			r.HeldForSeconds = &secs
+		}
+	}
+	return r
+}
+
+// rfc3339 formats a time for tools: UTC, to the nanosecond it has.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// codeForState is status's exit code for a state: a stale lock is free to
+// take, an unreadable one cannot be judged.
+func codeForState(s proclock.State) int {
+	switch s {
+	case proclock.StateAbsent, proclock.StateFree, proclock.StateStale:
+		return exitOK
+	case proclock.StateHeld:
+		return exitHeld
+	}
+	return exitUsage
+}
+
+// describeStatus words a status for people, in one or two lines.
+func describeStatus(st proclock.Status) string {
+	mech := "mechanism " + string(st.Mechanism)
+	switch st.State {
+	case proclock.StateAbsent:
+		return fmt.Sprintf("%s: free (no lock file; %s)\n", st.Path, mech)
+	case proclock.StateFree:
+		return fmt.Sprintf("%s: free (%s)\n", st.Path, mech)
+	case proclock.StateStale:
+		line := fmt.Sprintf("%s: stale, free to take: %s\n", st.Path, st.Reason)
+		if st.Holder == nil {
+			return line + "  " + mech + "\n"
+		}
+		return line + "  last held by " + joinFacts(holderFacts(st)) + "\n"
+	case proclock.StateHeld:
+		facts := holderFacts(st)
+		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:]))
+	case proclock.StateForeign:
+		if st.Reason != "" { // it may name a sidecar: a user's file at the mark's name
+			return fmt.Sprintf("%s: %s\n", st.Path, st.Reason)
+		}
+		return fmt.Sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
+	}
+	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
+}
+
+// holderFacts lists what is known of a lock's holder: who it is first,
+// then its process start, when it took the lock, for how long, and the
+// mechanism.
+func holderFacts(st proclock.Status) []string {
+	who := "an unknown holder (no identity recorded)"
+	if st.Holder == nil && st.State == proclock.StateHeld && st.Reason != "" {
+		who = "an unknown holder (" + st.Reason + ")"
+	}
+	var facts []string
+	if st.Holder != nil {
+		who = st.Holder.String() + namespaceNote(st)
+		if started, ok := startedAt(*st.Holder); ok {
+			facts = append(facts, "process started "+stamp(started))
+		}
+	}
+	if !st.AcquiredAt.IsZero() {
+		facts = append(facts, "acquired at "+stamp(st.AcquiredAt))
+		if st.State == proclock.StateHeld {
+			facts = append(facts, "held for "+roughly(st.HeldFor))
+		}
+	}
+	facts = append(facts, "mechanism "+string(st.Mechanism))
+	return append([]string{who}, facts...)
+}
+
+// namespaceNote says, after the holder's name, which of its namespaces
+// are not status's: its pid is then another namespace's, or its clocks
+// are set off the host's.
+func namespaceNote(st proclock.Status) string {
+	var notes []string
+	if st.OtherPIDNamespace {
+		notes = append(notes, "in another pid namespace")
+	}
+	if st.OtherTimeNamespace {
+		notes = append(notes, "in another time namespace")
+		if off := time.Duration(st.Holder.BootOffset); off > 0 {
+			notes[len(notes)-1] += ", boot clock " + off.String() + " ahead"
+		} else if off < 0 {
+			notes[len(notes)-1] += ", boot clock " + (-off).String() + " behind"
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
+}
+
+// joinFacts joins holderFacts into one clause.
+func joinFacts(facts []string) string { return strings.Join(facts, ", ") }
+
+// stamp formats a time for people, in local time to the second.
+func stamp(t time.Time) string { return t.Local().Format(time.RFC3339) }
+
+// roughly rounds a duration to what a person wants to read.
+func roughly(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// startedAt is when the holder's process started, by this machine's clock,
+// when it can tell: the recorded start time is in the units of the OS that
+// recorded it, so only a holder of this host and boot can be read.
+func startedAt(id platform.Identity) (time.Time, bool) {
+	self, err := platform.Native().Process.Self()
+	if err != nil || id.StartTime == 0 || id.Host != self.Host || id.BootID != self.BootID {
+		return time.Time{}, false
+	}
+	// The start time is on the host's clock; the boot time status reads
+	// is its own time namespace's, set back by its boot-time offset.
+	at, ok := startTimeOnClock(id.StartTime)
+	return at.Add(time.Duration(self.BootOffset)), ok
+}
