@@ -240,7 +240,8 @@ func (sc scenario) stageFiles(w *fake.World) error {
 	return nil
 }
 
-// linkless holds the worlds whose filesystem has no hard links (noLinks).
+// linkless holds the worlds where the 30 s rule is the protocol's: a
+// filesystem without hard links (noLinks), or another tool's empty file.
 var linkless sync.Map
 
 // exploreStats counts what the final checks of an exploration saw.
@@ -262,6 +263,12 @@ func (sc scenario) config(crash bool, bound int, stats *exploreStats) explore.Co
 				r.Fail(fmt.Errorf("staging: %w", err))
 			}
 			for _, ro := range sc.users {
+				if ro.plain {
+					// Another tool's connection leaves an empty file
+					// (it creates the path without writing it): the
+					// 30 s rule is the protocol's for it.
+					linkless.Store(w, true)
+				}
 				var held *proclock.Lock
 				u := r.User(ro.name, func(u *explore.User) error {
 					return lockUserBody(u, ro, held)
