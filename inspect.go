@@ -141,5 +141,7 @@ func (st *Status) setAcquired(at, now time.Time) {
 		return
 	}
 	st.AcquiredAt = at
-	st.HeldFor = now.Sub(at)
+	// Never negative: a time ahead of this clock (stepped back since, or
+	// another machine's) is no time held yet.
+	st.HeldFor = max(now.Sub(at), 0)
 }

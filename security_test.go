@@ -313,7 +313,12 @@ func (s *secSpyFS) OpenFile(name string, flag int, perm os.FileMode) (lockfs.Fil
 	if err == nil && flag&os.O_CREATE != 0 {
 		if info, serr := os.Lstat(name); serr == nil {
 			s.mu.Lock()
-			s.modes[filepath.Base(name)] = info.Mode().Perm()
+			// A temporary file is its record's, to be linked in place.
+			key := filepath.Base(name)
+			if i := strings.LastIndex(key, lockrec.TempSuffix+"-"); i >= 0 {
+				key = key[:i]
+			}
+			s.modes[key] = info.Mode().Perm()
 			s.mu.Unlock()
 		}
 	}

@@ -142,6 +142,15 @@
  *                   guard stamp, holder unknown, judged by the 30 s rule)
  */
 
+/* every record appears whole (docs/protocol.md): undone by M_TWO_STEP, and
+ * by the mutations that are about a record's two steps */
+#if !defined(M_TWO_STEP) && !defined(M_LOOK_FIRST) && !defined(M_NO_MARKWINDOW)
+#define WHOLE
+#ifndef MARK_ONE_STEP
+#define MARK_ONE_STEP
+#endif
+#endif
+
 #ifndef M_NO_TORN_CLEAR
 #define FIX_TORN_CLEAR
 #endif
@@ -233,6 +242,13 @@ bit dying[FRESH + 1];
 byte crashes;
 byte nfinished;
 byte holders;
+bit freshdone;                         /* (c)'s fresh user has acquired (or is excused) */
+
+#ifdef LTL_LIVE
+/* (c) as a liveness property, under weak fairness (pan -a -f): every run,
+ * fair to every process, ends with the fresh user having acquired */
+ltl fresh_acquires { <> freshdone }
+#endif
 
 /* property (b); -DNO_B leaves it out, to see where a mutation leads */
 #ifdef NO_B
@@ -257,11 +273,19 @@ byte holders;
 #endif
 #define LIVE_MARK (mark != 0 && !MARK_DEAD)
 
-/* reading an empty or torn file's mtime: old by now, unless being stamped */
+/* reading an empty or torn file's mtime: old by now, unless being stamped.
+ * With LIVE_NOW no time passes: only the empty database (EMPTY, not being
+ * written) is free at once, as the judge finds it; a torn file stays young,
+ * and so does a mark without a record. */
+#ifdef LIVE_NOW
+#define AGE(j) if :: writing[j] == 0 && kind[j] != TORN -> old[j] = 1 :: else -> skip fi
+#define MAGE skip
+#else
 #define AGE(j) if :: writing[j] == 0 -> old[j] = 1 :: else -> skip fi
 /* reading the mtime of a mark without a record: it may be old by now,
  * unless its writer is alive (and so about to write it) */
 #define MAGE if :: markst && !alive[mark] -> markold = 1 :: true -> skip fi
+#endif
 
 /* unlinking the mark by name, whoever's it is */
 #define UNLINK_MARK mark = 0; markino = 0; markst = 0; markold = 0
@@ -283,13 +307,15 @@ inline unlockguard() {
 	guard = 0
 }
 
-/* the fresh user of (c) starts when everyone else is gone, after 30 s */
+/* the fresh user of (c) starts when everyone else is gone, after 30 s
+ * (with LIVE_NOW: at once, no time having passed) */
 inline fresh_start(sqlite) {
 	if
 	:: fresh ->
 		atomic {
 			nfinished == NPROC;
 			alive[me] = 1;
+#ifndef LIVE_NOW
 			i = 1;
 			do
 			:: i < MAXINO -> old[i] = 1; i++
@@ -297,6 +323,7 @@ inline fresh_start(sqlite) {
 			od;
 			i = 0;
 			markold = 1;
+#endif
 			/* the documented limits: a written mark nobody can judge keeps
 			 * file users out; naming an inode P does not name, SQLite
 			 * users too */
@@ -592,6 +619,7 @@ fail:
 finish:
 	atomic {
 		assert(!fresh || nheld > 0 || limit);  /* (c) */
+		freshdone = freshdone || fresh && (nheld > 0 || limit);
 		alive[me] = 0;
 		nfinished++
 	}
@@ -634,7 +662,12 @@ attempt:
 create:	/* 1. create P with O_EXCL */
 	atomic {
 		if
+#ifdef WHOLE
+		/* written in a temporary file, linked in place whole */
+		:: P == 0 -> newinode(my); P = my; kind[my] = STAMP; owner[my] = me; goto stamped
+#else
 		:: P == 0 -> newinode(my); P = my; writing[my] = me; wr = my; goto created
+#endif
 		:: else -> skip
 		fi
 	}
@@ -677,10 +710,17 @@ create:	/* 1. create P with O_EXCL */
 	:: else -> goto fail
 	fi;
 #else
+#ifdef WHOLE
+	/* our stamp written over P in place, in one write that covers it */
+	atomic { kind[j] = STAMP; owner[j] = me; old[j] = 0; my = j };
+	j = 0;
+	goto stamped
+#else
 	/* truncate P in place, then write our stamp */
 	atomic { kind[j] = EMPTY; owner[j] = 0; old[j] = 0; writing[j] = me; wr = j; my = j }
 	j = 0;
 	goto created
+#endif
 #endif
 
 created:
@@ -700,6 +740,7 @@ stamp:
 		crashes++; kind[my] = TORN; owner[my] = 0; old[my] = 0; dying[me] = 1
 	   }
 	fi;
+stamped:
 	if
 	:: guard == me -> unlockguard()
 	:: else -> skip
@@ -765,6 +806,7 @@ fail:
 finish:
 	atomic {
 		assert(!fresh || nheld > 0 || limit);  /* (c) */
+		freshdone = freshdone || fresh && (nheld > 0 || limit);
 		alive[me] = 0;
 		nfinished++
 	}

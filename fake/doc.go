@@ -67,21 +67,21 @@
 // So proclock uses its SQLite mechanism in the fake world, as natively; a
 // test takes Platform().WithoutSQLite() to use the file mechanism.
 //
-// A test that stages a crash of the file mechanism between creating a lock
-// file and writing it:
+// A test that stages a crash of the file mechanism after it wrote its
+// stamp in a temporary file, before linking it to the lock's path
+// (docs/protocol.md, "Every record appears whole"):
 //
 //	w := fake.New()
 //	p := w.Spawn()
-//	w.Hook(fake.OpOpen, "/tmp/app.lock", fake.After, func(ev fake.Event) error {
+//	w.Hook(fake.OpLink, "/tmp/app.lock", fake.Before, func(ev fake.Event) error {
 //		if ev.PID == p.PID() {
-//			p.Kill() // dies after the create, before the stamp
+//			p.Kill() // dies with its stamp written, not yet in place
 //		}
 //		return nil
 //	})
 //	pp := p.Platform().WithoutSQLite() // the file mechanism
 //	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
-//	// err matches fake.ErrKilled; /tmp/app.lock is left empty.
-//	w.Advance(31 * time.Second) // past the window of an empty lock file
+//	// err matches fake.ErrKilled; nothing is at /tmp/app.lock.
 //	qp := w.Spawn().Platform().WithoutSQLite()
 //	lock, err := proclock.Acquire(ctx, qp, "/tmp/app.lock", proclock.Options{})
 package fake

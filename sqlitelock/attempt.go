@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -207,7 +206,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if rl != nil {
 		open = rl.OpenLockable // a write lock needs the file open for writing
 	}
-	pin, pinned, err := pinFile(p.FS, path, open)
+	pin, pinned, err := pinFile(p.FS, path, open, selfPID(a.Self))
 	if rl != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// Not to be opened for writing (this user may not, a read-only
 		// filesystem, a running program): what is there, by a look that
@@ -459,11 +458,11 @@ func fileURI(path string, readOnly bool) string {
 // symlink), creating it (never through a symlink) when there is none, and
 // returns it with its identity. A directory, a symlink or any other kind
 // of file than a regular one is an error.
-func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)) (lockfs.File, lockfs.FileID, error) {
+func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error), pid int) (lockfs.File, lockfs.FileID, error) {
 	for range maxSwaps {
 		f, err := open(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			f, err = createDatabase(fsys, path)
+			f, err = createDatabase(fsys, path, pid)
 			if errors.Is(err, fs.ErrExist) {
 				continue // created by another process meanwhile: open that one
 			}
@@ -491,27 +490,36 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 }
 
 // createDatabase creates the lock's file, never through a symlink, as an
-// empty SQLite database (lockrec.EmptyDatabase): a file only SQLite
+// empty SQLite database (lockrec.EmptyDatabase), whole before it appears
+// at the path (lockrec.CreateWhole, as the writer pid): a file only SQLite
 // processes write, which file-mechanism processes can tell from a stamp on
-// its way (docs/protocol.md). A file whose database cannot be written is
-// left at the path, emptied if it can be, never removed: only holders
-// remove the path, and while it was empty another SQLite process may have
-// locked it, checked that the path names it, and be about to mark it
-// (docs/protocol.md, "The path keeps its inode while a SQLite process
-// holds it"). Empty, it is a lock file like any other.
-func createDatabase(fsys lockfs.FS, path string) (lockfs.File, error) {
+// its way (docs/protocol.md). Without hard links, a file whose database
+// cannot be written is left at the path, emptied if it can be, never
+// removed: only holders remove the path, and while it was empty another
+// SQLite process may have locked it, checked that the path names it, and
+// be about to mark it (docs/protocol.md, "The path keeps its inode while a
+// SQLite process holds it"). Empty, it is a lock file like any other.
+func createDatabase(fsys lockfs.FS, path string, pid int) (lockfs.File, error) {
 	// Read-write: the attempt reads it again once marked (a stamp may
 	// have been written into it).
-	f, err := fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, lockrec.FileMode)
+	f, placed, err := lockrec.CreateWhole(fsys, path, lockrec.EmptyDatabase(), pid)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := f.Write(lockrec.EmptyDatabase()); err != nil {
-		f.Truncate(0) // a part of a database reads as torn for 30 s
-		f.Close()
+		if placed {
+			f.Truncate(0) // a part of a database reads as torn for 30 s
+			f.Close()
+		}
 		return nil, err
 	}
 	return f, nil
+}
+
+// selfPID is the pid of self, 0 when unknown: what names this process's
+// temporary files.
+func selfPID(self *platform.Identity) int {
+	if self == nil {
+		return 0
+	}
+	return self.PID
 }
 
 // identify checks that f is a regular file and returns its identity and

@@ -75,7 +75,12 @@ func (l *Lock) clearMark(ctx context.Context, p *platform.Platform, a Attempt, m
 	if now, err := p.FS.FileID(l.path); err != nil || !now.SameOpen(l.id) {
 		return errSwapped
 	}
-	return lockrec.RemoveMarkIf(p.FS, l.path, m.Raw)
+	if err := lockrec.RemoveMarkIf(p.FS, l.path, m.Raw); err != nil {
+		return err
+	}
+	// A dead or left-over mark: a crash, whose leftovers go too.
+	lockrec.Sweep(p, a.Self, l.path)
+	return nil
 }
 
 // unmark removes this attempt's own mark, if it is still there. A holder's

@@ -62,7 +62,7 @@ func rangeHeld(rl lockfs.RangeLocker, f lockfs.File) (bool, error) {
 // *lockrec.HeldError, naming the mark's holder) when the look finds it so;
 // else ErrReadOnly when this user may not write it, or openErr.
 func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string, openErr error) error {
-	f, _, err := pinFile(p.FS, path, p.FS.OpenNoFollow)
+	f, _, err := pinFile(p.FS, path, p.FS.OpenNoFollow, 0)
 	if err != nil {
 		return err
 	}

@@ -139,15 +139,16 @@ func newLock(p *platform.Platform, here platform.Identity, path string) (*Lock, 
 	return l, nil
 }
 
-// create makes the lock file with O_EXCL and stamps it; for the lock
-// itself (depth 0) it then settles with any SQLite holder.
+// create makes the lock file exclusively, its stamp written whole before
+// it appears at the path (lockrec.CreateWhole); for the lock itself
+// (depth 0) it then settles with any SQLite holder.
 func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
 	l, err := newLock(p, here, path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
-	if err != nil {
+	f, placed, err := lockrec.CreateWhole(p.FS, path, l.content, here.PID)
+	if err != nil && !placed {
 		l.close()
 		return nil, err
 	}
@@ -155,7 +156,8 @@ func create(ctx context.Context, p *platform.Platform, here platform.Identity, p
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
 	}
-	if _, err := f.Write(l.content); err != nil {
+	if err != nil {
+		// Without hard links: created, and its stamp not written.
 		l.abandon()
 		return nil, err
 	}

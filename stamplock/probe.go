@@ -90,7 +90,7 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	if seen.Kind == lockrec.Foreign {
 		return Probe{}, &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
-	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
+	pr := Probe{seen: seen, Kind: seen.Kind, Age: lockrec.Age(p, seen.ID, path, seen.Mtime)}
 	m := lockrec.ReadMark(p.FS, path)
 	if m.Err != nil {
 		return Probe{}, m.Err

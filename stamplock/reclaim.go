@@ -61,6 +61,10 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		return nil, err
 	}
 	defer guard.Release()
+	if pr.Reason != ReasonFree {
+		// A dead holder's file: a crash, whose leftovers go too.
+		lockrec.Sweep(p, &here, path)
+	}
 	f, err := reopen(p, here, path, pr, true)
 	if err != nil {
 		return nil, err
@@ -96,6 +100,7 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		f.Close()
 		return nil, err
 	}
+	l.content = lockrec.Cover(l.content, pr.seen.Size)
 	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
 	err = rewrite(f, l.content)
 	unlock() // a SQLite process that locks the file from now on finds the stamp
@@ -166,6 +171,7 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 		return err
 	}
 	defer guard.Release()
+	lockrec.Sweep(p, &here, path) // a dead holder's stamp: a crash, whose leftovers go too
 	f, err := reopen(p, here, path, pr, false)
 	if errors.Is(err, errLost) {
 		return nil
@@ -217,10 +223,21 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	return f, nil
 }
 
-// rewrite replaces an open file's bytes with data: emptied first, so that
-// a reader sees an empty file (held, for 30 s) or the whole stamp, never
-// the old stamp's tail.
+// rewrite replaces an open file's bytes with data, in place. Where data,
+// made to cover the old bytes (lockrec.Cover: a stamp padded, the empty
+// database followed by zeros), fits one page (lockrec.OnePage), it is one
+// write: a writer killed at any instant leaves the old bytes or the new,
+// and no reader finds the file empty or cut (docs/protocol.md, "Every
+// record appears whole"). A longer file (another tool's) is emptied
+// first, so that a reader sees an empty file (held, for 30 s) or the new
+// bytes' start, never the old bytes' tail.
 func rewrite(f lockfs.File, data []byte) error {
+	if info, err := f.Stat(); err == nil {
+		if covered := lockrec.Cover(data, info.Size()); int64(len(covered)) >= info.Size() && len(covered) <= lockrec.OnePage {
+			_, err := f.WriteAt(covered, 0)
+			return err
+		}
+	}
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
@@ -244,6 +261,7 @@ func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		}
 		defer guard.Release()
 	}
+	lockrec.Sweep(p, &here, path) // a stale guard: a crash, whose leftovers go too
 	return setAside(p, here, path, pr.seen)
 }
 
@@ -261,8 +279,11 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen lo
 		return ignoreNotExist(err, nil)
 	}
 	moved, err := lockrec.Read(p.FS, private)
-	if err == nil && moved.Same(seen) {
-		return p.FS.Remove(private)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // swept meanwhile (lockrec.Sweep): it held a dead stamp
+	case err == nil && moved.Same(seen):
+		return ignoreNotExist(p.FS.Remove(private), nil)
 	}
 	// Not the file judged stale: it goes back where it was. If a new
 	// holder has already created path, the two names are the same file's

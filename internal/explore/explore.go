@@ -195,9 +195,14 @@ func Dependent(a, b Step) bool {
 
 // GuardKey is the default Config.Key: a guard's private name
 // ("<path>.stale-<pid>-<random>", where a reclaim renames a stale guard)
-// is the guard's own, so that steps on either are dependent and runs
-// replay with their random names.
+// is the guard's own, and a temporary file ("<name>.new-<pid>-<random>",
+// where a record is written whole before it is linked to its name) is its
+// name's, so that steps on either are dependent and runs replay with their
+// random names.
 func GuardKey(path string) string {
+	if i := strings.LastIndex(path, ".new-"); i >= 0 {
+		path = path[:i]
+	}
 	if i := strings.LastIndex(path, ".stale-"); i >= 0 {
 		return path[:i+len(".stale")]
 	}

@@ -30,6 +30,9 @@ type Mark struct {
 	Raw []byte
 	// Mtime is when the mark was last written; zero when unknown.
 	Mtime time.Time
+	// name is the mark's path, to judge an Mtime ahead of the clock by
+	// (Age).
+	name string
 	// Err is set when the mark could not be read for want of file
 	// descriptors (lockfs.Exhausted): present, for safety, but nothing
 	// is known of it, and callers report Err rather than a holder.
@@ -109,7 +112,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	if err != nil || len(data) > MaxSize {
 		return Mark{Present: true}
 	}
-	m := Mark{Present: true, Raw: data, Mtime: info.ModTime()}
+	m := Mark{Present: true, Raw: data, Mtime: info.ModTime(), name: name}
 	if r, err := Parse(data); err == nil {
 		m.Record = &r
 	} else if len(data) > 0 && !isTorn(data) {
@@ -147,27 +150,25 @@ func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	case m.junk:
 		return true
 	case m.Record == nil:
-		return !m.Mtime.IsZero() && p.Time().Now().Sub(m.Mtime) > MarkWindow
+		return !m.Mtime.IsZero() && Age(p, lockfs.FileID{}, m.name, m.Mtime) > MarkWindow
 	case !m.Record.Known() || here == nil || p.Process == nil:
 		return false
 	}
 	return platform.Judge(*here, m.Record.Identity, p.Process.Lookup).Verdict == platform.Dead
 }
 
-// CreateMark creates the mark of the lock at path with rec, exclusively:
-// it fails with an error matching fs.ErrExist when a mark is there, and
-// never replaces one.
+// CreateMark creates the mark of the lock at path with rec, exclusively
+// and whole (CreateWhole): it fails with an error matching fs.ErrExist
+// when a mark is there, and never replaces one.
 func CreateMark(fsys lockfs.FS, path string, rec Record) error {
 	name := MarkPath(path)
-	f, err := fsys.OpenFile(name, lockfs.CreateExcl, FileMode)
-	if err != nil {
-		return err
+	f, placed, err := CreateWhole(fsys, name, rec.Marshal(), rec.PID)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	_, err = f.Write(rec.Marshal())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err != nil && placed {
 		fsys.Remove(name)
 	}
 	return err

@@ -79,6 +79,23 @@ func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
 	s := Sighting{Kind: Foreign}
 	s.ID, _ = fsys.FileIDOf(f) // without an identity, size, time and bytes still tell files apart
 	info, s.Content, err = readStable(f, info)
+	for range settleReads {
+		// A read that met a writer's one write in place (lockrec.Cover)
+		// may join the start of the new bytes to the end of the old
+		// ones, in a file whose size and time did not change: a torn
+		// or foreign file. Read again until two reads agree.
+		if err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize {
+			break
+		}
+		if k := Classify(s.Content); k != Torn && k != Foreign {
+			break
+		}
+		again, data, aerr := readStable(f, info)
+		if aerr == nil && bytes.Equal(data, s.Content) {
+			break
+		}
+		info, s.Content, err = again, data, aerr
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return Sighting{}, err

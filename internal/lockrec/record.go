@@ -222,7 +222,7 @@ func classify(data []byte) (Kind, *Record) {
 	switch {
 	case len(data) == 0:
 		return Empty, nil
-	case bytes.Equal(data, emptyDatabase):
+	case bytes.Equal(data, emptyDatabase) || paddedDatabase(data):
 		return SQLite, nil
 	case len(data) >= len(sqliteMagic) && bytes.HasPrefix(emptyDatabase, data):
 		return Torn, nil // the empty database, cut short by a crash
@@ -238,6 +238,21 @@ func classify(data []byte) (Kind, *Record) {
 		return Torn, nil
 	}
 	return Foreign, nil
+}
+
+// paddedDatabase reports whether data is the empty database followed by
+// zeros short of a second page: what a writer leaves that writes the
+// database in one write over a longer stamp (Cover).
+func paddedDatabase(data []byte) bool {
+	if len(data) <= DatabaseSize || len(data) >= 2*DatabaseSize || !bytes.Equal(data[:DatabaseSize], emptyDatabase) {
+		return false
+	}
+	for _, b := range data[DatabaseSize:] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // tornPrefix opens every record of ours (Marshal writes the marker first).
