@@ -49,6 +49,11 @@ type Lock struct {
 	release func() error
 	key     turnKey
 	terms   handoffTerms
+	// p and check serve the watch for the lock's loss (lost.go): check
+	// looks at the lock's files, nil while whole.
+	p     *platform.Platform
+	check func() error
+	loss  lossWatch
 
 	mu       sync.Mutex
 	left     bool // the turn is given up
