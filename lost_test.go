@@ -23,9 +23,9 @@ type lossCase struct {
 	sqlite bool // only for the SQLite mechanism (the mark)
 	// file: only for the file mechanism. A SQLite holder's file may be
 	// written over without loss: its kernel lock and its mark exclude.
-	file bool
-	stage  func(t *testing.T, fsys lockfs.FS, path string)
-	want   error
+	file  bool
+	stage func(t *testing.T, fsys lockfs.FS, path string)
+	want  error
 }
 
 func writeFile(t *testing.T, fsys lockfs.FS, name string, data []byte) {

@@ -42,7 +42,7 @@ type changeHub struct {
 	// run serialises starting and stopping the readers.
 	run     sync.Mutex
 	reading bool
-	done    chan struct{} // closed when both readers have returned
+	done    []chan struct{} // each closed when its reader has returned
 
 	mu       sync.Mutex
 	inotify  *os.File // nil until the first watch; in the runtime's poller
@@ -170,16 +170,23 @@ func (h *changeHub) tellAll() {
 // table; h.run is held.
 func (h *changeHub) startReaders() {
 	h.reading = true
-	h.done = make(chan struct{})
+	h.done = nil
 	h.inotify.SetReadDeadline(time.Time{})
-	var wg sync.WaitGroup
-	wg.Go(h.readEvents)
+	h.goRead(h.readEvents)
 	if h.mounts != nil {
 		h.mounts.SetReadDeadline(time.Time{})
-		wg.Go(h.readMounts)
+		h.goRead(h.readMounts)
 	}
-	done := h.done
-	go func() { wg.Wait(); close(done) }()
+}
+
+// goRead starts a reader; h.run is held.
+func (h *changeHub) goRead(read func()) {
+	done := make(chan struct{})
+	h.done = append(h.done, done)
+	go func() {
+		defer close(done)
+		read()
+	}()
 }
 
 // stopReaders ends the readers, keeping the descriptors for the next
@@ -190,7 +197,9 @@ func (h *changeHub) stopReaders() {
 	if h.mounts != nil {
 		h.mounts.SetReadDeadline(time.Now())
 	}
-	<-h.done
+	for _, done := range h.done {
+		<-done
+	}
 	h.reading = false
 }
 
