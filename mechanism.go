@@ -148,6 +148,11 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		return inspectFile(m.p, *self, m.path, detail)
 	case err != nil:
 		return failedInspect(st, err)
+	}
+	if held, ok := heldByMark(m.p, m.path, state); ok {
+		return held, nil
+	}
+	switch {
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
 	case state != StateHeld && detail:
@@ -268,6 +273,9 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	pr, err := stamplock.Look(p, here, path)
 	if err != nil {
 		return failedInspect(st, err)
+	}
+	if held, ok := heldByMark(p, path, pr.State); ok {
+		return held, nil
 	}
 	now := p.Time().Now()
 	st.Holder = pr.Holder()
