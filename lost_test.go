@@ -249,3 +249,64 @@ func TestLostConcurrent(t *testing.T) {
 		l.Release()
 	}
 }
+
+// TestLostPeriodicLookFake: a platform that cannot tell of changes (no
+// ChangeWatcher: here no Wake at all) is looked at every second on its
+// clock. On the fake world's frozen clock the look waits until the test
+// moves time past it: the loss is not seen before, and is after.
+func TestLostPeriodicLookFake(t *testing.T) {
+	for _, file := range []bool{false, true} {
+		w := fake.New()
+		mustDo(t, w.Mkdir("/locks", 0o755))
+		p := w.Spawn().Platform()
+		p.Wake = nil
+		if file {
+			p = p.WithoutSQLite()
+		}
+		w.Freeze()
+		l, err := proclock.Acquire(context.Background(), p, "/locks/app.lock", proclock.Options{})
+		mustDo(t, err)
+		mustDo(t, l.Err())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		mustDo(t, w.WaitSleepers(ctx, 1)) // the watch, sleeping until its look
+		mustDo(t, w.FS().Remove(l.Path()))
+		select {
+		case <-l.Lost():
+			t.Fatalf("file %v: told lost before the periodic look", file)
+		default:
+		}
+		w.Advance(time.Second)
+		waitLost(t, l)
+		cancel()
+		if !errors.Is(l.Err(), proclock.ErrRemoved) {
+			t.Fatalf("file %v: Err = %v; want ErrRemoved", file, l.Err())
+		}
+		l.Release()
+		w.Thaw()
+	}
+}
+
+// TestLostReleaseKeepsNewHoldersMark: a SQLite holder whose file and mark
+// were removed (rm -f app.lock*) is lost, and another process takes the
+// lock anew; the first one's Release, once it knows of the loss, leaves
+// the new holder's mark alone, and the new holder stays held.
+func TestLostReleaseKeepsNewHoldersMark(t *testing.T) {
+	w, _, _, l := lossWorld(t, false)
+	mustDo(t, l.Err())
+	mustDo(t, w.FS().Remove(l.Path()))
+	mustDo(t, w.FS().Remove(l.Path()+".holder"))
+	waitLost(t, l)
+	other := w.Spawn()
+	l2, err := proclock.Acquire(context.Background(), other.Platform(), l.Path(), proclock.Options{})
+	mustDo(t, err)
+	defer l2.Release()
+	l.Release()
+	if _, err := w.FS().Lstat(l.Path() + ".holder"); err != nil {
+		t.Fatalf("the new holder's mark after the lost holder's Release: %v", err)
+	}
+	for _, p := range []*platform.Platform{w.Spawn().Platform(), w.Spawn().Platform().WithoutSQLite()} {
+		if _, err := proclock.Acquire(context.Background(), p, l.Path(), proclock.Options{}); !errors.Is(err, proclock.ErrHeld) {
+			t.Fatalf("Acquire beside the new holder after the lost one's Release = %v; want held", err)
+		}
+	}
+}

@@ -175,7 +175,11 @@ func (h *changeHub) startReaders() {
 	h.goRead(h.readEvents)
 	if h.mounts != nil {
 		h.mounts.SetReadDeadline(time.Time{})
-		h.goRead(h.readMounts)
+		waiting := make(chan struct{})
+		h.goRead(func() { h.readMounts(waiting) })
+		// A change before the reader waits would be missed: the wait
+		// begins by forgetting what the poller saw.
+		<-waiting
 	}
 }
 
@@ -250,18 +254,25 @@ func (h *changeHub) dispatch(ev []byte) {
 }
 
 // readMounts waits, until its deadline, for the mount table to change,
-// which the kernel tells by waking its pollers.
-func (h *changeHub) readMounts() {
+// which the kernel tells by waking its pollers; waiting is closed once it
+// waits.
+func (h *changeHub) readMounts(waiting chan struct{}) {
 	rc, err := h.mounts.SyscallConn()
 	if err != nil {
+		close(waiting)
 		return
 	}
 	first := true
 	rc.Read(func(uintptr) bool {
-		if !first {
+		if first {
+			close(waiting) // the poller's state is reset: changes from now on are seen
+		} else {
 			h.tellAll()
 		}
 		first = false
 		return false // wait for the next change
 	})
+	if first {
+		close(waiting) // failed before it could wait
+	}
 }

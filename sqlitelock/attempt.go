@@ -134,6 +134,9 @@ type Lock struct {
 	// held is set once the attempt has succeeded: nobody else removes
 	// the mark of a holder, so its release need not read it first.
 	held bool
+	// markLost is set by Check once it saw the lock lost: the mark may
+	// be gone, and another's by the release, which reads it first.
+	markLost bool
 }
 
 // ErrStamped is matched by the error of an attempt or a probe that found a

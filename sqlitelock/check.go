@@ -23,6 +23,8 @@ func (l *Lock) Check() error {
 	}
 	id, err := l.fsys.FileID(l.path)
 	if lost := lockrec.Gone(l.path, err, err == nil && !id.SameOpen(l.id)); lost != nil {
+		// The mark may be gone with it, and another's by the release.
+		l.markLost = true
 		return lost
 	}
 	if l.nonce == "" {
@@ -30,6 +32,17 @@ func (l *Lock) Check() error {
 	}
 	m := lockrec.ReadMark(l.fsys, l.path)
 	name := lockrec.MarkPath(l.path)
+	lost := l.checkMark(m, name)
+	if lost != nil {
+		// Another's, perhaps, by the time of the release.
+		l.markLost = true
+	}
+
+	return lost
+}
+
+// checkMark is Check's verdict on the mark m, read at name.
+func (l *Lock) checkMark(m lockrec.Mark, name string) error {
 	switch {
 	case !m.Present:
 		return lockrec.Gone(name, fs.ErrNotExist, false)
