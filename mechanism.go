@@ -78,7 +78,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
 		if err == nil {
-			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, p: m.p, check: sl.Check}, nil
+			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl.Check}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
 			return nil, err
@@ -246,7 +246,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, p: m.p, check: sl.Check}, nil
+	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File(), p: m.p, check: sl.Check}, nil
 }
 
 func (m *fileMechanism) recorded() Status {
@@ -305,6 +305,8 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 		st.State = StateFree
 	case pr.State == StateStale:
 		st.Reason = staleReason(pr.Reason)
+	case pr.Reason == stamplock.ReasonLocked:
+		st.Reason = pr.LockedBy
 	}
 	return st, nil
 }
