@@ -21,6 +21,12 @@ var ErrRemoved = lockrec.ErrRemoved
 // lock file's bytes are no longer its holder's stamp (written over).
 var ErrReplaced = lockrec.ErrReplaced
 
+// checker looks at a held lock's files: nil while whole, else the cause
+// of its loss (sqlitelock.Lock.Check, stamplock.Lock.Check). An interface,
+// not a method value, so that a lock that is never asked costs no
+// allocation.
+type checker interface{ Check() error }
+
 // lossLookEvery is how often a held lock is looked at for its loss on a
 // platform that cannot tell of changes (no platform.ChangeWatcher).
 const lossLookEvery = time.Second
@@ -48,10 +54,11 @@ const lossLookEvery = time.Second
 // lock's files removed"). Its holder should stop what it does under the
 // lock, Release it, and Acquire it again if it still needs it.
 func (l *Lock) Lost() <-chan struct{} {
-	l.loss.mu.Lock()
-	defer l.loss.mu.Unlock()
-	l.watchLoss()
-	return l.loss.lost
+	w := l.lossWatch()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.watchLoss(w)
+	return w.lost
 }
 
 // Err returns nil while the lock is held, or after a clean Release; once
@@ -61,11 +68,26 @@ func (l *Lock) Lost() <-chan struct{} {
 // what the watch has learnt; the first call (of Lost or Err) starts the
 // watch and looks at once.
 func (l *Lock) Err() error {
-	l.loss.mu.Lock()
-	defer l.loss.mu.Unlock()
-	l.watchLoss()
-	return l.loss.err
+	w := l.lossWatch()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.watchLoss(w)
+	return w.err
 }
+
+// lossWatch is l's watch, made by the first call: a lock that is never
+// asked costs a nil pointer.
+func (l *Lock) lossWatch() *lossWatch {
+	if w := l.loss.Load(); w != nil {
+		return w
+	}
+	l.loss.CompareAndSwap(nil, &lossWatch{})
+	return l.loss.Load()
+}
+
+// releasedWatch is the watch of every lock released before it was asked:
+// never lost, never watched.
+var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
 
 // lossWatch is a held lock's watch for its loss, started by the first
 // Lost or Err and stopped by Release.
@@ -80,11 +102,10 @@ type lossWatch struct {
 	done    chan struct{}      // closed when the watcher has returned
 }
 
-// watchLoss starts the watch, unless started, released or lost; l.loss.mu
+// watchLoss starts w, l's watch, unless started, released or lost; w.mu
 // is held. Watching starts before the first look, so that nothing that
 // happens after the look goes unseen.
-func (l *Lock) watchLoss() {
-	w := &l.loss
+func (l *Lock) watchLoss(w *lossWatch) {
 	if w.lost == nil {
 		w.lost = make(chan struct{})
 	}
@@ -93,7 +114,7 @@ func (l *Lock) watchLoss() {
 	}
 	w.started = true
 	changes := l.watchChanges()
-	if err := l.check(); err != nil {
+	if err := l.check.Check(); err != nil {
 		w.lose(l.path, err)
 		if changes != nil {
 			changes.Stop()
@@ -102,7 +123,7 @@ func (l *Lock) watchLoss() {
 	}
 	ctx, quit := context.WithCancel(context.Background())
 	w.quit, w.done = quit, make(chan struct{})
-	go l.watchFor(ctx, changes, w.done)
+	go l.watchFor(ctx, w, changes)
 }
 
 // watchChanges starts the platform's watch of the lock's files; nil when
@@ -125,8 +146,8 @@ func (l *Lock) watchChanges() platform.Changes {
 
 // watchFor looks at the lock whenever changes tells of a change, or every
 // lossLookEvery without it, until ctx ends (Release) or the loss.
-func (l *Lock) watchFor(ctx context.Context, changes platform.Changes, done chan struct{}) {
-	defer close(done)
+func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes platform.Changes) {
+	defer close(w.done)
 	if changes != nil {
 		defer changes.Stop()
 	}
@@ -135,7 +156,7 @@ func (l *Lock) watchFor(ctx context.Context, changes platform.Changes, done chan
 			select {
 			case _, ok := <-changes.C():
 				if !ok {
-					l.lookForLoss() // the watch can see no more
+					l.lookForLoss(w) // the watch can see no more
 					return
 				}
 			case <-ctx.Done():
@@ -144,7 +165,7 @@ func (l *Lock) watchFor(ctx context.Context, changes platform.Changes, done chan
 		} else if err := l.p.Time().Sleep(ctx, lossLookEvery); err != nil {
 			return
 		}
-		if !l.lookForLoss() {
+		if !l.lookForLoss(w) {
 			return
 		}
 	}
@@ -152,14 +173,13 @@ func (l *Lock) watchFor(ctx context.Context, changes platform.Changes, done chan
 
 // lookForLoss looks at the lock, unless it was released; it reports
 // whether to go on watching.
-func (l *Lock) lookForLoss() bool {
-	w := &l.loss
+func (l *Lock) lookForLoss(w *lossWatch) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
 		return false
 	}
-	if err := l.check(); err != nil {
+	if err := l.check.Check(); err != nil {
 		w.lose(l.path, err)
 		return false
 	}
@@ -175,7 +195,13 @@ func (w *lossWatch) lose(path string, cause error) {
 // stopWatch ends the watch before the lock is let go (or handed over):
 // no look is made after it returns, and the watcher has returned.
 func (l *Lock) stopWatch() {
-	w := &l.loss
+	if l.loss.CompareAndSwap(nil, releasedWatch) {
+		return // never asked
+	}
+	w := l.loss.Load()
+	if w == releasedWatch {
+		return
+	}
 	w.mu.Lock()
 	w.ended = true
 	quit, done := w.quit, w.done

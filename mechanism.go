@@ -78,7 +78,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
 		if err == nil {
-			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl.Check}, nil
+			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
 			return nil, err
@@ -246,7 +246,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File(), p: m.p, check: sl.Check}, nil
+	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File(), p: m.p, check: sl}, nil
 }
 
 func (m *fileMechanism) recorded() Status {
