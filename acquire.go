@@ -42,7 +42,11 @@ type Options struct {
 
 // Lock is a held lock. Release it when done; a process that exits or
 // crashes lets go of a SQLite lock at once, and its lock file becomes
-// reclaimable.
+// reclaimable. A Lock that is dropped without Release stays held for the
+// rest of the process's life: proclock keeps every held lock reachable,
+// so the garbage collector never closes the file that holds it, as it may
+// an *os.File whose lock was dropped (gofrs/flock). Keep the Lock and
+// Release it, or let the process's exit let go.
 type Lock struct {
 	path    string
 	mech    Mechanism
@@ -93,7 +97,13 @@ func (l *Lock) Release() error {
 // opts.Wait it returns a *HeldError (matching ErrHeld) at once when the lock
 // is held, by another process or by another acquisition in this one; with
 // it, it waits until the lock is free or ctx ends, and then returns an error
-// matching ctx.Err().
+// matching ctx.Err(). That error matches ErrHeld and *HeldError too, naming
+// the holder waited for: test ctx.Err() (or errors.Is(err,
+// context.Canceled)) before errors.AsType[*HeldError], or a shutdown during
+// the wait reads as "already running".
+//
+// The lock stays held until Release or the process's exit, even when the
+// *Lock is dropped (see Lock).
 //
 // Bad input (an empty path, a directory at path, a missing parent
 // directory, a path too long for the system) gives an *Error wrapping a

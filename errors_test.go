@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
@@ -67,5 +68,41 @@ func TestErrorsInPlainWords(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCancelledWaitMatchesBoth: a wait that ctx ends returns an error
+// matching ctx.Err() and, naming the holder waited for, ErrHeld and
+// *HeldError, as Acquire's doc says; the README's waiting snippet tests
+// ctx.Err() first for that reason.
+func TestCancelledWaitMatchesBoth(t *testing.T) {
+	w := fake.New()
+	holder, waiter := w.Spawn(), w.Spawn()
+	l, err := proclock.Acquire(context.Background(), holder.Platform(), "/app.lock", proclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	w.Freeze()
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		_, err := proclock.Acquire(ctx, waiter.Platform(), "/app.lock", proclock.Options{Wait: true})
+		res <- err
+	}()
+	for range 5 { // past the first attempt, into the waits between attempts
+		if err := w.WaitSleepers(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		w.Advance(100 * time.Millisecond)
+	}
+	if err := w.WaitSleepers(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	err = <-res
+	held, isHeld := errors.AsType[*proclock.HeldError](err)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, proclock.ErrHeld) || !isHeld || held.Holder == nil || held.Holder.PID != holder.PID() {
+		t.Errorf("Acquire, its wait cancelled = %v; want it to match context.Canceled, ErrHeld and *HeldError naming pid %d", err, holder.PID())
 	}
 }

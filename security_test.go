@@ -65,9 +65,9 @@ func secDeadStamp(t *testing.T, path string) {
 
 // TestSymlinkAtPathNotFollowed: an attacker's symlink at the lock's path,
 // to an existing victim or to a name where a victim would be created, is
-// never written through. SQLite, which would follow it, refuses it; the
-// file mechanism judges it unreadable (held 30 s, then reclaimed by
-// unlinking the link itself).
+// never written through, nor removed. SQLite, which would follow it,
+// refuses it (sqlitelock.ErrSymlink); the file mechanism refuses it as not
+// a lock file, however old (docs/security.md, "Symlinks").
 func TestSymlinkAtPathNotFollowed(t *testing.T) {
 	ctx := context.Background()
 	for _, mech := range mechanisms {

@@ -2,6 +2,7 @@ package proclock_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -182,6 +183,140 @@ func TestWaitWokenFake(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// In a frozen fake world, a waiting Acquire takes the lock as soon as its
+// holder dies or lets go, wherever in its wait it is, for both mechanisms
+// alike, with no time passing: in its first attempt (SQLite's busy wait,
+// then its retries) as between attempts. Before, a SQLite waiter inside
+// its first attempt slept on until the clock moved (docs/testing.md,
+// "Time").
+func TestFrozenWaitEndsAtOnceFake(t *testing.T) {
+	for _, mech := range mechanisms {
+		for _, advances := range []int{0, 1, 2, 5} { // 0, 1, 2: inside SQLite's first attempt
+			for _, end := range []string{"killed", "released"} {
+				t.Run(fmt.Sprintf("%s/%d/%s", mech, advances, end), func(t *testing.T) {
+					w := fake.New()
+					holder, waiter := w.Spawn(), w.Spawn()
+					hp, wp := holder.Platform(), waiter.Platform()
+					if mech == proclock.MechanismFile {
+						hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
+					}
+					const path = "/tmp/app.lock"
+					l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					w.Freeze()
+					res := make(chan error, 1)
+					go func() {
+						got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
+						if err == nil {
+							err = got.Release()
+						}
+						res <- err
+					}()
+					ctx := guardCtx(t)
+					for i := 0; ; i++ {
+						if err := w.WaitSleepers(ctx, 1); err != nil {
+							t.Fatal(err)
+						}
+						if i == advances {
+							break
+						}
+						w.Advance(100 * time.Millisecond)
+					}
+					start := w.Now()
+					if end == "killed" {
+						holder.Kill()
+					} else if err := l.Release(); err != nil {
+						t.Fatal(err)
+					}
+					select {
+					case err := <-res:
+						if err != nil {
+							t.Fatalf("waiter: %v", err)
+						}
+					case <-ctx.Done():
+						t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: it waits for time to move", w.Sleepers())
+					}
+					if moved := w.Now().Sub(start); moved != 0 {
+						t.Errorf("the clock moved %v", moved)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFrozenWaitReleaseInTwoStepsFake: a SQLite holder removes its mark,
+// which wakes the waiter, a moment before it lets go of SQLite's lock; a
+// waiter whose try falls in between finds the lock still taken and pauses
+// again. On a frozen clock that pause ends when the lock is let go, as the
+// waiter's next try would find it natively (docs/testing.md, "Time").
+func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
+	w := fake.New()
+	holder, waiter := w.Spawn(), w.Spawn()
+	const path = "/tmp/app.lock"
+	l, err := proclock.Acquire(context.Background(), holder.Platform(), path, proclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp := waiter.Platform()
+	rec := recordWakes(wp)
+	w.Freeze()
+	res := make(chan error, 1)
+	go func() {
+		got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
+		if err == nil {
+			err = got.Release()
+		}
+		res <- err
+	}()
+	driveToPause(t, w, rec)
+	ctx := guardCtx(t)
+	// The holder's pin, closed after its mark is gone, lets go of the
+	// lock: hold it back until the woken waiter pauses again.
+	var markGone bool
+	w.Hook(fake.OpRemove, path+".holder", fake.After, func(ev fake.Event) error {
+		if ev.PID == holder.PID() {
+			markGone = true
+			drainWoke(rec)
+			select {
+			case <-rec.pausing:
+			default:
+			}
+		}
+		return nil
+	})
+	w.Hook(fake.OpClose, path, fake.Before, func(ev fake.Event) error {
+		if ev.PID == holder.PID() && markGone {
+			markGone = false
+			select {
+			case <-rec.pausing: // woken, it tried, and pauses again
+			case <-ctx.Done():
+			}
+			if err := w.WaitSleepers(ctx, 1); err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	start := w.Now()
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: it waits for time to move", w.Sleepers())
+	}
+	if moved := w.Now().Sub(start); moved != 0 {
+		t.Errorf("the clock moved %v", moved)
 	}
 }
 

@@ -130,7 +130,9 @@ func TestAcquireReplyDropped(t *testing.T) {
 
 // The reply to Release's compare-and-delete is lost, and before Release
 // tries again this process takes the lock anew, on another lease: the
-// retry deletes nothing of the new holder's, Release succeeds, the old
+// retry deletes nothing of the new holder's and leaves its handoff record
+// alone (a clean release recorded over it would spare the next holder the
+// lock-delay should the new one die), Release succeeds, the old
 // lease is revoked, and the old Lock reports no loss (its own first
 // attempt let go cleanly).
 func TestReleaseReplyDropped(t *testing.T) {
@@ -159,6 +161,13 @@ func TestReleaseReplyDropped(t *testing.T) {
 		}
 		if len(resp.Kvs) != 1 || resp.Kvs[0].CreateRevision != newer.Fence() {
 			t.Fatalf("the newer holder's key after the old one's retried release: %v; want it kept", resp.Kvs)
+		}
+		rec, err := obs.Get(ctx, name+HandoffSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := parseHandoff(rec.Kvs[0].Value); !ok || h.Key != newer.Key() || h.Released {
+			t.Errorf("the handoff record after the old holder's retried release = %s; want the newer holder's, not released", rec.Kvs[0].Value)
 		}
 		if newer.Err() != nil {
 			t.Errorf("the newer holder lost its lock: %v", newer.Err())

@@ -13,7 +13,10 @@ import (
 // name going away from the world's filesystem (removed or renamed away, by
 // any process or the world itself) ends early, and so does the death of
 // the watched pid, of the process's host and pid namespace. A name that
-// was not there when the wait began is not watched. On a running clock
+// was not there when the wait began is not watched. The first name's file,
+// when SQLite's locks were on it as the wait began, ends the wait too once
+// nobody locks it: natively the waiter's next try finds it free at once,
+// which on a frozen clock would never come. On a running clock
 // time moves on by d at once, as a sleep does; on a frozen one the wait
 // counts as a sleeper until it ends. A change staged by SwapInode or
 // ReuseInode, which no hook sees, does not end it.
@@ -85,6 +88,9 @@ type nameWatch struct {
 	// Guarded by m.mu.
 	dir *inode   // nil when dir could not be resolved: nothing is watched
 	was []*inode // what names were when the watch began; nil: absent
+	// locked is the file at the first name, when SQLite's lock table
+	// held it as the watch began: the table's emptying ends the wait too.
+	locked *inode
 }
 
 // watchNames starts watching names in dir (its symlinks resolved, so any
@@ -100,13 +106,23 @@ func (u *universe) watchNames(dir string, names []string, onChange func()) *name
 		for i, name := range w.names {
 			w.was[i] = w.dir.entries[name]
 		}
+		if len(w.names) > 0 && w.was[0] != nil && len(w.was[0].locks) > 0 {
+			w.locked = w.was[0]
+		}
 	}
 	return w
 }
 
 // gone reports whether a name that was there when the watch began is not
-// there now; m.mu is held.
+// there now, or the file at the first name, locked then, is no longer
+// locked by anyone: a SQLite holder lets go of its kernel lock a moment
+// after it removes its mark, and natively the waiter that the mark's
+// removal woke finds the lock free on its next try, 100 µs later; on a
+// frozen clock that try would never come. m.mu is held.
 func (w *nameWatch) gone() bool {
+	if w.locked != nil && len(w.locked.locks) == 0 {
+		return true
+	}
 	for i, name := range w.names {
 		if w.dir != nil && w.was[i] != nil && w.dir.entries[name] == nil {
 			return true

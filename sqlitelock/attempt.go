@@ -629,24 +629,38 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	_, kept := p.Wake.(platform.Watcher)
 	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
 	woke := false
+	// holder is the pid the waits watch where the Waker keeps no watch
+	// (the fake world): the holder the mark names, running here, looked
+	// up again after each wake-up, so that its death ends the waits as it
+	// ends a waiting Acquire's between attempts, for both mechanisms alike
+	// (docs/testing.md, "Time"). linux's kept watch finds the holder
+	// itself; without a Waker the waits sleep on the clock.
+	holder, looked := 0, false
+	watched := func() int {
+		if !looked && !kept && p.Wake != nil {
+			holder, looked = runningHolder(p, l.path), true
+		}
+		return holder
+	}
+	pause := func(d time.Duration) error {
+		var err error
+		woke, err = p.Pause(ctx, dir, names, watched(), d)
+		if woke {
+			looked = false // gone, or changing hands: look again
+		}
+		return err
+	}
 	// tick is one wait of a first attempt's busy wait; false once
-	// BusyTimeout is out. Without a kept watch the millisecond ticks
-	// sleep on the clock: a wake-up source set up on every tick would
-	// leave fewer tries for the timeout (docs/performance.md, "Handoff").
+	// BusyTimeout is out.
 	tick := func() bool {
 		if retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout {
 			return false
 		}
-		if !kept {
-			return clock.Sleep(ctx, time.Millisecond) == nil
-		}
 		d := time.Millisecond
-		if woke {
+		if woke && kept {
 			d = afterWake
 		}
-		var serr error
-		woke, serr = p.Pause(ctx, dir, names, 0, d)
-		return serr == nil
+		return pause(d) == nil
 	}
 	excl := exclusiveByDefault(l.conns)
 	sql := lockSQL
@@ -703,15 +717,30 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		if !errors.Is(err, platform.SQLiteBusy) {
 			return err
 		}
-		pause := retryMin + rand.N(retrySpread)
+		d := retryMin + rand.N(retrySpread)
 		if woke {
-			pause = afterWake
+			d = afterWake
 		}
-		var serr error
-		if woke, serr = p.Pause(ctx, dir, names, 0, pause); serr != nil {
+		if pause(d) != nil {
 			return err
 		}
 		err = try()
 	}
 	return err
+}
+
+// runningHolder is the pid of the holder the mark of the lock at path
+// names, when it runs on this host, boot and pid namespace for certain;
+// else 0: no process to watch.
+func runningHolder(p *platform.Platform, path string) int {
+	r := lockrec.ReadHolder(p.FS, path)
+	if r == nil || p.Process == nil {
+		return 0
+	}
+	here, err := p.Process.Self()
+	id := r.Holder()
+	if err != nil || id == nil || platform.Judge(here, *id, p.Process.Lookup).Reason != platform.ReasonRunning {
+		return 0
+	}
+	return id.PID
 }

@@ -12,22 +12,25 @@
 // "proclock run" takes the lock at PATH (waiting for its holder by default,
 // as flock(1) does), runs COMMAND while holding it, releases it and exits
 // with COMMAND's status. A lock that is held, or a wait that runs out,
-// prints the holder (pid, host, since when, mechanism) on stderr and exits
-// 1, or the code given with -E. Its options are flock(1)'s where they make
-// sense for an exclusive lock that names its holder: -n/--nonblock/--nb,
-// -w/--wait/--timeout in seconds (5, 0.5) or as a duration (200ms),
-// -E/--conflict-exit-code, -c/--command, -v/--verbose, -x/-e/--exclusive
-// and -o/--close (what happens anyway), -V/--version; short options
-// bundle (-nv). proclock's own are --remove, --mechanism and
-// --allow-network-fs. -s/--shared, -u/--unlock, -F/--no-fork and the
-// descriptor form ("flock 9") are refused with the reason. The options are
-// described in docs/command.md.
+// prints the holder (pid, host, since when, mechanism) on stderr (nothing
+// with -q/--quiet, as flock(1)) and exits 1, or the code given with -E. Its
+// options are flock(1)'s where they make sense for an exclusive lock that
+// names its holder: -n/--nonblock/--nb, -w/--wait/--timeout in seconds (5,
+// 0.5) or as a duration (200ms), -E/--conflict-exit-code, -c/--command,
+// -v/--verbose, -x/-e/--exclusive and -o/--close (what happens anyway),
+// -V/--version; short options bundle (-nv). proclock's own are -q/--quiet,
+// --remove, --mechanism and --allow-network-fs. -s/--shared, -u/--unlock,
+// -F/--no-fork, the descriptor form ("flock 9"), a directory, and a file
+// that is not a lock file (the script itself, as flock -n "$0" "$0" locks
+// it) are refused with the reason and what to write instead. The options
+// are described in docs/command.md, with every refused form.
 //
 // Each signal reaches COMMAND once: COMMAND runs in a process group of its
-// own; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock or to its
-// process group are passed on to COMMAND's group; and when proclock is a
-// foreground job of its own, COMMAND's group gets the terminal, as a shell
-// gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
+// own; SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGWINCH sent
+// to proclock or to its process group are passed on to COMMAND's group (the
+// first four end a wait for the lock; the others do not); and when proclock
+// is a foreground job of its own, COMMAND's group gets the terminal, as a
+// shell gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
 // directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
 // On linux the lock lives as long as the job: proclock waits for every
 // process COMMAND leaves behind before it releases the lock, and COMMAND's

@@ -35,7 +35,7 @@ type badPath struct {
 }
 
 var badPaths = []badPath{
-	{name: "a directory", make: func(t *testing.T, dir string) string {
+	{name: "a directory", cause: "is a directory (flock(1) locks a directory itself", make: func(t *testing.T, dir string) string {
 		return mkdir(t, filepath.Join(dir, "d"))
 	}},
 	{name: "a directory, trailing slash", make: func(t *testing.T, dir string) string {
@@ -75,10 +75,19 @@ var badPaths = []badPath{
 	{name: "a foreign file", make: func(t *testing.T, dir string) string {
 		return writeFile(t, filepath.Join(dir, "script.sh"), "#!/bin/sh\necho hi\n", 0o755)
 	}},
-	{name: "a symlink", make: func(t *testing.T, dir string) string {
+	{name: "a symlink", cause: "not a lock file: proclock never changes it; lock another path (it is a symlink, to ", make: func(t *testing.T, dir string) string {
 		target := writeFile(t, filepath.Join(dir, "target"), "", 0o644)
 		path := filepath.Join(dir, "link")
 		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}},
+	// Said in the first line, not only with -v: flock(1) would create
+	// the file it names.
+	{name: "a dangling symlink", cause: `(it is a dangling symlink, to "missing.lock", which does not exist: `, make: func(t *testing.T, dir string) string {
+		path := filepath.Join(dir, "link")
+		if err := os.Symlink("missing.lock", path); err != nil {
 			t.Fatal(err)
 		}
 		return path

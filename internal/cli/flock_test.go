@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,9 @@ func TestFlockForms(t *testing.T) {
 		code   int
 		stdout string   // "" for none
 		stderr []string // what stderr says, in order
+		silent bool     // stderr says nothing at all
 		shell  bool     // COMMAND goes through the shell
+		unix   bool     // a #! script, a directory as POSIX systems refuse it
 	}{
 		{name: "-w seconds, free", args: line("run", "-w", "5", "FREE", ran), stdout: "ran"},
 		{name: "-w fraction, held", args: line("run", "-w", "0.2", "HELD", ran), code: 1,
@@ -50,6 +54,12 @@ func TestFlockForms(t *testing.T) {
 			stderr: []string{"proclock: took ", " after "}},
 		{name: "--verbose waits, held", args: line("run", "--verbose", "-w", "0.2", "HELD", ran), code: 1,
 			stderr: []string{holderPID, "; waiting", "gave up after 200ms"}},
+		{name: "-q, held", args: line("run", "-nq", "HELD", ran), code: 1, silent: true},
+		{name: "--quiet, wait runs out", args: line("run", "--quiet", "-w", "0.2", "HELD", ran), code: 1, silent: true},
+		{name: "-q -E 0, held", args: line("run", "-q", "-n", "-E", "0", "HELD", ran), code: 0, silent: true},
+		{name: "-q keeps COMMAND's stderr", args: line("run", "-nq", "FREE", helper("warn", "the job's own error")),
+			stderr: []string{"the job's own error"}},
+		{name: "-q and -v", args: line("run", "-qv", "FREE", ran), code: 2, stderr: []string{"-q and -v exclude each other"}},
 		{name: "-x", args: line("run", "-x", "FREE", ran), stdout: "ran"},
 		{name: "-e", args: line("run", "-e", "FREE", ran), stdout: "ran"},
 		{name: "--exclusive", args: line("run", "--exclusive", "FREE", ran), stdout: "ran"},
@@ -77,6 +87,15 @@ func TestFlockForms(t *testing.T) {
 		{name: "-F", args: line("run", "-F", "FREE", ran), code: 2, stderr: []string{"-F: not supported"}},
 		{name: "one dash long", args: line("run", "-remove", "FREE", ran), code: 2,
 			stderr: []string{"two dashes: --remove"}},
+		// The forms docs/command.md, "Refused forms", lists beside these.
+		{name: "a directory", unix: true, args: line("run", "-n", "DIR", ran), code: 2,
+			stderr: []string{"is a directory (flock(1) locks a directory itself"}},
+		{name: "the script itself", unix: true, args: []string{"run", "-n", "SCRIPT", "--", "SCRIPT"}, code: 2,
+			stderr: []string{"not a lock file", "it is COMMAND's own script", `proclock run -n "$0.lock" -- "$0"`}},
+		{name: "the script itself, shell", unix: true, args: []string{"run", "-n", "SCRIPT", "-c", "SCRIPT"}, code: 2, shell: true,
+			stderr: []string{"it is COMMAND's own script"}},
+		{name: "the script itself, no --", unix: true, args: []string{"run", "-n", "SCRIPT", "SCRIPT"}, code: 2,
+			stderr: []string{"is COMMAND's own script, and -- is missing", `proclock run -n "$0.lock" -- "$0"`}},
 		{name: "flock FILE COMMAND, no --", args: []string{"run", "-n", "FREE", "echo", "ran"}, code: 2,
 			stderr: []string{`expected -- between PATH and COMMAND, got "echo"`}},
 		{name: "-w not a number", args: line("run", "-w", "1e3", "FREE", ran), code: 2, stderr: []string{"-w 1e3: not seconds"}},
@@ -87,10 +106,18 @@ func TestFlockForms(t *testing.T) {
 			if tc.shell && noShell != nil {
 				t.Skipf("no %s here for -c", shell)
 			}
-			free := filepath.Join(t.TempDir(), "free.lock")
+			if tc.unix && runtime.GOOS == "windows" {
+				t.Skip("a #! script and a directory's refusal are POSIX systems'")
+			}
+			own := t.TempDir()
+			free := filepath.Join(own, "free.lock")
+			script := filepath.Join(own, "job.sh")
+			if err := os.WriteFile(script, []byte("#!/bin/sh\necho ran\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			args := slices.Clone(tc.args)
 			for i, a := range args {
-				args[i] = map[string]string{"HELD": held, "FREE": free}[a]
+				args[i] = map[string]string{"HELD": held, "FREE": free, "DIR": own, "SCRIPT": script}[a]
 				if args[i] == "" {
 					args[i] = a
 				}
@@ -101,6 +128,9 @@ func TestFlockForms(t *testing.T) {
 			}
 			if tc.stdout == "" && res.stdout != "" || !strings.HasPrefix(res.stdout, tc.stdout) {
 				t.Errorf("stdout %q, want it to start with %q", res.stdout, tc.stdout)
+			}
+			if tc.silent && res.stderr != "" {
+				t.Errorf("stderr %q, want nothing", res.stderr)
 			}
 			rest := res.stderr
 			for _, want := range tc.stderr {

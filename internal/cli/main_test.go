@@ -88,6 +88,10 @@ func helperMain(args []string) int {
 	case "echo":
 		fmt.Println(strings.Join(args[1:], " "))
 		return 0
+	case "warn":
+		// COMMAND's own errors: a line on stderr.
+		fmt.Fprintln(os.Stderr, strings.Join(args[1:], " "))
+		return 0
 	case "occupy":
 		return occupy(args[1], args[2])
 	}

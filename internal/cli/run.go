@@ -39,6 +39,9 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
                           is held or the wait runs out
   -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
                           (before PATH, or after it as flock(1) has it)
+  -q, --quiet             say nothing when the lock is held or the wait
+                          runs out, as flock(1) does; errors, and
+                          COMMAND's own stderr, still show
   -v, --verbose           say who holds the lock before waiting for it,
                           and how long taking it took; when it cannot be
                           taken, the cause in full on a second line (the
@@ -69,6 +72,9 @@ When the lock is held, or the wait runs out, one line on stderr says who
 holds it (pid, host, process start, when it took the lock, mechanism), for
 example:
   proclock: /run/backup/backup.lock is held by pid 4242 on buildhost, process started 2026-03-01T09:00:00+01:00, acquired at 2026-03-01T09:00:01+01:00, held for 3m12s, mechanism sqlite
+flock(1) says nothing; proclock says this unless -q: cron mails a job's
+output, not its exit status, and a holder that hangs would otherwise keep
+every later run from starting without anyone being told.
 
 Where to put PATH: in a directory only its users can write, such as
 $XDG_RUNTIME_DIR for your own jobs or /run/SERVICE (owned by the service's
@@ -90,9 +96,13 @@ scheduler or a wrapper script, for people to read: status prints
 "launched by pid PID". It plays no part in judging the holder.
 
 Signals: each signal reaches COMMAND once. COMMAND runs in a process group
-of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to proclock, or to
-proclock's process group (kill -- -PGID, timeout(1)), are passed on to
-COMMAND's group, and proclock waits for it to exit. When proclock is a job
+of its own. Sent to proclock, or to proclock's process group (kill --
+-PGID, timeout(1)), these are passed on to COMMAND's group, and proclock
+waits for it to exit:
+  passed on: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH
+(so ExecReload=kill -USR1 $MAINPID reaches COMMAND). While proclock waits
+for the lock, the first four end the wait (128+N) and the other three
+change nothing. Windows passes none on (below). When proclock is a job
 of its own in the terminal's foreground, COMMAND's group gets the terminal
 as a shell gives it to a job: Ctrl-C, Ctrl-\ and Ctrl-Z reach COMMAND
 directly, and Ctrl-Z stops proclock with it, so that fg and bg work. Run
@@ -100,7 +110,8 @@ from a script, proclock stays in the script's group: the terminal's signals
 reach the script and proclock, which passes them on. A COMMAND killed by
 SIGINT makes proclock die of SIGINT too, so that a calling shell stops.
 Under systemd, use KillMode=mixed: control-group also signals COMMAND
-directly, and COMMAND would get SIGTERM twice.
+directly, and COMMAND would get SIGTERM twice. On windows a console's
+Ctrl-C reaches COMMAND directly; proclock waits for it.
 
 COMMAND must not outlive the lock. If proclock itself is killed:
   linux, freebsd  COMMAND gets SIGKILL (the parent-death signal); on linux
@@ -119,8 +130,10 @@ Examples:
   # Run the backup unless one is running; wait for it if it is.
   proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
-  # From cron: skip this run quietly when the last one is still going.
-  proclock run -n -E 0 /run/backup/backup.lock -- /usr/local/bin/backup 2>/dev/null
+  # From cron: skip this run quietly when the last one is still going;
+  # the job's own errors still reach cron's mail (without -q, so does who
+  # holds the lock, each time a run is skipped).
+  proclock run -nq -E 0 /run/backup/backup.lock -- /usr/local/bin/backup
 
   # Wait at most 30 seconds; exit 75 (EX_TEMPFAIL) if still held.
   proclock run -w 30 -E 75 /run/deploy/deploy.lock -- make deploy
@@ -134,6 +147,7 @@ type runOptions struct {
 	noWait         bool
 	timeout        time.Duration // 0: wait as long as it takes
 	verbose        bool
+	quiet          bool // no line when the lock is held or the wait runs out
 	heldCode       int
 	remove         bool
 	allowNetworkFS bool
@@ -170,6 +184,10 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 		}},
 		{names: []string{"-v", "--verbose"}, set: func(string) error {
 			o.verbose = true
+			return nil
+		}},
+		{names: []string{"-q", "--quiet"}, set: func(string) error {
+			o.quiet = true
 			return nil
 		}},
 		{names: []string{"-c", "--command"}, value: "COMMAND", set: func(s string) error {
@@ -253,6 +271,9 @@ func parseRunArgs(args []string) (runOptions, error) {
 	if o.noWait && waitSet {
 		return o, usagef("run", "-n and -w exclude each other")
 	}
+	if o.quiet && o.verbose {
+		return o, usagef("run", "-q and -v exclude each other")
+	}
 	if waitSet && o.timeout == 0 {
 		o.noWait = true // as flock(1): no time to wait is not waiting
 	}
@@ -287,6 +308,9 @@ func parseRunArgs(args []string) (runOptions, error) {
 		return o, usagef("run", "missing -- COMMAND after PATH")
 	case rest[1] != "--" && len(rest[1]) > 1 && rest[1][0] == '-':
 		return o, usagef("run", "option %s after PATH: options go before PATH", rest[1])
+	case rest[1] != "--" && ownScriptNote(rest[0], rest[1:]) != "":
+		// flock -n "$0" "$0": the cron line would never run COMMAND.
+		return o, usagef("run", "%s is COMMAND's own script, and -- is missing before COMMAND: %s", rest[0], ownScriptFix)
 	case rest[1] != "--":
 		return o, usagef("run", "expected -- between PATH and COMMAND, got %q", rest[1])
 	case len(rest) == 2:
@@ -351,7 +375,7 @@ func runMain(args []string, std streams) int {
 	// Catch the signals before the lock is taken, so that none of them
 	// kills proclock between taking the lock and starting COMMAND.
 	sigs := make(chan os.Signal, 8)
-	catch(sigs)
+	catch(sigs, relayed)
 	defer signal.Stop(sigs)
 
 	lock, sig, err := acquire(p, o, sigs, std.err)
@@ -360,10 +384,16 @@ func runMain(args []string, std streams) int {
 		dieOf(sig)
 		return signalCode(sig)
 	case errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded):
-		explainHeld(std.err, p, o, err, "")
+		if !o.quiet {
+			explainHeld(std.err, p, o, err, "")
+		}
 		return o.heldCode
 	case err != nil:
-		complain(std.err, withHint(err))
+		note := pathNote(o.path, err)
+		if note == "" && errors.Is(err, proclock.ErrNotLockFile) {
+			note = ownScriptNote(o.path, o.command)
+		}
+		complain(std.err, noted(withHint(err), note))
 		if o.verbose {
 			explainCause(std.err, err)
 		}
@@ -372,12 +402,15 @@ func runMain(args []string, std streams) int {
 	if err := inheritLockUnless(o.close, cmd, p, lock); err != nil {
 		lock.Release()
 		if errors.Is(err, proclock.ErrHeld) {
-			explainHeld(std.err, p, o, err, "")
+			if !o.quiet {
+				explainHeld(std.err, p, o, err, "")
+			}
 			return o.heldCode
 		}
 		complain(std.err, err)
 		return exitUsage
 	}
+	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	code, killedBy := supervise(cmd, sigs, std.err)
 	if err := lock.Release(); err != nil {
 		// COMMAND's status says how the work went; a failed clean-up is
@@ -390,11 +423,11 @@ func runMain(args []string, std streams) int {
 	return code
 }
 
-// catch sends the relayed signals to sigs, except those proclock was
+// catch sends the signals of list to sigs, except those proclock was
 // started ignoring (nohup, a script's background job): catching one would
 // stop ignoring it, for COMMAND too.
-func catch(sigs chan<- os.Signal) {
-	for _, sig := range relayed {
+func catch(sigs chan<- os.Signal, list []os.Signal) {
+	for _, sig := range list {
 		if !signal.Ignored(sig) {
 			signal.Notify(sigs, sig)
 		}

@@ -10,7 +10,7 @@ const canStartProcesses = true
 // startTied starts cmd and watches it. darwin and the other unixes have no
 // parent-death signal that a parent can set up for its child, so a
 // proclock killed with SIGKILL leaves COMMAND running without the lock;
-// the help says so. SIGTERM, SIGINT and SIGHUP are passed on instead.
+// the help says so. The signals of relayed are passed on instead.
 func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -277,7 +277,8 @@ func TestRunCannotExecute(t *testing.T) {
 // 3. A SIGTSTP stops it.
 func countSignals() int {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGCONT)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGCONT,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	fmt.Println("started", os.Getpid(), "parent", os.Getppid())
 	counts := map[os.Signal]int{}
 	for sig := range sigs {
@@ -285,7 +286,8 @@ func countSignals() int {
 		case syscall.SIGCONT:
 			fmt.Println("continued")
 		case syscall.SIGTERM:
-			fmt.Printf("counted interrupt=%d hangup=%d\n", counts[syscall.SIGINT], counts[syscall.SIGHUP])
+			fmt.Printf("counted interrupt=%d hangup=%d usr1=%d usr2=%d winch=%d\n", counts[syscall.SIGINT], counts[syscall.SIGHUP],
+				counts[syscall.SIGUSR1], counts[syscall.SIGUSR2], counts[syscall.SIGWINCH])
 			return 3
 		default:
 			counts[sig]++

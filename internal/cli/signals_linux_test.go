@@ -97,7 +97,9 @@ func TestSignalsReachCommandOnce(t *testing.T) {
 				t.Fatalf("COMMAND said %q, want started", got)
 			}
 			pid := r.cmd.Process.Pid
-			for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+			// Those that end a wait for the lock, and those passed on only
+			// (docs/command.md, "Signals").
+			for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH} {
 				if err := sender.kill(pid, sig); err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +108,7 @@ func TestSignalsReachCommandOnce(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-			r.expectLine("counted interrupt=1 hangup=1")
+			r.expectLine("counted interrupt=1 hangup=1 usr1=1 usr2=1 winch=1")
 			if res := r.wait(); res.code != 3 {
 				t.Errorf("exit %d, want COMMAND's 3; stderr: %s", res.code, res.stderr)
 			}
@@ -117,8 +119,14 @@ func TestSignalsReachCommandOnce(t *testing.T) {
 		j := startJob(t, line(bin, "run", filepath.Join(t.TempDir(), "x.lock"), helper("count"))...)
 		j.ctrl('C')
 		j.expectTTY("caught interrupt")
+		// A new size of the window: the terminal signals its foreground
+		// group, COMMAND's.
+		if err := unix.IoctlSetWinsize(int(j.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
+			t.Fatal(err)
+		}
+		j.expectTTY("caught window changed")
 		j.fence()
-		j.expectTTY("counted interrupt=1 hangup=0")
+		j.expectTTY("counted interrupt=1 hangup=0 usr1=0 usr2=0 winch=1")
 		j.expectExit(3)
 	})
 }
@@ -347,4 +355,63 @@ func atoiAfter(t *testing.T, l, prefix string) int {
 		t.Fatalf("%q: no number after %q", l, prefix)
 	}
 	return n
+}
+
+// TestPassedOnSignalsKeepTheWait: SIGUSR1, SIGUSR2 and SIGWINCH, which
+// proclock passes on to COMMAND, do not end a wait for the lock (a
+// reload, or a window's new size, is no reason to give up): proclock
+// takes the lock when its holder lets go and runs COMMAND.
+func TestPassedOnSignalsKeepTheWait(t *testing.T) {
+	t.Parallel()
+	lock := filepath.Join(t.TempDir(), "x.lock")
+	holder := holdLock(t, "run", lock)
+	r := startProclock(t, line("run", "-v", lock, helper("echo", "ran"))...)
+	waitFor(t, "proclock to say it waits", func() bool { return strings.Contains(r.readStderr(), "; waiting") })
+	pid := r.cmd.Process.Pid
+	for _, sig := range []syscall.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH} {
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delivered (no longer pending) before the holder lets go: had they
+	// ended the wait, proclock would be gone by then.
+	waitFor(t, "the signals to be delivered", func() bool { return sharedPending(t, pid)&(1<<9|1<<11|1<<27) == 0 })
+	holder.release()
+	r.expectLine("ran")
+	if res := r.wait(); res.code != 0 {
+		t.Errorf("exit %d, want 0; stderr: %s", res.code, res.stderr)
+	}
+}
+
+// waitFor looks until cond holds, for as long as deadline: nothing tells
+// the test of what it waits for.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(deadline); time.Now().Before(end); runtime.Gosched() {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("waited %v for %s", deadline, what)
+}
+
+// sharedPending is process pid's set of pending signals (ShdPnd: bit N-1
+// for signal N).
+func sharedPending(t *testing.T, pid int) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.Lines(string(b)) {
+		if hex, ok := strings.CutPrefix(l, "ShdPnd:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no ShdPnd in /proc/PID/status")
+	return 0
 }

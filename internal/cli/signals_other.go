@@ -15,6 +15,9 @@ import (
 // included, and has no way to send them to one process.
 var relayed = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
+// passedOn: windows has no other signals to pass on.
+var passedOn []os.Signal
+
 // shell runs -c's COMMAND: sh as PATH finds it.
 const shell = "sh"
 

@@ -19,7 +19,7 @@ import (
 //   - COMMAND runs in a process group of its own, so that a signal sent to
 //     proclock's group (kill -- -PGID, timeout(1)) reaches proclock only;
 //     proclock passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to COMMAND's
-//     group.
+//     group, and SIGUSR1, SIGUSR2 and SIGWINCH.
 //   - When proclock is a job of its own in the foreground of its terminal
 //     (an interactive shell made it so), COMMAND's group becomes the
 //     foreground instead, as a shell does for a job: Ctrl-C, Ctrl-\ and
@@ -36,8 +36,15 @@ import (
 //     which gives the terminal back to COMMAND if it had it and proclock
 //     is in the foreground, and continues COMMAND.
 
-// relayed are the signals proclock run passes on to COMMAND.
+// relayed are the signals proclock run passes on to COMMAND that, while
+// proclock still waits for the lock, end the wait instead.
 var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// passedOn are the other signals proclock run passes on to COMMAND, once
+// it has started (ExecReload=kill -USR1 $MAINPID, a window's new size).
+// While proclock waits for the lock they change nothing: the Go runtime
+// catches and drops them, as it would have them for COMMAND.
+var passedOn = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
 // shell runs -c's COMMAND.
 const shell = "/bin/sh"

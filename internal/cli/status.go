@@ -153,8 +153,11 @@ func statusMain(args []string, std streams) int {
 	}
 	st, err := proclock.Inspect(context.Background(), p, o.path)
 	if err != nil {
-		complain(std.err, err)
+		complain(std.err, noted(err, pathNote(o.path, err)))
 		return exitUsage
+	}
+	if note := symlinkNote(o.path); st.State == proclock.StateForeign && note != "" && st.Reason != "" {
+		st.Reason += " (" + note + ")" // as run says it
 	}
 	if o.json {
 		// One object on one line: easy for jq and for line-based tools.
