@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
@@ -56,6 +57,12 @@ type Lock struct {
 	file  lockfs.File
 	key   turnKey
 	terms handoffTerms
+	// p and check serve the watch for the lock's loss (lost.go): check
+	// looks at the lock's files, nil while whole. loss is nil until the
+	// first Lost or Err, or Release.
+	p     *platform.Platform
+	check checker
+	loss  atomic.Pointer[lossWatch]
 
 	mu       sync.Mutex
 	left     bool // the turn is given up

@@ -115,3 +115,28 @@ func ExampleInspect_stale() {
 	// Output:
 	// stale - pid gone
 }
+
+// A daemon that stops its work when its lock is lost (its file removed by
+// a tmp cleaner, say), since another instance may be starting.
+func ExampleLock_Lost() {
+	ctx := context.Background()
+	lock, err := proclock.Acquire(ctx, platform.Native(), filepath.Join(os.TempDir(), "example-daemon.lock"), proclock.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lock.Release()
+	work, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		select {
+		case <-lock.Lost():
+			stop(lock.Err()) // a *proclock.LostError, matching proclock.ErrLost
+		case <-work.Done():
+		}
+	}()
+	// ... the daemon's work, under work, until it ends ...
+	<-work.Done()
+	if errors.Is(context.Cause(work), proclock.ErrLost) {
+		log.Printf("lock lost, stopping: %v", context.Cause(work))
+	}
+}

@@ -78,7 +78,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
 		if err == nil {
-			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile()}, nil
+			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
 			return nil, err
@@ -148,6 +148,11 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		return inspectFile(m.p, *self, m.path, detail)
 	case err != nil:
 		return failedInspect(st, err)
+	}
+	if held, ok := heldByMark(m.p, m.path, state); ok {
+		return held, nil
+	}
+	switch {
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
 	case state != StateHeld && detail:
@@ -241,7 +246,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File()}, nil
+	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File(), p: m.p, check: sl}, nil
 }
 
 func (m *fileMechanism) recorded() Status {
@@ -268,6 +273,9 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	pr, err := stamplock.Look(p, here, path)
 	if err != nil {
 		return failedInspect(st, err)
+	}
+	if held, ok := heldByMark(p, path, pr.State); ok {
+		return held, nil
 	}
 	now := p.Time().Now()
 	st.Holder = pr.Holder()

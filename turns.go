@@ -149,6 +149,9 @@ func (t *turnTable) leave(key turnKey) {
 // release is l's Release: l is handed over to the next acquisition in line
 // (handOver), or let go and the turn left.
 func (t *turnTable) release(l *Lock) error {
+	// A lock let go of, or handed over, was not lost: its watch ends
+	// before its files change.
+	l.stopWatch()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.released {
@@ -185,7 +188,7 @@ func (t *turnTable) handOver(l *Lock) bool {
 	}
 	next := q.waiters[0]
 	q.waiters = q.waiters[1:]
-	next.handed = &Lock{path: next.path, mech: l.mech, holder: l.holder, release: l.release, file: l.file, key: l.key, terms: l.terms}
+	next.handed = &Lock{path: next.path, mech: l.mech, holder: l.holder, release: l.release, file: l.file, key: l.key, terms: l.terms, p: l.p, check: l.check}
 	q.holder = next.handed
 	close(next.ready)
 	return true

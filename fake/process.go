@@ -35,6 +35,8 @@ type Process struct {
 	mu      sync.Mutex
 	selfErr error
 
+	watches map[*changeWatch]struct{} // WatchChanges's, ended when it dies
+
 	sqliteOnce sync.Once
 	sqliteVal  *processSQLite
 }
@@ -110,6 +112,13 @@ func (p *Process) die() bool {
 func (p *Process) bury() {
 	p.u.fs.releaseAllOf(p)
 	close(p.died)
+	p.mu.Lock()
+	watches := p.watches
+	p.watches = nil
+	p.mu.Unlock()
+	for w := range watches {
+		w.end()
+	}
 }
 
 // procPlatform is the process's platform.Process, platform.Clock (the

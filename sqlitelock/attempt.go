@@ -131,6 +131,9 @@ type Lock struct {
 	// held is set once the attempt has succeeded: nobody else removes
 	// the mark of a holder, so its release need not read it first.
 	held bool
+	// markLost is set by Check once it saw the lock lost: the mark may
+	// be gone, and another's by the release, which reads it first.
+	markLost bool
 	// dir is the lock's directory, kept from the start of the attempt
 	// to Release: the file at the path is checked, and the lock's files
 	// removed, through it, so that Release acts on the files locked

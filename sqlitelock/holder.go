@@ -85,12 +85,14 @@ func (l *Lock) clearMark(ctx context.Context, p *platform.Platform, a Attempt, m
 
 // unmark removes this attempt's own mark, if it is still there. A holder's
 // is (docs/protocol.md); an attempt backing off reads it first, since a
-// process that took the lock since may have replaced it.
+// process that took the lock since may have replaced it, and so does a
+// holder that Check saw lose its mark (removed by a user, and perhaps
+// another holder's now).
 func (l *Lock) unmark() error {
 	if l.nonce == "" {
 		return nil
 	}
-	if !l.held {
+	if !l.held || l.markLost {
 		m := lockrec.ReadMark(l.fsys, l.path)
 		if m.Record == nil || m.Record.Nonce != l.nonce {
 			l.nonce = ""

@@ -300,6 +300,10 @@ func holderFacts(st proclock.Status) []string {
 		}
 	}
 	facts = append(facts, "mechanism "+string(st.Mechanism))
+	if st.Holder != nil && st.State == proclock.StateHeld && st.Reason != "" {
+		// A lock held by its mark alone, its file removed.
+		facts = append(facts, st.Reason)
+	}
 	return append([]string{who}, facts...)
 }
 

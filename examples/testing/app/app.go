@@ -32,7 +32,10 @@ type Config struct {
 	Wait bool
 }
 
-// Run takes the lock and runs work while holding it, then lets go.
+// Run takes the lock and runs work while holding it, then lets go. Should
+// the lock be lost while work runs (its file removed by a tmp cleaner, say),
+// work's context is cancelled, its cause the loss, and Run's error matches
+// proclock.ErrLost: another instance may be starting.
 func Run(ctx context.Context, cfg Config, work func(context.Context) error) error {
 	lock, err := proclock.Acquire(ctx, cfg.Platform, cfg.LockPath, proclock.Options{Wait: cfg.Wait})
 	if errors.Is(err, proclock.ErrHeld) {
@@ -42,7 +45,20 @@ func Run(ctx context.Context, cfg Config, work func(context.Context) error) erro
 		return fmt.Errorf("app: %w", err)
 	}
 	defer lock.Release()
-	return work(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-lock.Lost():
+			cancel(lock.Err())
+		case <-ctx.Done():
+		}
+	}()
+	err = work(ctx)
+	if lost := lock.Err(); lost != nil {
+		return fmt.Errorf("app: %w", lost)
+	}
+	return err
 }
 
 // Running reports whether an instance runs, without starting one.

@@ -341,3 +341,35 @@ func TestOtherHostsNamespacesAndBoots(t *testing.T) {
 		})
 	}
 }
+
+// The lock's file removed while the instance works (a tmp cleaner, a
+// user's rm): the work is stopped, told why, and Run says the lock was
+// lost.
+func TestLostLockStopsWork(t *testing.T) {
+	for _, m := range mechanisms {
+		t.Run(m.name, func(t *testing.T) {
+			w := fake.New()
+			working, cause := make(chan struct{}), make(chan error, 1)
+			result := make(chan error, 1)
+			go func() {
+				result <- app.Run(context.Background(), app.Config{Platform: m.platform(w.Spawn()), LockPath: lockPath}, func(ctx context.Context) error {
+					close(working)
+					<-ctx.Done()
+					cause <- context.Cause(ctx)
+					return ctx.Err()
+				})
+			}()
+			<-working
+
+			if err := w.FS().Remove(lockPath); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-result; !errors.Is(err, proclock.ErrLost) || !errors.Is(err, proclock.ErrRemoved) {
+				t.Fatalf("Run after the lock file was removed = %v; want ErrLost, ErrRemoved", err)
+			}
+			if err := <-cause; !errors.Is(err, proclock.ErrLost) {
+				t.Fatalf("the work's context ended for %v; want the loss", err)
+			}
+		})
+	}
+}

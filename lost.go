@@ -1,0 +1,214 @@
+package proclock
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/platform"
+)
+
+// ErrRemoved is matched (errors.Is) by a lost lock's error (Lock.Err) when
+// one of its files is no longer at its path: the lock file or its mark
+// (path.holder) removed or renamed away, the directory removed or moved,
+// the filesystem unmounted.
+var ErrRemoved = lockrec.ErrRemoved
+
+// ErrReplaced is matched by a lost lock's error when another file is at
+// the path of one of its files (renamed or created over it), or when the
+// lock file's bytes are no longer its holder's stamp (written over).
+var ErrReplaced = lockrec.ErrReplaced
+
+// checker looks at a held lock's files: nil while whole, else the cause
+// of its loss (sqlitelock.Lock.Check, stamplock.Lock.Check). An interface,
+// not a method value, so that a lock that is never asked costs no
+// allocation.
+type checker interface{ Check() error }
+
+// lossLookEvery is how often a held lock is looked at for its loss on a
+// platform that cannot tell of changes (no platform.ChangeWatcher).
+const lossLookEvery = time.Second
+
+// Lost returns a channel that is closed once the lock is known to be lost:
+// held, but no longer as the lock's protocol says it is held, without
+// Release having been called. On one host that is its file or its mark
+// (path.holder) removed or replaced at its path (a tmp cleaner, a user's
+// rm, a rename over it), or its directory or filesystem gone. Err then
+// says why. A Release never closes it: a lock released cleanly was never
+// lost, and a channel asked for after Release is never closed.
+//
+// The first call to Lost or Err starts watching, and looks at the lock at
+// once; until then a lock costs nothing more than before. On linux the
+// watch is inotify on the lock's directory and the mount table, shared by
+// all the locks of the process, and tells within microseconds; elsewhere
+// the lock is looked at every second (docs/design.md, "A lock that knows
+// when it is lost"). A platform without a ChangeWatcher whose Clock's
+// sleeps return at once (a fake world's running clock, given without its
+// Wake) makes that look spin: give it the fake process's Wake.
+//
+// A lost lock is not given up: whatever of it is left keeps excluding
+// others as long as it can (a SQLite holder's mark does, while the holder
+// lives), and it is never taken back by itself (docs/protocol.md, "A held
+// lock's files removed"). Its holder should stop what it does under the
+// lock, Release it, and Acquire it again if it still needs it.
+func (l *Lock) Lost() <-chan struct{} {
+	w := l.lossWatch()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.watchLoss(w)
+	return w.lost
+}
+
+// Err returns nil while the lock is held, or after a clean Release; once
+// the lock is known to be lost (Lost), a *LostError, matching ErrLost, that
+// wraps the cause: what was seen and where, matching ErrRemoved or
+// ErrReplaced, and the system's error where there was one. It reports
+// what the watch has learnt; the first call (of Lost or Err) starts the
+// watch and looks at once.
+func (l *Lock) Err() error {
+	w := l.lossWatch()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.watchLoss(w)
+	return w.err
+}
+
+// lossWatch is l's watch, made by the first call: a lock that is never
+// asked costs a nil pointer.
+func (l *Lock) lossWatch() *lossWatch {
+	if w := l.loss.Load(); w != nil {
+		return w
+	}
+	l.loss.CompareAndSwap(nil, &lossWatch{})
+	return l.loss.Load()
+}
+
+// releasedWatch is the watch of every lock released before it was asked:
+// never lost, never watched.
+var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
+
+// lossWatch is a held lock's watch for its loss, started by the first
+// Lost or Err and stopped by Release.
+type lossWatch struct {
+	mu sync.Mutex
+	// lost is made by the first Lost or Err; closed on loss.
+	lost    chan struct{}
+	err     error // the *LostError, once lost
+	started bool
+	ended   bool               // released (stopWatch): no look is made after
+	quit    context.CancelFunc // ends the watcher; nil without one
+	done    chan struct{}      // closed when the watcher has returned
+}
+
+// watchLoss starts w, l's watch, unless started, released or lost; w.mu
+// is held. Watching starts before the first look, so that nothing that
+// happens after the look goes unseen.
+func (l *Lock) watchLoss(w *lossWatch) {
+	if w.lost == nil {
+		w.lost = make(chan struct{})
+	}
+	if w.started || w.ended || l.check == nil {
+		return
+	}
+	w.started = true
+	changes := l.watchChanges()
+	if err := l.check.Check(); err != nil {
+		w.lose(l.path, err)
+		if changes != nil {
+			changes.Stop()
+		}
+		return
+	}
+	ctx, quit := context.WithCancel(context.Background())
+	w.quit, w.done = quit, make(chan struct{})
+	go l.watchFor(ctx, w, changes)
+}
+
+// watchChanges starts the platform's watch of the lock's files; nil when
+// it has none (or it failed): the lock is then looked at periodically.
+func (l *Lock) watchChanges() platform.Changes {
+	if l.p == nil {
+		return nil
+	}
+	cw, ok := l.p.Wake.(platform.ChangeWatcher)
+	if !ok {
+		return nil
+	}
+	base := filepath.Base(l.path)
+	c, err := cw.WatchChanges(filepath.Dir(l.path), []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix)})
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+// watchFor looks at the lock whenever changes tells of a change, or every
+// lossLookEvery without it, until ctx ends (Release) or the loss.
+func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes platform.Changes) {
+	defer close(w.done)
+	if changes != nil {
+		defer changes.Stop()
+	}
+	for {
+		if changes != nil {
+			select {
+			case _, ok := <-changes.C():
+				if !ok {
+					l.lookForLoss(w) // the watch can see no more
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		} else if err := l.p.Time().Sleep(ctx, lossLookEvery); err != nil {
+			return
+		}
+		if !l.lookForLoss(w) {
+			return
+		}
+	}
+}
+
+// lookForLoss looks at the lock, unless it was released; it reports
+// whether to go on watching.
+func (l *Lock) lookForLoss(w *lossWatch) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return false
+	}
+	if err := l.check.Check(); err != nil {
+		w.lose(l.path, err)
+		return false
+	}
+	return true
+}
+
+// lose records the loss and tells of it; w.mu is held.
+func (w *lossWatch) lose(path string, cause error) {
+	w.err = &LostError{Path: path, Err: cause}
+	close(w.lost)
+}
+
+// stopWatch ends the watch before the lock is let go (or handed over):
+// no look is made after it returns, and the watcher has returned.
+func (l *Lock) stopWatch() {
+	if l.loss.CompareAndSwap(nil, releasedWatch) {
+		return // never asked
+	}
+	w := l.loss.Load()
+	if w == releasedWatch {
+		return
+	}
+	w.mu.Lock()
+	w.ended = true
+	quit, done := w.quit, w.done
+	w.quit = nil
+	w.mu.Unlock()
+	if quit != nil {
+		quit()
+		<-done
+	}
+}

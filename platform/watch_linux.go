@@ -1,0 +1,278 @@
+package platform
+
+import (
+	"encoding/binary"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var _ ChangeWatcher = inotifyWaker{}
+
+// changeEvents are the inotify events of anything happening to a name of
+// the directory, but its being read or closed, and those of the directory
+// itself going away.
+const changeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MODIFY |
+	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
+
+// changeBackstop is how often every held lock's watch is told of a change
+// it may have missed: a directory above the lock's moved, which inotify on
+// the lock's own directory does not see.
+const changeBackstop = 10 * time.Second
+
+// WatchChanges watches with the process's one inotify instance for held
+// locks (changeHub), which the runtime's poller waits on, and the mount
+// table (/proc/self/mountinfo, which polls readable on a mount or an
+// unmount): no thread waits, and no system call is made while nothing
+// changes, but for a look at every lock each changeBackstop.
+func (inotifyWaker) WatchChanges(dir string, names []string) (Changes, error) {
+	return changes.watch(dir, names)
+}
+
+// changes is the process's hub of held locks' watches.
+var changes changeHub
+
+// changeHub keeps one inotify instance (and one descriptor of the mount
+// table) for every watch of the process, opened by the first and kept for
+// the next, and reads them in one goroutine each while any watch is on.
+type changeHub struct {
+	// run serialises starting and stopping the readers.
+	run     sync.Mutex
+	reading bool
+	done    []chan struct{} // each closed when its reader has returned
+
+	mu       sync.Mutex
+	inotify  *os.File // nil until the first watch; in the runtime's poller
+	ifd      int      // its descriptor (File.Fd would make it blocking)
+	mounts   *os.File // nil when it cannot be polled
+	byWD     map[int32][]*changeSub
+	subs     map[*changeSub]struct{}
+	backstop *time.Timer
+}
+
+// changeSub is one watch.
+type changeSub struct {
+	hub   *changeHub
+	wd    int32 // -1 once the kernel ended it
+	names []string
+	c     chan struct{}
+	once  sync.Once
+}
+
+func (s *changeSub) C() <-chan struct{} { return s.c }
+
+func (s *changeSub) Stop() { s.once.Do(func() { s.hub.stop(s) }) }
+
+// tell tells s of a change; h.mu is held.
+func (s *changeSub) tell() {
+	select {
+	case s.c <- struct{}{}:
+	default:
+	}
+}
+
+// open opens the hub's descriptors; h.mu is held.
+func (h *changeHub) open() error {
+	if h.inotify != nil {
+		return nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return &os.SyscallError{Syscall: "inotify_init1", Err: err}
+	}
+	f := os.NewFile(uintptr(fd), "inotify")
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		// Not in the poller: its reader could not be stopped.
+		f.Close()
+		return err
+	}
+	h.inotify, h.ifd = f, fd
+	if mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		m := os.NewFile(uintptr(mfd), "/proc/self/mountinfo")
+		if m.SetReadDeadline(time.Time{}) != nil {
+			m.Close() // unmounts are then seen by the backstop only
+		} else {
+			h.mounts = m
+		}
+	}
+	h.byWD, h.subs = map[int32][]*changeSub{}, map[*changeSub]struct{}{}
+	return nil
+}
+
+func (h *changeHub) watch(dir string, names []string) (Changes, error) {
+	h.run.Lock()
+	defer h.run.Unlock()
+	h.mu.Lock()
+	if err := h.open(); err != nil {
+		h.mu.Unlock()
+		return nil, err
+	}
+	wd, err := unix.InotifyAddWatch(h.ifd, dir, changeEvents)
+	if err != nil {
+		h.mu.Unlock()
+		return nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+	}
+	s := &changeSub{hub: h, wd: int32(wd), names: slices.Clone(names), c: make(chan struct{}, 1)}
+	h.byWD[s.wd] = append(h.byWD[s.wd], s)
+	h.subs[s] = struct{}{}
+	if h.backstop == nil {
+		h.backstop = time.AfterFunc(changeBackstop, h.tellAll)
+	}
+	h.mu.Unlock()
+	if !h.reading {
+		h.startReaders()
+	}
+	return s, nil
+}
+
+func (h *changeHub) stop(s *changeSub) {
+	h.run.Lock()
+	defer h.run.Unlock()
+	h.mu.Lock()
+	delete(h.subs, s)
+	if s.wd >= 0 {
+		left := slices.DeleteFunc(h.byWD[s.wd], func(o *changeSub) bool { return o == s })
+		if len(left) == 0 {
+			delete(h.byWD, s.wd)
+			unix.InotifyRmWatch(h.ifd, uint32(s.wd))
+		} else {
+			h.byWD[s.wd] = left
+		}
+	}
+	idle := len(h.subs) == 0
+	if idle && h.backstop != nil {
+		h.backstop.Stop()
+		h.backstop = nil
+	}
+	h.mu.Unlock()
+	if idle && h.reading {
+		h.stopReaders()
+	}
+}
+
+// tellAll tells every watch of a change (the backstop, a mount or
+// unmount, lost events), and arms the backstop again.
+func (h *changeHub) tellAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		s.tell()
+	}
+	if h.backstop != nil {
+		h.backstop.Reset(changeBackstop)
+	}
+}
+
+// startReaders starts the readers of the inotify instance and the mount
+// table; h.run is held.
+func (h *changeHub) startReaders() {
+	h.reading = true
+	h.done = nil
+	h.inotify.SetReadDeadline(time.Time{})
+	h.goRead(h.readEvents)
+	if h.mounts != nil {
+		h.mounts.SetReadDeadline(time.Time{})
+		waiting := make(chan struct{})
+		h.goRead(func() { h.readMounts(waiting) })
+		// A change before the reader waits would be missed: the wait
+		// begins by forgetting what the poller saw.
+		<-waiting
+	}
+}
+
+// goRead starts a reader; h.run is held.
+func (h *changeHub) goRead(read func()) {
+	done := make(chan struct{})
+	h.done = append(h.done, done)
+	go func() {
+		defer close(done)
+		read()
+	}()
+}
+
+// stopReaders ends the readers, keeping the descriptors for the next
+// watch (closing an inotify instance that has watched takes the kernel
+// milliseconds); h.run is held.
+func (h *changeHub) stopReaders() {
+	h.inotify.SetReadDeadline(time.Now())
+	if h.mounts != nil {
+		h.mounts.SetReadDeadline(time.Now())
+	}
+	for _, done := range h.done {
+		<-done
+	}
+	h.reading = false
+}
+
+// readEvents reads the inotify instance until its deadline.
+func (h *changeHub) readEvents() {
+	var buf [4096]byte
+	for {
+		n, err := h.inotify.Read(buf[:])
+		if err != nil {
+			return
+		}
+		h.dispatch(buf[:n])
+	}
+}
+
+// dispatch tells the watches the events in ev are about.
+func (h *changeHub) dispatch(ev []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for len(ev) >= unix.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(ev[0:4]))
+		mask := binary.NativeEndian.Uint32(ev[4:8])
+		size := int(binary.NativeEndian.Uint32(ev[12:16]))
+		end := min(unix.SizeofInotifyEvent+size, len(ev))
+		name := ev[unix.SizeofInotifyEvent:end]
+		if i := slices.Index(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		ev = ev[end:]
+		if mask&unix.IN_Q_OVERFLOW != 0 {
+			for s := range h.subs {
+				s.tell()
+			}
+			continue
+		}
+		for _, s := range h.byWD[wd] {
+			if mask&watchEnded != 0 || slices.Contains(s.names, string(name)) {
+				s.tell()
+			}
+			if mask&unix.IN_IGNORED != 0 {
+				s.wd = -1 // the kernel ended the watch: nothing to remove
+			}
+		}
+		if mask&unix.IN_IGNORED != 0 {
+			delete(h.byWD, wd)
+		}
+	}
+}
+
+// readMounts waits, until its deadline, for the mount table to change,
+// which the kernel tells by waking its pollers; waiting is closed once it
+// waits.
+func (h *changeHub) readMounts(waiting chan struct{}) {
+	rc, err := h.mounts.SyscallConn()
+	if err != nil {
+		close(waiting)
+		return
+	}
+	first := true
+	rc.Read(func(uintptr) bool {
+		if first {
+			close(waiting) // the poller's state is reset: changes from now on are seen
+		} else {
+			h.tellAll()
+		}
+		first = false
+		return false // wait for the next change
+	})
+	if first {
+		close(waiting) // failed before it could wait
+	}
+}

@@ -1,0 +1,53 @@
+package proclock
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/platform"
+)
+
+// Reasons of a lock held by its mark alone, beside no lock file or another
+// one than its holder locked (Status.Reason).
+const (
+	reasonFileRemoved  = "lock file removed while held; its holder's mark keeps it held"
+	reasonFileReplaced = "lock file replaced while held; its holder's mark keeps it held"
+)
+
+// heldByMark reports the lock at path as held when nobody holds its file
+// (state is absent or free) but a SQLite holder's mark keeps others out: a
+// live writer's mark naming another file than the one at path, or naming
+// a file when there is none. That is a held lock whose file was removed
+// (or replaced) under it: every Acquire, of either mechanism, finds the
+// mark and says held (docs/protocol.md, "A held lock's files removed"),
+// and so must IsHeld and Inspect. ok is false when the mark keeps nobody
+// out.
+func heldByMark(p *platform.Platform, path string, state State) (st Status, ok bool) {
+	if state != StateAbsent && state != StateFree {
+		return Status{}, false
+	}
+	m := lockrec.ReadMark(p.FS, path)
+	if !m.Present || m.Foreign() || m.Record == nil || !m.Live(p, selfIdentity(p)) {
+		// No mark; a user's file; or one being written (an attempt
+		// that has not locked yet, or one backing off).
+		return Status{}, false
+	}
+	reason := reasonFileRemoved
+	if state == StateFree {
+		id, err := p.FS.FileID(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil || m.Names(id) || m.Record.LockIno == 0:
+			// Its writer let go of the file it names, which is free:
+			// a leftover, which Acquire removes. (A mark naming no
+			// file is not judged so.)
+			return Status{}, false
+		default:
+			reason = reasonFileReplaced
+		}
+	}
+	st = Status{Path: path, State: StateHeld, Reason: reason, Mechanism: MechanismSQLite, Holder: m.Holder()}
+	st.setAcquired(m.Record.AcquiredAt, p.Time().Now())
+	return st, true
+}
