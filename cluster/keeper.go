@@ -1,0 +1,283 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/proclock/proclock"
+)
+
+// keeper keeps one acquisition's lease alive and tells when it is lost:
+// its keepalives are sent one at a time (KeepAliveOnce), so that each
+// renewal has a known send time for the local deadline; a timer fires at
+// the deadline; and a watch on the acquisition's key sees it deleted or
+// replaced as soon as etcd does.
+type keeper struct {
+	c     *clientv3.Client
+	name  string
+	lease clientv3.LeaseID
+	ttl   time.Duration // as granted
+
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	v       validity
+	moved   chan struct{} // the deadline moved; cap 1
+	lost    chan struct{}
+	err     error // the *proclock.LostError, once lost
+	quiet   bool  // releasing: a loss now waits for the release's outcome
+	pending error // a loss seen while quiet
+}
+
+// startKeeper starts keeping lease alive; sent is when its grant was sent,
+// which gives the first deadline.
+func startKeeper(c *clientv3.Client, name string, lease clientv3.LeaseID, granted, margin time.Duration, sent time.Time) *keeper {
+	ctx, stop := context.WithCancel(context.Background())
+	k := &keeper{c: c, name: name, lease: lease, ttl: granted, ctx: ctx, stop: stop,
+		moved: make(chan struct{}, 1), lost: make(chan struct{})}
+	k.v = validity{margin: margin}
+	k.v.renewed(sent, granted)
+	k.wg.Add(2)
+	go k.renew()
+	go k.expire()
+	return k
+}
+
+// interval is how long after a sent keepalive the next one goes: a third
+// of the TTL, as etcd's own client does, so that two may fail before the
+// deadline.
+func (k *keeper) interval() time.Duration { return k.ttl / 3 }
+
+// retry is the pause after a keepalive that failed.
+func (k *keeper) retry() time.Duration { return min(k.ttl/20, 50*time.Millisecond) }
+
+func (k *keeper) renew() {
+	defer k.wg.Done()
+	next := time.Now().Add(k.interval())
+	for {
+		if !k.sleepUntil(next) {
+			return
+		}
+		sent := time.Now()
+		// An attempt never runs past the deadline: after it, a reply
+		// would come too late to matter.
+		end := k.deadline()
+		if e := sent.Add(k.interval()); e.Before(end) {
+			end = e
+		}
+		attempt, cancel := context.WithDeadline(k.ctx, end)
+		resp, err := k.c.KeepAliveOnce(attempt, k.lease)
+		cancel()
+		switch {
+		case err == nil:
+			k.renewed(sent, time.Duration(resp.TTL)*time.Second)
+			next = sent.Add(k.interval())
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			k.lose(fmt.Errorf("%w: lease %x: %w", ErrLeaseGone, int64(k.lease), err))
+			return
+		default:
+			next = time.Now().Add(k.retry())
+		}
+	}
+}
+
+// sleepUntil waits until t, and reports false when the keeper stopped or
+// the lock was lost first.
+func (k *keeper) sleepUntil(t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-k.ctx.Done():
+		return false
+	case <-k.lost:
+		return false
+	}
+}
+
+// expire fires at the deadline, and declares the lock lost unless a
+// renewal moved the deadline in the meantime.
+func (k *keeper) expire() {
+	defer k.wg.Done()
+	timer := time.NewTimer(time.Until(k.deadline()))
+	defer timer.Stop()
+	for {
+		select {
+		case <-k.ctx.Done():
+			return
+		case <-k.lost:
+			return
+		case <-k.moved:
+			timer.Reset(time.Until(k.deadline()))
+		case <-timer.C:
+			k.mu.Lock()
+			passed := k.v.passed(time.Now())
+			at := k.v.deadline
+			k.mu.Unlock()
+			if passed {
+				k.lose(fmt.Errorf("%w (%v after the last acknowledged keepalive was sent, TTL %v)", ErrDeadline, time.Since(at.Add(-k.ttl)).Round(time.Millisecond), k.ttl))
+				return
+			}
+			timer.Reset(time.Until(at))
+		}
+	}
+}
+
+// watchKey watches the acquisition's key, created at revision created,
+// from revision from on: any change to it but our own release is a loss.
+// A watch that ends (compacted, cut) is started again after a read that
+// checks the key is still ours.
+func (k *keeper) watchKey(key string, created, from int64) {
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		for {
+			ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(k.ctx))
+			wch := k.c.Watch(ctx, key, clientv3.WithRev(from))
+			from = k.follow(wch)
+			cancel()
+			if from == 0 {
+				return
+			}
+			// Read again: the key may have changed while no watch ran.
+			resp, err := k.c.Get(k.ctx, key)
+			for err != nil {
+				if k.ctx.Err() != nil || k.isLost() {
+					return
+				}
+				if !k.sleepUntil(time.Now().Add(k.retry())) {
+					return
+				}
+				resp, err = k.c.Get(k.ctx, key)
+			}
+			if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != created || resp.Kvs[0].ModRevision != created {
+				k.keyGone()
+				return
+			}
+			from = resp.Header.Revision + 1
+		}
+	}()
+}
+
+// follow reads a watch until it sees the key change (then 0) or ends
+// (then the revision to watch from next; 0 when the keeper stopped).
+func (k *keeper) follow(wch clientv3.WatchChan) int64 {
+	var last int64
+	for {
+		select {
+		case <-k.ctx.Done():
+			return 0
+		case <-k.lost:
+			return 0
+		case wr, ok := <-wch:
+			if !ok || wr.Canceled || wr.Err() != nil {
+				if k.ctx.Err() != nil {
+					return 0
+				}
+				return max(last, 1)
+			}
+			if len(wr.Events) > 0 {
+				k.keyGone()
+				return 0
+			}
+			last = wr.Header.Revision + 1
+		}
+	}
+}
+
+// keyGone declares the loss of a key that was deleted or replaced.
+func (k *keeper) keyGone() {
+	k.lose(fmt.Errorf("%w (lease %x)", ErrKeyGone, int64(k.lease)))
+}
+
+func (k *keeper) renewed(sent time.Time, granted time.Duration) {
+	k.mu.Lock()
+	before := k.v.deadline
+	k.v.renewed(sent, granted)
+	after := k.v.deadline
+	k.mu.Unlock()
+	if after != before {
+		select {
+		case k.moved <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// lose records the loss, once. While a release is under way a loss only
+// waits: the release's compare-and-delete tells whether the lock was
+// still held (then there was none) or not (then promote declares it).
+func (k *keeper) lose(cause error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil || k.ctx.Err() != nil {
+		return
+	}
+	if k.quiet {
+		if k.pending == nil {
+			k.pending = cause
+		}
+		return
+	}
+	k.err = &proclock.LostError{Path: k.name, Err: cause}
+	close(k.lost)
+}
+
+// promote declares a loss seen during a release that found the lock no
+// longer held; cause is what the release found, for want of a loss seen.
+func (k *keeper) promote(cause error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.err != nil {
+		return
+	}
+	if k.pending != nil {
+		cause = k.pending
+	}
+	k.err = &proclock.LostError{Path: k.name, Err: cause}
+	close(k.lost)
+}
+
+func (k *keeper) isLost() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err != nil
+}
+
+// cause is the loss, or nil.
+func (k *keeper) cause() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.err
+}
+
+func (k *keeper) deadline() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.v.deadline
+}
+
+// hush holds back losses while a release is under way (see lose).
+func (k *keeper) hush() {
+	k.mu.Lock()
+	k.quiet = true
+	k.mu.Unlock()
+}
+
+// close stops renewing and watching, and waits for it to end; no loss is
+// declared after it returns.
+func (k *keeper) close() {
+	k.mu.Lock()
+	k.stop()
+	k.mu.Unlock()
+	k.wg.Wait()
+}
