@@ -37,7 +37,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	// lockfs.Flocker): what exclusion with flock(1) costs.
 	b.Run("sqlite-without-flock", func(b *testing.B) {
 		p := nativePlatform(proclock.MechanismSQLite)
-		p.FS = &withoutFlock{p.FS}
+		p.FS = withRanges(&withoutFlock{p.FS}, p.FS)
 		benchAcquireRelease(b, p)
 	})
 	// The floor of any lock file: create exclusively, write a stamp,

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/sqlitelock"
@@ -192,6 +190,14 @@ func sidecarOf(err error, path string) string {
 	return filepath.Base(pe.Path)
 }
 
+// sqliteWorded is an error of a SQLite connection that has SQLite's words
+// for its result code ("database is locked"): internal/sqlconn's, where
+// connections live.
+type sqliteWorded interface {
+	error
+	SQLiteWords() string
+}
+
 // detail is the plainest words in err for an unforeseen cause: the
 // system's error text, else SQLite's words for its error code, else the
 // innermost message.
@@ -199,8 +205,8 @@ func detail(err error) string {
 	if errno, ok := errors.AsType[syscall.Errno](err); ok {
 		return errno.Error()
 	}
-	if code, ok := errors.AsType[sqlite3.ErrorCode](err); ok {
-		return strings.TrimPrefix(code.Error(), "sqlite3: ")
+	if e, ok := errors.AsType[sqliteWorded](err); ok {
+		return e.SQLiteWords()
 	}
 	for {
 		pe, ok := errors.AsType[*fs.PathError](err)

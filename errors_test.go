@@ -38,7 +38,7 @@ func TestErrorsInPlainWords(t *testing.T) {
 			cause: "not a lock file: proclock never changes it; lock another path", is: proclock.ErrNotLockFile},
 		{name: "name too long", path: long, fsys: func(f lockfs.FS) lockfs.FS { return limitedFS{f} },
 			cause: "name too long: the file name is 256 bytes, over the 255 this system takes", is: proclock.ErrPathTooLong},
-		{name: "network filesystem", path: "/tmp/x.lock", fsys: func(f lockfs.FS) lockfs.FS { return &networkFS{f} },
+		{name: "network filesystem", path: "/tmp/x.lock", fsys: func(f lockfs.FS) lockfs.FS { return &networkFS{f, fakeRanges{f.(lockfs.RangeLocker)}} },
 			cause: "on a network filesystem (nfs), where locks are not reliable (Options.AllowNetworkFS locks there anyway)", is: proclock.ErrNetworkFS},
 		{name: "empty path", path: "", cause: "empty path", is: fs.ErrInvalid},
 	} {

@@ -96,7 +96,7 @@ func BenchmarkHandoff(b *testing.B) {
 // as another process's), and lets go by Release.
 func holdInProcess(mech proclock.Mechanism, path string) func(b *testing.B) func() {
 	p := nativePlatform(mech)
-	p.FS = &distinctFS{p.FS}
+	p.FS = withRanges(&distinctFS{p.FS}, p.FS)
 	if p.SQLite != nil {
 		p.SQLite = &distinctSQLite{p.SQLite}
 	}

@@ -41,7 +41,7 @@ func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 			// Probes from another platform value: a process of its own
 			// as far as turns go, sharing the OS's locks.
 			q := nativePlatform(mech)
-			q.FS = &distinctFS{q.FS}
+			q.FS = withRanges(&distinctFS{q.FS}, q.FS)
 			if q.SQLite != nil {
 				q.SQLite = &distinctSQLite{q.SQLite}
 			}
@@ -99,5 +99,33 @@ func TestIsHeldDoesNotBlockAcquire(t *testing.T) {
 // distinctFS and distinctSQLite wrap a platform's values into new ones,
 // so that the platform keys turns of its own, as another process would.
 type distinctFS struct{ lockfs.FS }
+
+// withRanges is w, a wrapper of inner that hides inner's optional powers,
+// with inner's byte-range locks (lockfs.RangeLocker) where inner has them:
+// the SQLite mechanism takes SQLite's locks through them on linux, and
+// has no other way there.
+func withRanges(w, inner lockfs.FS) lockfs.FS {
+	if rl, ok := inner.(lockfs.RangeLocker); ok {
+		return &rangedFS{w, rl}
+	}
+	return w
+}
+
+type rangedFS struct {
+	lockfs.FS
+	lockfs.RangeLocker
+}
+
+// fakeRanges gives a wrapper of a fake world's FS the fake's byte-range
+// locks, beside the wrapper's own powers.
+type fakeRanges struct{ rl lockfs.RangeLocker }
+
+func (f fakeRanges) OpenLockable(name string) (lockfs.File, error) { return f.rl.OpenLockable(name) }
+func (f fakeRanges) TryLockRange(lf lockfs.File, off, n int64) (bool, error) {
+	return f.rl.TryLockRange(lf, off, n)
+}
+func (f fakeRanges) RangeWriteLocked(lf lockfs.File, off, n int64) (bool, error) {
+	return f.rl.RangeWriteLocked(lf, off, n)
+}
 
 type distinctSQLite struct{ platform.SQLite }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -19,7 +20,7 @@ import (
 // allowance); with the wake-up source in the waits (inotify, pidfd,
 // eventfd) and without it.
 func TestLeaksNative(t *testing.T) {
-	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, leakSQL, proclock.MechanismFile} {
 		for _, wake := range []bool{false, true} {
 			name := string(mech)
 			if wake {
@@ -36,16 +37,24 @@ func TestLeaksNative(t *testing.T) {
 						t.Fatal("no native wake-up source on linux")
 					}
 				}
-				if mech == proclock.MechanismFile {
+				switch mech {
+				case proclock.MechanismFile:
 					p = p.WithoutSQLite()
+				case leakSQL:
+					p.SQLite = sqlpath.Native()
 				}
 				w := &leakWorld{
 					free:  filepath.Join(dir, "free.lock"),
 					held:  filepath.Join(dir, "held.lock"),
 					files: openFDs,
+					sql:   mech == leakSQL,
 				}
 				w.setPlatform(p)
-				leakHoldElsewhere(t, mech, w.held)
+				held := mech
+				if held == leakSQL {
+					held = proclock.MechanismSQLite // held by a connection either way
+				}
+				leakHoldElsewhere(t, held, w.held)
 				checkNoLeaks(t, w)
 			})
 		}

@@ -14,7 +14,10 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
+	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Rounds of a leak check: acquire/release cycles, then waits for a held
@@ -35,8 +38,11 @@ type leakCounts struct {
 // are counted and whose waits between attempts are signalled, a free lock
 // and a lock that another holder keeps, and a count of open files.
 type leakWorld struct {
-	p      *platform.Platform
-	conns  *leakConnCounter // nil without SQLite
+	p     *platform.Platform
+	conns *leakConnCounter // nil without SQLite
+	// sql: the SQLite mechanism takes its lock through SQL, on
+	// connections; else as byte-range locks, without one.
+	sql    bool
 	pauses chan struct{}
 	free   string
 	held   string
@@ -119,8 +125,11 @@ func checkNoLeaks(t *testing.T, w *leakWorld) {
 	if after.files != before.files || after.conns != before.conns || after.goroutines > before.goroutines {
 		t.Errorf("after %d cycles and %d cancelled waits: %+v open; before: %+v", leakCycles, leakWaits, after, before)
 	}
-	if w.conns != nil && before.conns == 0 {
+	switch {
+	case w.sql && before.conns == 0:
 		t.Errorf("no SQLite connection counted: the count sees nothing")
+	case w.conns != nil && !w.sql && before.conns != 0:
+		t.Errorf("%d SQLite connections open on the byte-range path, which opens none", before.conns)
 	}
 }
 
@@ -212,11 +221,20 @@ type leakConnCounter struct {
 
 const leakWatchTable = "proclock_leak_watch"
 
-func (c *leakConnCounter) Open(name string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
-	conn, err := c.inner.Open(name, flags)
+func (c *leakConnCounter) LocksBytes() bool { return c.inner.LocksBytes() }
+
+// Connect counts the inner SQLite's connections; it fails where the inner
+// SQLite has none (a fake process's, which locks bytes).
+func (c *leakConnCounter) Connect() (platform.SQLConn, error) {
+	sc, ok := c.inner.(platform.SQLConnector)
+	if !ok {
+		return nil, sqlitelock.ErrNoConnections
+	}
+	wrapped, err := sc.Connect()
 	if err != nil {
 		return nil, err
 	}
+	conn := wrapped.(*sqlconn.Conn).Raw()
 	err = sqlite3.CreateModule(conn, leakWatchTable, nil, func(db *sqlite3.Conn, _, _, _ string, _ ...string) (leakWatch, error) {
 		return leakWatch{&c.open}, db.DeclareVTab("CREATE TABLE x(a)")
 	})
@@ -228,7 +246,7 @@ func (c *leakConnCounter) Open(name string, flags sqlite3.OpenFlag) (*sqlite3.Co
 		return nil, err
 	}
 	c.open.Add(1)
-	return conn, nil
+	return wrapped, nil
 }
 
 // leakWatch is the virtual table that watches a connection: empty, and
@@ -247,23 +265,29 @@ func (leakNoRows) EOF() bool                                  { return true }
 func (leakNoRows) Column(sqlite3.Context, int) error          { return nil }
 func (leakNoRows) RowID() (int64, error)                      { return 0, nil }
 
+// leakSQL names the SQLite mechanism on the SQL path in leak tests.
+const leakSQL proclock.Mechanism = "sqlite(sql)"
+
 // In a fake world, the same cycles and cancelled waits leave the world's
 // open files, the process's SQLite connections and this program's
 // goroutines as they were.
 func TestLeaksFake(t *testing.T) {
-	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {
+	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, leakSQL, proclock.MechanismFile} {
 		t.Run(string(mech), func(t *testing.T) {
 			world := fake.New()
-			holder, waiter := world.Spawn().Platform(), world.Spawn().Platform()
-			if mech == proclock.MechanismFile {
+			hp, wp := world.Spawn(), world.Spawn()
+			holder, waiter := hp.Platform(), wp.Platform()
+			switch mech {
+			case proclock.MechanismFile:
 				holder, waiter = holder.WithoutSQLite(), waiter.WithoutSQLite()
-			} else if waiter.SQLite == nil {
-				t.Skip("the fake world has no SQLite")
+			case leakSQL:
+				holder, waiter = fakesql.SQLPlatform(hp), fakesql.SQLPlatform(wp)
 			}
 			w := &leakWorld{
 				free:  "/tmp/free.lock",
 				held:  "/tmp/held.lock",
 				files: func(*testing.T) int { return world.OpenFiles() },
+				sql:   mech == leakSQL,
 			}
 			w.setPlatform(waiter)
 			l, err := proclock.Acquire(context.Background(), holder, w.held, proclock.Options{})

@@ -11,8 +11,12 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// networkFS is a fake FS that says every directory is on NFS.
-type networkFS struct{ lockfs.FS }
+// networkFS is a fake FS that says every directory is on NFS (and keeps
+// the fake's byte-range locks, which its SQLite locks with).
+type networkFS struct {
+	lockfs.FS
+	fakeRanges
+}
 
 func (networkFS) NetworkFS(string) (string, error) { return "nfs", nil }
 
@@ -21,7 +25,7 @@ func (networkFS) NetworkFS(string) (string, error) { return "nfs", nil }
 func TestNetworkFSRefused(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn().Platform()
-	p.FS = &networkFS{p.FS}
+	p.FS = &networkFS{p.FS, fakeRanges{p.FS.(lockfs.RangeLocker)}}
 	ctx := context.Background()
 	_, err := proclock.Acquire(ctx, p, "/tmp/app.lock", proclock.Options{})
 	if !errors.Is(err, proclock.ErrNetworkFS) {

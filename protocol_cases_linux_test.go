@@ -13,6 +13,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -76,11 +77,13 @@ func TestTextPrefixOfMagicIsNotALockFile(t *testing.T) {
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // sliceSQLite is a platform.SQLite whose type cannot be compared (a
-// slice field): a user's wrapper, say.
+// slice field): a user's wrapper, say, of the SQL path.
 type sliceSQLite struct{ opened []string }
 
-func (s sliceSQLite) Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
-	return sqlite3.OpenFlags(path, flags)
+func (s sliceSQLite) LocksBytes() bool { return false }
+
+func (s sliceSQLite) Connect() (platform.SQLConn, error) {
+	return sqlpath.Native().(platform.SQLConnector).Connect()
 }
 
 // The idle connection cache compares platform.SQLite values with ==: a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/explore"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -55,7 +56,7 @@ type role struct {
 	name string
 	file bool // the file mechanism; else SQLite
 	// sql: SQLite's lock through SQL on a connection, not as byte-range
-	// locks (the fake world's SQLite has platform.SQLiteByteLocks).
+	// locks (the fake world's SQLite locks bytes; fakesql.ViaSQL).
 	sql bool
 	// remove sets RemoveOnRelease.
 	remove bool
@@ -77,14 +78,10 @@ func (ro role) platform(u *explore.User) *platform.Platform {
 	case ro.file:
 		pp = pp.WithoutSQLite()
 	case ro.sql:
-		pp.SQLite = sqlOnly{pp.SQLite}
+		pp.SQLite = fakesql.ViaSQL(u.Proc)
 	}
 	return pp
 }
-
-// sqlOnly is a SQLite without its optional powers: the SQLite mechanism
-// takes its lock through SQL.
-type sqlOnly struct{ platform.SQLite }
 
 func (ro role) mech() proclock.Mechanism {
 	if ro.file {

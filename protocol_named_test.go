@@ -12,6 +12,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/explore"
 	"github.com/proclock/proclock/internal/lockrec"
 )
@@ -576,8 +577,8 @@ func TestRemoveAfterLettingGoWhenNobodyTookIt(t *testing.T) {
 	for _, known := range []bool{true, false} {
 		w := fake.New()
 		w.WindowsSharing()
-		p := w.Spawn().Platform()
-		p.SQLite = sqlOnly{p.SQLite}
+		proc := w.Spawn()
+		p := fakesql.SQLPlatform(proc)
 		if !known {
 			p.Process = failingProcess{self: errors.New("no identity here")}
 		}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
-	"github.com/proclock/proclock/platform"
 )
 
 // Security (issue 5, item 5) with real processes, some of them another
@@ -102,7 +101,7 @@ func secHelper(mode string, args []string) int {
 		json.NewEncoder(os.Stdout).Encode(r)
 		return 0
 	case secShare:
-		conn, err := platform.Native().SQLite.Open(args[0], sqlite3.OPEN_READONLY)
+		conn, err := sqlite3.OpenFlags(args[0], sqlite3.OPEN_READONLY)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2

@@ -82,7 +82,7 @@ func TestReleaseDuringAttemptWakesNextWait(t *testing.T) {
 				}
 				// The holder: a platform of its own, as another
 				// process's as far as turns go.
-				hp.FS = &distinctFS{hp.FS}
+				hp.FS = withRanges(&distinctFS{hp.FS}, hp.FS)
 				if hp.SQLite != nil {
 					hp.SQLite = &distinctSQLite{hp.SQLite}
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/proclock/proclock/conformance"
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/internal/peer"
+	_ "github.com/proclock/proclock/internal/peer/sqlpeer" // the SQL path's peers (MechanismSQLiteSQL)
 )
 
 func TestMain(m *testing.M) { locktest.Main(m) }

@@ -8,6 +8,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -78,7 +79,7 @@ var holdings = []struct {
 		return f
 	}},
 	{"connection", func(t *testing.T, p *fake.Process, path string) any {
-		c, err := p.Platform().SQLite.Open(path, fileFlags)
+		c, err := fakesql.Open(p, path, fileFlags)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,16 +42,18 @@
 //   - Process facts follow the host and pid namespace of the asker: a dead
 //     pid does not exist, a reused pid has another start time, a Reboot
 //     brings a new boot id, another host or namespace has its own pids.
-//   - SQLite is real (github.com/ncruces/go-sqlite3), over the fake
-//     filesystem, through a VFS of each process's own (Process.VFSName,
-//     registered for the life of the program, since a connection may
-//     outlive its process): hooks see its file operations with the
-//     process's pid, and a swapped inode is what it opens next. Temporary
-//     files stay in memory. Its locks (SHARED, RESERVED, PENDING,
-//     EXCLUSIVE) are kept per inode and belong to the open file, as OFD
-//     locks do: two connections of one process conflict, a conflict is
-//     SQLITE_BUSY at once (never a wait), and Kill drops every lock of the
-//     process in one step. World.OpenFiles counts the files SQLite has open.
+//   - SQLite's locks (SHARED, RESERVED, PENDING, EXCLUSIVE) are kept per
+//     inode and belong to the open file, as OFD locks do: two files of
+//     one process conflict, a conflict is refused at once (never a wait),
+//     and Kill drops every lock of the process in one step. A process's
+//     Platform().SQLite takes them as the FS's byte-range locks
+//     (lockfs.RangeLocker), as proclock does on linux, so package fake
+//     compiles no SQLite engine. Real SQLite (github.com/ncruces/go-sqlite3)
+//     runs over the fake filesystem, on the same lock table, for a test
+//     that imports package fake/fakesql: connections of its own beside a
+//     lock, or the SQLite mechanism's SQL path (fakesql.ViaSQL). Hooks see
+//     its file operations with the process's pid, and World.OpenFiles
+//     counts the files SQLite has open.
 //   - An open file goes with its garbage, as an *os.File does: one that
 //     its process no longer reaches, unclosed (a handle of the FS, a file
 //     of the VFS, a connection left open), is closed when the collector

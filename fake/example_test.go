@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ncruces/go-sqlite3"
-
+	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -102,37 +101,17 @@ func ExampleProcess_Platform() {
 	w := fake.New()
 	_ = w.Mkdir("/locks", 0o755)
 	holder, waiter := w.Spawn(), w.Spawn()
-	take := func(p *fake.Process) (*sqlite3.Conn, error) {
-		c, err := p.Platform().SQLite.Open("/locks/app.lock", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE)
-		if err != nil {
-			return nil, err
-		}
-		return c, c.Exec(`PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=OFF; BEGIN EXCLUSIVE;`)
-	}
-	held, err := take(holder)
-	fmt.Println(err)
-	defer held.Close()
-	refused, err := take(waiter)
-	fmt.Println(errors.Is(err, sqlite3.BUSY))
-	refused.Close()
+	ctx := context.Background()
+	held, err := proclock.Acquire(ctx, holder.Platform(), "/locks/app.lock", proclock.Options{})
+	fmt.Println(err, held.Mechanism())
+	_, err = proclock.Acquire(ctx, waiter.Platform(), "/locks/app.lock", proclock.Options{})
+	fmt.Println(errors.Is(err, proclock.ErrHeld))
 	holder.Kill() // the kernel drops its locks
-	taken, err := take(waiter)
+	taken, err := proclock.Acquire(ctx, waiter.Platform(), "/locks/app.lock", proclock.Options{})
 	fmt.Println(err)
-	defer taken.Close()
+	defer taken.Release()
 	// Output:
-	// <nil>
+	// <nil> sqlite
 	// true
 	// <nil>
-}
-
-func ExampleProcess_VFSName() {
-	w := fake.New()
-	p := w.Spawn()
-	// A connection of p's, opened with a URI of the test's own.
-	c, _ := sqlite3.Open("file:/tmp/notes.db?vfs=" + p.VFSName())
-	defer c.Close()
-	_ = c.Exec(`CREATE TABLE notes(text)`)
-	fi, _ := w.Stat("/tmp/notes.db")
-	fmt.Println(fi.Size() > 0)
-	// Output: true
 }

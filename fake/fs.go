@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/ncruces/go-sqlite3"
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 
 	"github.com/proclock/proclock/lockfs"
 )
@@ -51,7 +51,7 @@ func (s step) fail(err error) error {
 	var pe *fs.PathError
 	var le *os.LinkError
 	switch err.(type) {
-	case nil, sqlite3.ErrorCode, sqlite3.ExtendedErrorCode:
+	case nil, sqlfile.Answer:
 		return err
 	}
 	switch {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ncruces/go-sqlite3/vfs"
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
 // dev is the device number of the fake world's one filesystem.
@@ -43,7 +43,7 @@ type inode struct {
 	gone  bool
 	// locks is the SQLite lock table of the inode: the level of each open
 	// file (its description) that holds a lock on it (vfs.go).
-	locks map[*description]vfs.LockLevel
+	locks map[*description]sqlfile.Level
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }

@@ -51,7 +51,9 @@ func (p *Process) Identity() platform.Identity { return p.id }
 func (p *Process) Alive() bool { return !p.killed.Load() }
 
 // Platform returns the process's platform: its own FS view and SQLite (the
-// same values every call, and no other process's), its Process facts, the
+// same values every call, and no other process's; the SQLite takes its
+// locks as the FS's byte-range locks and opens no connections: package
+// fakesql's platforms have those), its Process facts, the
 // world's clock, and a Waker that a change of a watched name in the
 // world's filesystem, or the death of a watched pid, wakes. Every call
 // returns a new Platform holding those values, as platform.Native does.

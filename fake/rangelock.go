@@ -5,8 +5,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/ncruces/go-sqlite3/vfs"
-
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -15,8 +14,7 @@ import (
 // level, and a write lock seen on any bytes is another's RESERVED level or
 // more. The SQLite mechanism asks only for SQLite's locking bytes, so the
 // fake answers as the OS does for those, with connections of the world's
-// SQLite and byte-range lockers on one table (processSQLite has
-// platform.SQLiteByteLocks). Each is an OpLock operation on the file.
+// SQLite and byte-range lockers on one table (processSQLite's LocksBytes). Each is an OpLock operation on the file.
 var _ lockfs.RangeLocker = (*actor)(nil)
 
 // OpenLockable opens name read-write, never through a symlink at it.
@@ -42,7 +40,7 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 				return nil
 			}
 		}
-		(&vfsFile{f: f}).set(vfs.LOCK_EXCLUSIVE)
+		f.setLevel(sqlfile.Exclusive)
 		got = true
 		return nil
 	})
@@ -58,7 +56,7 @@ func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err
 	}
 	err = doErr(f, OpLock, "getlk", func() error {
 		for g, level := range f.node.locks {
-			if g != f.description && level >= vfs.LOCK_RESERVED {
+			if g != f.description && level >= sqlfile.Reserved {
 				locked = true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -40,7 +41,7 @@ func lockWorld(t *testing.T) *fake.World {
 // ends.
 func connect(t *testing.T, p *fake.Process, path string, flags sqlite3.OpenFlag) *sqlite3.Conn {
 	t.Helper()
-	c, err := p.Platform().SQLite.Open(path, flags)
+	c, err := fakesql.Open(p, path, flags)
 	if err != nil {
 		t.Fatalf("pid %d: open %q: %v", p.PID(), path, err)
 	}
@@ -91,7 +92,7 @@ func (l *locker) try() error {
 // reads its schema version.
 func probeOpen(t *testing.T, p *fake.Process, path string) error {
 	t.Helper()
-	c, err := p.Platform().SQLite.Open(path, sqlite3.OPEN_READONLY)
+	c, err := fakesql.Open(p, path, sqlite3.OPEN_READONLY)
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func TestSQLiteConnectionsOfOneProcessConflict(t *testing.T) {
 func TestSQLiteCannotOpen(t *testing.T) {
 	w := lockWorld(t)
 	p := w.Spawn()
-	_, err := p.Platform().SQLite.Open(lockDB, sqlite3.OPEN_READONLY)
+	_, err := fakesql.Open(p, lockDB, sqlite3.OPEN_READONLY)
 	if !errors.Is(err, sqlite3.CANTOPEN) || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("read-only open of a missing file: %v; want CANTOPEN and fs.ErrNotExist", err)
 	}
@@ -190,7 +191,7 @@ func TestSQLiteCannotOpen(t *testing.T) {
 		t.Errorf("after read-only opens, %s: %v; want it missing", lockDB, err)
 	}
 	for _, flags := range []sqlite3.OpenFlag{sqlite3.OPEN_READONLY, fileFlags} {
-		_, err := p.Platform().SQLite.Open("/locks", flags)
+		_, err := fakesql.Open(p, "/locks", flags)
 		if !errors.Is(err, sqlite3.CANTOPEN_ISDIR) {
 			t.Errorf("open of a directory with flags %#x: %v; want CANTOPEN_ISDIR", flags, err)
 		}
@@ -269,7 +270,7 @@ func TestSQLiteConcurrentReadersOfAFreeDatabase(t *testing.T) {
 // probeAttach is proclock's probe: a read-only ATTACH from an in-memory
 // connection, which reads the schema and so needs a shared lock.
 func probeAttach(p *fake.Process, path string) error {
-	c, err := p.Platform().SQLite.Open(":memory:", memFlags)
+	c, err := fakesql.Open(p, ":memory:", memFlags)
 	if err != nil {
 		return err
 	}
@@ -348,7 +349,7 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 		}
 		return nil
 	})
-	_, err = b.Platform().SQLite.Open(lockDB, fileFlags)
+	_, err = fakesql.Open(b, lockDB, fileFlags)
 	if !errors.Is(err, sqlite3.CANTOPEN) || !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("open refused by a hook: %v; want CANTOPEN and fs.ErrPermission", err)
 	}
@@ -386,7 +387,7 @@ func TestKillClosesSQLiteFiles(t *testing.T) {
 	if err := plain.Exec(`PRAGMA schema_version`); !errors.Is(err, fake.ErrKilled) || !errors.Is(err, sqlite3.IOERR) {
 		t.Errorf("the dead process's read: %v; want an I/O error matching ErrKilled", err)
 	}
-	if _, err := a.Platform().SQLite.Open(":memory:", memFlags); !errors.Is(err, fake.ErrKilled) {
+	if _, err := fakesql.Open(a, ":memory:", memFlags); !errors.Is(err, fake.ErrKilled) {
 		t.Errorf("the dead process's Open: %v; want ErrKilled", err)
 	}
 	for _, c := range []*sqlite3.Conn{holder.conn, idle, plain} {

@@ -12,6 +12,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 )
 
 const dbFlags = vfs.OPEN_MAIN_DB | vfs.OPEN_READWRITE | vfs.OPEN_CREATE
@@ -19,9 +20,9 @@ const dbFlags = vfs.OPEN_MAIN_DB | vfs.OPEN_READWRITE | vfs.OPEN_CREATE
 // vfsOf returns p's registered VFS.
 func vfsOf(t *testing.T, p *fake.Process) vfs.VFS {
 	t.Helper()
-	v := vfs.Find(p.VFSName())
+	v := vfs.Find(fakesql.VFSName(p))
 	if v == nil {
-		t.Fatalf("pid %d: no VFS registered as %q", p.PID(), p.VFSName())
+		t.Fatalf("pid %d: no VFS registered as %q", p.PID(), fakesql.VFSName(p))
 	}
 	return v
 }

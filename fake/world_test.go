@@ -12,6 +12,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -73,11 +74,11 @@ func TestPlatformHoldsOneFSPerProcess(t *testing.T) {
 	}
 	// Each registers a VFS of its own, under a name no other process of
 	// any world has.
-	if a.VFSName() != a.VFSName() || a.VFSName() == b.VFSName() || a.VFSName() == fake.New().Spawn().VFSName() {
-		t.Errorf("VFS names %q, %q: want one per process", a.VFSName(), b.VFSName())
+	if fakesql.VFSName(a) != fakesql.VFSName(a) || fakesql.VFSName(a) == fakesql.VFSName(b) || fakesql.VFSName(a) == fakesql.VFSName(fake.New().Spawn()) {
+		t.Errorf("VFS names %q, %q: want one per process", fakesql.VFSName(a), fakesql.VFSName(b))
 	}
-	if vfs.Find(a.VFSName()) == nil {
-		t.Errorf("VFS %q is not registered", a.VFSName())
+	if vfs.Find(fakesql.VFSName(a)) == nil {
+		t.Errorf("VFS %q is not registered", fakesql.VFSName(a))
 	}
 }
 

@@ -6,7 +6,9 @@ package lockfs
 // same bytes, POSIX fcntl locks included. The SQLite mechanism takes
 // SQLite's exclusive lock through it without a connection, where the
 // platform's SQLite says its VFS locks with these very locks
-// (platform.SQLiteByteLocks; docs/design.md, "Locking without SQL").
+// (platform.SQLite's LocksBytes; docs/design.md, "Locking without SQL").
+// An FS that wraps one forwards it: without it, and without connections
+// (platform.SQLConnector), the SQLite mechanism has no way to lock.
 type RangeLocker interface {
 	// OpenLockable opens name for reading and writing, as OpenNoFollow
 	// opens it for reading: never through a symlink at name, never

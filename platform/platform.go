@@ -3,9 +3,8 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
-
-	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/lockfs"
 )
@@ -16,7 +15,9 @@ import (
 type Platform struct {
 	// FS is the filesystem locks live in. Required.
 	FS lockfs.FS
-	// SQLite opens SQLite databases on FS. Nil selects the file mechanism.
+	// SQLite is how SQLite locks database files of FS: taken without a
+	// connection, or through connections (SQLite's doc says which). Nil
+	// selects the file mechanism.
 	SQLite SQLite
 	// Process gives this process's identity and facts about other pids.
 	// Nil means this process's identity is unknown.
@@ -51,14 +52,88 @@ func (p *Platform) WithoutSQLite() *Platform {
 	return &q
 }
 
-// SQLite opens connections to SQLite databases on a platform's FS, through
-// the VFS that knows how to lock them.
+// SQLite is how SQLite locks database files on a platform's FS: what the
+// SQLite mechanism needs to take the lock SQLite's connections take, so
+// that every connection to the file excludes it and is excluded by it. It
+// is taken one of two ways (docs/design.md, "Locking without SQL"):
+//
+//   - as byte-range locks the mechanism takes itself on SQLite's locking
+//     bytes, without a connection, when LocksBytes says SQLite locks the
+//     FS's files with the FS's own byte-range locks (lockfs.RangeLocker);
+//   - else through SQL, on connections of the optional power SQLConnector,
+//     which only a package that links SQLite's engine provides (go-sqlite3:
+//     darwin, windows and the BSDs natively; package fake/fakesql).
+//
+// So a program whose SQLite locks bytes (linux) compiles no SQL engine.
 type SQLite interface {
-	// Open opens a connection to the database file at path (a file
-	// name, not a URI) with the given flags. The implementation chooses
-	// the VFS: the OS's, or a fake world's.
-	Open(path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error)
+	// LocksBytes reports whether SQLite's VFS locks database files of the
+	// platform's FS with the FS's byte-range locks (lockfs.RangeLocker), at
+	// the bytes SQLite's file format sets aside for locking, so that taking
+	// those locks directly excludes every connection to the file, of this
+	// process or another, and is excluded by them. Only a SQLite whose
+	// VFS opens the same files as the FS, and locks them so, may say so.
+	LocksBytes() bool
 }
+
+// SQLConnector is an optional power of a SQLite: connections, for the
+// SQL path (a SQLite whose LocksBytes is false, or a FS without
+// byte-range locks). Without either, the SQLite mechanism cannot lock.
+type SQLConnector interface {
+	SQLite
+	// Connect opens a connection with no database of its own (an
+	// in-memory one), through the VFS that locks the FS's files, to which
+	// the mechanism attaches a lock's database file.
+	Connect() (SQLConn, error)
+}
+
+// SQLConn is a connection of a SQLConnector: what the SQLite mechanism
+// does with one. Its errors from SQLite match the SQLiteCode of their
+// primary result code (errors.Is(err, SQLiteBusy)); what else they match
+// is the implementation's.
+type SQLConn interface {
+	// Exec runs one or more SQL statements.
+	Exec(sql string) error
+	// BusyHandler sets the function SQLite calls while a lock it wants is
+	// busy, with the number of times it did so for this lock: true to try
+	// again, false to fail with SQLiteBusy. Nil: fail at once.
+	BusyHandler(func(ctx context.Context, count int) bool) error
+	// InTransaction reports whether a transaction is open (SQLite's
+	// autocommit is off).
+	InTransaction() bool
+	// Reserved reports whether the connection holds SQLite's RESERVED
+	// lock, or a stronger one, on the database attached as schema: false
+	// when it does not, or when its VFS cannot tell.
+	Reserved(schema string) bool
+	// Close closes the connection, which lets go of its locks.
+	Close() error
+}
+
+// SQLiteCode is one of SQLite's primary result codes, as an error that a
+// SQLConn's errors match (errors.Is) when SQLite's answer has that code.
+type SQLiteCode int
+
+// The result codes the SQLite mechanism tells apart.
+const (
+	SQLiteBusy    SQLiteCode = 5  // SQLITE_BUSY: another connection holds a lock it needs
+	SQLiteCorrupt SQLiteCode = 11 // SQLITE_CORRUPT: the file is malformed
+	SQLiteNotADB  SQLiteCode = 26 // SQLITE_NOTADB: the file is not a database
+)
+
+func (c SQLiteCode) Error() string {
+	switch c {
+	case SQLiteBusy:
+		return "database is locked"
+	case SQLiteCorrupt:
+		return "database disk image is malformed"
+	case SQLiteNotADB:
+		return "file is not a database"
+	}
+	return fmt.Sprintf("SQLite result code %d", int(c))
+}
+
+// SQLiteResultCode returns c as a number: how a SQLConn's error, which
+// carries SQLite's code, tells that c is its own (its Is method).
+func (c SQLiteCode) SQLiteResultCode() int { return int(c) }
 
 // SQLiteNamer is an optional power of a SQLite: naming a database file for
 // SQLite, whose pathname limit (MaxSQLitePath) is shorter than the
@@ -131,18 +206,4 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// SQLiteByteLocks is an optional power of a SQLite: its VFS locks a
-// database file with the byte-range locks of the platform's FS
-// (lockfs.RangeLocker), at the bytes SQLite's file format sets aside for
-// locking. Taking those locks directly then excludes every connection to
-// the file, of this process or another, and is excluded by them, so the
-// SQLite mechanism takes and looks for its lock without a connection
-// (docs/design.md, "Locking without SQL"). Only a SQLite whose VFS opens
-// the same files as the FS, and locks them so, may have it.
-type SQLiteByteLocks interface {
-	SQLite
-	// LocksBytes does nothing: having it says the above.
-	LocksBytes()
 }

@@ -2,8 +2,9 @@
 
 package platform
 
-// LocksBytes says that the OS's VFS locks database files with the OFD
-// locks of lockfs.OS (SQLiteByteLocks): go-sqlite3's VFS on linux takes
-// F_OFD_SETLK locks at SQLite's locking bytes, which also conflict with
-// the POSIX locks of SQLite's own C library in other processes.
-func (osSQLite) LocksBytes() {}
+// LocksBytes is true: go-sqlite3's VFS on linux locks database files with
+// F_OFD_SETLK locks at SQLite's locking bytes, the OFD locks of lockfs.OS,
+// which also conflict with the POSIX locks of SQLite's own C library in
+// other processes. The SQLite mechanism takes them itself, and no SQLite
+// engine is compiled in (docs/design.md, "What compiles where").
+func (osSQLite) LocksBytes() bool { return true }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -57,13 +55,13 @@ const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE; PRAGMA lock.lock
 const lockExclusiveSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
 
 // Conns lends connections that have no database of their own (in-memory
-// ones, opened with sqlite3.OPEN_URI through the platform's SQLite), to
-// attach a lock's database to. Opening a connection costs far more than
+// ones, opened by the platform's SQLite: platform.SQLConnector), to attach
+// a lock's database to. Opening a connection costs far more than
 // attaching a file, so the root package keeps a few idle ones.
 type Conns interface {
-	Get() (*sqlite3.Conn, error)
+	Get() (platform.SQLConn, error)
 	// Put takes back a connection with nothing attached.
-	Put(*sqlite3.Conn)
+	Put(platform.SQLConn)
 }
 
 // Retry says how an attempt meets a busy lock.
@@ -107,7 +105,7 @@ type Lock struct {
 	path string
 	// name is what SQLite opens the file at path by (sqliteName).
 	name  string
-	conn  *sqlite3.Conn
+	conn  platform.SQLConn
 	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
@@ -173,6 +171,9 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	if direct {
 		return attemptWith(ctx, p, path, a, rl, path)
 	}
+	if err := noSQLPath(p); err != nil {
+		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return nil, err
@@ -215,13 +216,13 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err := l.take(ctx, p, a.Retry, pin); err != nil {
 		l.detach()
 		switch {
-		case errors.Is(err, sqlite3.BUSY):
+		case errors.Is(err, platform.SQLiteBusy):
 			return nil, &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
 		case !l.attached && errors.Is(err, fs.ErrPermission):
 			// Readable (it is pinned) but not writable by this user:
 			// still held or free, by a look that writes nothing.
 			return nil, readOnlyVerdict(p, a.Conns, path, name)
-		case errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT):
+		case errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt):
 			// Stamped since it was pinned, or being rewritten by a
 			// file-mechanism process: for the caller to judge.
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
@@ -393,8 +394,12 @@ var ErrReadOnly = lockrec.ErrReadOnly
 // create it: proclock creates the file (pinFile), with its own mode.
 // Attaching reads the schema, so it fails with BUSY against a holder.
 func attachSQL(name string, readOnly bool) string {
-	return "ATTACH DATABASE " + sqlite3.Quote(fileURI(name, readOnly)) + " AS " + schema
+	return "ATTACH DATABASE " + quote(fileURI(name, readOnly)) + " AS " + schema
 }
+
+// quote is s as a SQL string literal. (A lock's path has no NUL byte: the
+// FS refuses one before SQLite sees it.)
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // fileURI names path as a SQLite URI filename, so that no character of the
 // path is taken for URI syntax. The VFS opens the URI's path as it is, so
@@ -632,7 +637,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 				l.attached = true
 			}
 			err := exec(l.conn, sql)
-			if !excl || !errors.Is(err, sqlite3.BUSY) {
+			if !excl || !errors.Is(err, platform.SQLiteBusy) {
 				return err
 			}
 			// Still holding the attach's shared lock (exclusive
@@ -650,7 +655,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	}
 	if l.ranged != nil {
 		err = try()
-		for errors.Is(err, sqlite3.BUSY) && tick() {
+		for errors.Is(err, platform.SQLiteBusy) && tick() {
 			err = try()
 		}
 	} else {
@@ -667,7 +672,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		l.conn.BusyHandler(nil)
 	}
 	for range retries {
-		if !errors.Is(err, sqlite3.BUSY) {
+		if !errors.Is(err, platform.SQLiteBusy) {
 			return err
 		}
 		pause := retryMin + rand.N(retrySpread)

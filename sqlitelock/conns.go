@@ -1,10 +1,9 @@
 package sqlitelock
 
 import (
+	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/platform"
 )
@@ -25,7 +24,7 @@ type ConnCache struct {
 
 type idleConn struct {
 	sq   platform.SQLite
-	conn *sqlite3.Conn
+	conn platform.SQLConn
 }
 
 // NewConnCache returns a cache that keeps at most max idle connections.
@@ -36,7 +35,7 @@ func NewConnCache(max int) *ConnCache { return &ConnCache{max: max} }
 func (c *ConnCache) For(sq platform.SQLite) Conns { return cachedConns{c, sq} }
 
 // take returns an idle connection of sq, most recent first, or nil.
-func (c *ConnCache) take(sq platform.SQLite) *sqlite3.Conn {
+func (c *ConnCache) take(sq platform.SQLite) platform.SQLConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(c.idle) - 1; i >= 0; i-- {
@@ -50,7 +49,7 @@ func (c *ConnCache) take(sq platform.SQLite) *sqlite3.Conn {
 }
 
 // keep adds conn to the idle ones and returns the oldest it evicted, if any.
-func (c *ConnCache) keep(sq platform.SQLite, conn *sqlite3.Conn) *sqlite3.Conn {
+func (c *ConnCache) keep(sq platform.SQLite, conn platform.SQLConn) platform.SQLConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.idle = append(c.idle, idleConn{sq, conn})
@@ -71,22 +70,8 @@ func (c *ConnCache) keep(sq platform.SQLite, conn *sqlite3.Conn) *sqlite3.Conn {
 // it holds only that shared lock (take).
 const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
 
-// setup prepares a connection the cache opened: setupSQL, and no
-// checkpoint on closing a database (detaching one), which SQLite would
-// otherwise precede with a look whether the file was moved (an fstat and a
-// stat of its path) although a lock's database has no write-ahead log to
-// checkpoint.
-func setup(conn *sqlite3.Conn) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &panicError{value: r}
-		}
-	}()
-	if _, err := conn.Config(sqlite3.DBCONFIG_NO_CKPT_ON_CLOSE, true); err != nil {
-		return err
-	}
-	return conn.Exec(setupSQL)
-}
+// setup prepares a connection the cache opened: setupSQL.
+func setup(conn platform.SQLConn) error { return exec(conn, setupSQL) }
 
 // cachedConns lends connections of one SQLite value through a ConnCache.
 type cachedConns struct {
@@ -96,7 +81,7 @@ type cachedConns struct {
 
 // Get lends an idle connection, or opens one; a panic in go-sqlite3 is an
 // error matching ErrPanic.
-func (p cachedConns) Get() (conn *sqlite3.Conn, err error) {
+func (p cachedConns) Get() (conn platform.SQLConn, err error) {
 	if conn := p.c.take(p.sq); conn != nil {
 		return conn, nil
 	}
@@ -105,7 +90,11 @@ func (p cachedConns) Get() (conn *sqlite3.Conn, err error) {
 			conn, err = nil, fmt.Errorf("%w: opening a connection: %v", ErrPanic, r)
 		}
 	}()
-	conn, err = p.sq.Open(":memory:", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
+	sc, ok := p.sq.(platform.SQLConnector)
+	if !ok {
+		return nil, ErrNoConnections
+	}
+	conn, err = sc.Connect()
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +106,29 @@ func (p cachedConns) Get() (conn *sqlite3.Conn, err error) {
 }
 
 // Put takes back a connection with nothing attached.
-func (p cachedConns) Put(conn *sqlite3.Conn) {
+func (p cachedConns) Put(conn platform.SQLConn) {
 	defer func() { recover() }() // a connection that fails to close is gone either way
 	p.c.keep(p.sq, conn).Close() // closing a nil Conn does nothing
+}
+
+// ErrNoConnections is matched by the error of an attempt or a probe that
+// has no way to take SQLite's lock: its platform's SQLite opens no
+// connections (platform.SQLConnector), and its locks are not byte-range
+// locks of the platform's FS (platform.SQLite.LocksBytes and
+// lockfs.RangeLocker), or the FS hides them (a wrapper of lockfs.OS that
+// does not forward RangeLocker).
+var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (platform.SQLConnector)")
+
+// noSQLPath is nil when p can take SQLite's lock through SQL, else an
+// error matching ErrNoConnections that says what is missing.
+func noSQLPath(p *platform.Platform) error {
+	if _, ok := p.SQLite.(platform.SQLConnector); ok {
+		return nil
+	}
+	if p.SQLite.LocksBytes() {
+		return fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
+	}
+	return ErrNoConnections
 }
 
 // exclusiveByDefault marks Conns whose connections are in exclusive

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock/internal/sqlconn"
+	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -57,14 +59,14 @@ func (c *gateClock) Sleep(ctx context.Context, d time.Duration) error {
 //
 // It holds for both ways of taking SQLite's lock: through SQL on a cached
 // connection, and as byte-range locks without one (where the platform's
-// SQLite has platform.SQLiteByteLocks).
+// SQLite locks bytes: platform.SQLite.LocksBytes).
 func TestCachedConnWaitsHoldingNoLock(t *testing.T) {
 	native := platform.Native().SQLite
 	if native == nil {
 		t.Skip("this OS has no native SQLite that locks files")
 	}
-	ways := map[string]platform.SQLite{"sql": otherSQLite{native}}
-	if _, ok := native.(platform.SQLiteByteLocks); ok {
+	ways := map[string]platform.SQLite{"sql": sqlpath.Native()}
+	if native.LocksBytes() {
 		ways["ranged"] = native
 	}
 	for name, sq := range ways {
@@ -86,7 +88,7 @@ func waitsHoldingNoLock(t *testing.T, sq platform.SQLite) {
 
 	open := func() *sqlite3.Conn {
 		t.Helper()
-		c, err := sq.Open(path, sqlite3.OPEN_READWRITE)
+		c, err := sqlite3.OpenFlags(path, sqlite3.OPEN_READWRITE)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,17 +144,14 @@ func waitsHoldingNoLock(t *testing.T, sq platform.SQLite) {
 // exclusive locking mode for the databases they attach, and one given back
 // is lent again to the same SQLite value only.
 func TestConnCacheConnsAreExclusive(t *testing.T) {
-	sq := platform.Native().SQLite
-	if sq == nil {
-		t.Skip("this OS has no native SQLite that locks files")
-	}
+	sq := sqlpath.Native()
 	cache := sqlitelock.NewConnCache(2)
 	conns := cache.For(sq)
 	conn, err := conns.Get()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stmt, _, err := conn.Prepare("PRAGMA locking_mode")
+	stmt, _, err := conn.(*sqlconn.Conn).Raw().Prepare("PRAGMA locking_mode")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +160,7 @@ func TestConnCacheConnsAreExclusive(t *testing.T) {
 	}
 	stmt.Close()
 	conns.Put(conn)
-	if again, err := cache.For(otherSQLite{sq}).Get(); err != nil || again == conn {
+	if again, err := cache.For(otherSQLite{sq.(platform.SQLConnector)}).Get(); err != nil || again == conn {
 		t.Errorf("another SQLite value got %p (err %v), the connection given back for the first (%p)", again, err, conn)
 	} else {
 		again.Close()
@@ -174,4 +173,4 @@ func TestConnCacheConnsAreExclusive(t *testing.T) {
 }
 
 // otherSQLite is another SQLite value over the same SQLite.
-type otherSQLite struct{ platform.SQLite }
+type otherSQLite struct{ platform.SQLConnector }

@@ -1,7 +1,11 @@
-// Package sqlitelock is proclock's SQLite mechanism: the lock is the SQLite
-// database at the lock's path, held by one connection with
-// locking_mode=EXCLUSIVE, journal_mode=OFF and an exclusive transaction left
-// open. The file is an empty database (one page, no tables:
+// Package sqlitelock is proclock's SQLite mechanism: the lock is SQLite's
+// exclusive lock on the SQLite database at the lock's path, taken as
+// SQLite's byte-range locks without a connection where the platform's
+// SQLite locks bytes (platform.SQLite.LocksBytes: linux, the fake world),
+// else held by one connection (platform.SQLConnector) with
+// locking_mode=EXCLUSIVE, journal_mode=OFF and an exclusive transaction
+// left open. The package itself links no SQLite engine: connections come
+// from the platform. The file is an empty database (one page, no tables:
 // lockrec.EmptyDatabase) that SQLite never writes, no journal is written,
 // and the kernel drops
 // the lock the moment its holder exits or crashes, so nothing is ever
@@ -26,6 +30,7 @@
 //
 // Waiting beyond an attempt's short retries, in-process turns and the
 // choice of mechanism belong to the root package; which errors wrap which
-// system or SQLite error is unspecified beyond the sentinels named here. The
-// package reaches files, SQLite and time only through a platform.Platform.
+// system or SQLite error is unspecified beyond the sentinels named here
+// (ErrNoConnections: no way to lock). The package reaches files, SQLite and
+// time only through a platform.Platform.
 package sqlitelock

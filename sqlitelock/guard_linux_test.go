@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -30,9 +30,9 @@ func init() { vfs.Register(panicVFSName, panicVFS{vfs.Find("os").(vfs.VFSFilenam
 // file attached to them goes through its FullPathname.
 type panicSQLite struct{}
 
-func (panicSQLite) Open(_ string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
-	return sqlite3.OpenFlags("file::memory:?vfs="+panicVFSName, flags|sqlite3.OPEN_URI)
-}
+func (panicSQLite) LocksBytes() bool { return false }
+
+func (panicSQLite) Connect() (platform.SQLConn, error) { return sqlconn.OpenMemory(panicVFSName) }
 
 // countedConns counts the connections given back.
 type countedConns struct {
@@ -40,7 +40,7 @@ type countedConns struct {
 	put int
 }
 
-func (c *countedConns) Put(conn *sqlite3.Conn) {
+func (c *countedConns) Put(conn platform.SQLConn) {
 	c.put++
 	c.conns.Put(conn)
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -61,6 +59,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		}
 		return lockrec.StateFree, "", nil
 	}
+	if err := noSQLPath(p); err != nil {
+		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
+	}
 	name, done, err := sqliteName(p, path)
 	if err != nil {
 		return lockrec.StateAbsent, "", err
@@ -78,7 +79,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		}
 		return state, "", nil
 	}
-	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
+	if errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt) {
 		state, err := classify(p, path) // not a database, or being rewritten
 		return state, "", err
 	}
@@ -91,9 +92,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 // probeConn attaches the database SQLite knows by name read-only, which
 // takes a shared lock to read its schema: that fails at once against an
 // exclusive holder.
-func probeConn(conn *sqlite3.Conn, name string) (lockrec.State, error) {
+func probeConn(conn platform.SQLConn, name string) (lockrec.State, error) {
 	switch err := exec(conn, attachSQL(name, true)); {
-	case errors.Is(err, sqlite3.BUSY):
+	case errors.Is(err, platform.SQLiteBusy):
 		return lockrec.StateHeld, nil
 	case err != nil:
 		return lockrec.StateAbsent, err
@@ -104,7 +105,7 @@ func probeConn(conn *sqlite3.Conn, name string) (lockrec.State, error) {
 // putProbed gives back a connection probeConn used: detached first when
 // the probe attached it (free); closed when that fails, or when a call
 // into go-sqlite3 panicked on it (err).
-func putProbed(conns Conns, conn *sqlite3.Conn, state lockrec.State, err error) {
+func putProbed(conns Conns, conn platform.SQLConn, state lockrec.State, err error) {
 	if errors.Is(err, ErrPanic) || (state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
 		closeConn(conn)
 		return

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -23,12 +21,12 @@ const (
 )
 
 // byteLocks returns the FS's byte-range locks where the platform's SQLite
-// locks database files with those very locks (platform.SQLiteByteLocks):
+// locks database files with those very locks (platform.SQLite.LocksBytes):
 // the mechanism then takes SQLite's exclusive lock itself, the same locks
 // on the same bytes as a connection's, so it excludes every connection to
 // the file and is excluded by them, without opening one.
 func byteLocks(p *platform.Platform) (lockfs.RangeLocker, bool) {
-	if _, ok := p.SQLite.(platform.SQLiteByteLocks); !ok {
+	if !p.SQLite.LocksBytes() {
 		return nil, false
 	}
 	rl, ok := p.FS.(lockfs.RangeLocker)
@@ -44,7 +42,7 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 	case err != nil:
 		return err
 	case !got:
-		return sqlite3.BUSY
+		return platform.SQLiteBusy
 	}
 	l.kept = pin
 	return nil

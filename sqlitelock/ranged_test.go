@@ -14,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -26,10 +27,10 @@ import (
 func rangedPlatforms(t *testing.T) (ranged, sql *platform.Platform) {
 	t.Helper()
 	native := platform.Native().SQLite
-	if _, ok := native.(platform.SQLiteByteLocks); !ok {
-		t.Skip("this OS's SQLite does not lock with the FS's byte-range locks (platform.SQLiteByteLocks): every lock goes through SQL")
+	if native == nil || !native.LocksBytes() {
+		t.Skip("this OS's SQLite does not lock with the FS's byte-range locks (platform.SQLite.LocksBytes): every lock goes through SQL")
 	}
-	return &platform.Platform{FS: lockfs.OS(), SQLite: native}, &platform.Platform{FS: lockfs.OS(), SQLite: otherSQLite{native}}
+	return &platform.Platform{FS: lockfs.OS(), SQLite: native}, &platform.Platform{FS: lockfs.OS(), SQLite: sqlpath.Native()}
 }
 
 // tryOnce makes one attempt, without the flock(2) lock beside SQLite's:
@@ -86,7 +87,7 @@ func TestRangedAgainstConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := ranged.SQLite.Open(path, sqlite3.OPEN_READWRITE)
+	conn, err := sqlite3.OpenFlags(path, sqlite3.OPEN_READWRITE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +97,9 @@ func TestRangedAgainstConnections(t *testing.T) {
 	}
 	if err := conn.Exec("BEGIN EXCLUSIVE"); !errors.Is(err, sqlite3.BUSY) {
 		t.Errorf("a connection's BEGIN EXCLUSIVE beside the lock: %v; want SQLITE_BUSY", err)
+	}
+	if err := conn.Exec("BEGIN IMMEDIATE"); !errors.Is(err, sqlite3.BUSY) {
+		t.Errorf("a connection's write transaction (BEGIN IMMEDIATE) beside the lock: %v; want SQLITE_BUSY", err)
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
@@ -118,6 +122,15 @@ func TestRangedAgainstConnections(t *testing.T) {
 	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
 		t.Errorf("an attempt beside a connection's exclusive lock: %v; want held", err)
 	}
+	if err := conn.Exec("ROLLBACK; BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if st := probe(); st != lockrec.StateHeld {
+		t.Errorf("Probe beside a connection's write transaction (its reserved lock): %v; want held", st)
+	}
+	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
+		t.Errorf("an attempt beside a connection's write transaction: %v; want held", err)
+	}
 	if err := conn.Exec("ROLLBACK; BEGIN; SELECT count(*) FROM sqlite_schema"); err != nil {
 		t.Fatal(err)
 	}
@@ -139,71 +152,93 @@ func TestRangedAgainstConnections(t *testing.T) {
 
 // pySQLite is a python3 program on SQLite's own C library, which locks
 // with POSIX fcntl locks where go-sqlite3 takes OFD locks: it opens the
-// database at argv[1] with no busy timeout, runs argv[2], prints "ok" or
-// the error, and keeps its connection (and its locks) until its input
-// ends.
+// database at argv[1] with no busy timeout, runs the statements argv[2]
+// (a transaction it leaves open), prints "ok" or the error, and keeps its
+// connection (and its locks) until its input ends.
 const pySQLite = `
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
 try:
-    c.execute(sys.argv[2])
+    c.executescript(sys.argv[2])
     print("ok", flush=True)
 except sqlite3.Error as e:
     print(e, flush=True)
 sys.stdin.read()
 `
 
-// TestRangedAgainstSQLiteC: the byte-range lock and a lock taken by
-// SQLite's C library in another process keep each other out, both ways.
+// TestRangedAgainstSQLiteC: the byte-range lock and the locks SQLite's C
+// library takes in another process keep each other out, both ways: its
+// exclusive lock and its write transaction's reserved one (held, to an
+// attempt and to Probe) and a reader's shared lock (an attempt waits for
+// it, as a connection's would; Probe, as a read-only look, finds it free).
 func TestRangedAgainstSQLiteC(t *testing.T) {
 	ranged, _ := rangedPlatforms(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 (with its sqlite3 module, SQLite's C library) is not installed")
 	}
-	path := filepath.Join(t.TempDir(), "x.lock")
-	run := func(sql string) (answer string, stop func()) {
-		t.Helper()
-		cmd := exec.Command("python3", "-c", pySQLite, path, sql)
-		in, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil {
-			t.Fatalf("python3: %v", err)
-		}
-		return strings.TrimSpace(line), func() { in.Close(); cmd.Wait() }
-	}
+	for _, c := range []struct {
+		name, sql string
+		probe     lockrec.State // what Probe finds beside it
+	}{
+		{"exclusive", "BEGIN EXCLUSIVE", lockrec.StateHeld},
+		{"write transaction", "BEGIN IMMEDIATE", lockrec.StateHeld},
+		{"write", "BEGIN; CREATE TABLE t(x)", lockrec.StateHeld},
+		{"read", "BEGIN; SELECT count(*) FROM sqlite_schema", lockrec.StateFree},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.lock")
+			l, err := tryOnce(ranged, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer, stop := runPySQLite(t, path, c.sql)
+			stop()
+			if answer != "database is locked" {
+				t.Errorf("SQLite's C library's %q beside the lock: %q; want \"database is locked\"", c.sql, answer)
+			}
+			l.Release()
+			if c.name == "write" {
+				return // it would write the lock's database: only the refusal is of interest
+			}
 
-	l, err := tryOnce(ranged, path)
+			answer, stop = runPySQLite(t, path, c.sql)
+			defer stop()
+			if answer != "ok" {
+				t.Fatalf("SQLite's C library's %q on the free lock: %q", c.sql, answer)
+			}
+			if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
+				t.Errorf("an attempt beside SQLite's C library's %q: %v; want held", c.sql, err)
+			}
+			if st, _, err := sqlitelock.Probe(ranged, nil, path); err != nil || st != c.probe {
+				t.Errorf("Probe beside SQLite's C library's %q: %v, %v; want %v", c.sql, st, err, c.probe)
+			}
+		})
+	}
+}
+
+// runPySQLite runs pySQLite on path and sql in another process and returns
+// its answer, and stop, which ends it (and its locks).
+func runPySQLite(t *testing.T, path, sql string) (answer string, stop func()) {
+	t.Helper()
+	cmd := exec.Command("python3", "-c", pySQLite, path, sql)
+	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer, stop := run("BEGIN EXCLUSIVE")
-	stop()
-	if answer != "database is locked" {
-		t.Errorf("SQLite's C library's BEGIN EXCLUSIVE beside the lock: %q; want \"database is locked\"", answer)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	l.Release()
-
-	answer, stop = run("BEGIN EXCLUSIVE")
-	defer stop()
-	if answer != "ok" {
-		t.Fatalf("SQLite's C library's BEGIN EXCLUSIVE on the free lock: %q", answer)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := tryOnce(ranged, path); !errors.Is(err, lockrec.ErrHeld) {
-		t.Errorf("an attempt beside SQLite's C library's exclusive lock: %v; want held", err)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		in.Close()
+		cmd.Wait()
+		t.Fatalf("python3: %v", err)
 	}
-	if st, _, err := sqlitelock.Probe(ranged, nil, path); err != nil || st != lockrec.StateHeld {
-		t.Errorf("Probe beside SQLite's C library's exclusive lock: %v, %v; want held", st, err)
-	}
+	return strings.TrimSpace(line), func() { in.Close(); cmd.Wait() }
 }
 
 // TestRangedRunningProgram: a program that is running cannot be opened

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/ncruces/go-sqlite3"
-	"github.com/ncruces/go-sqlite3/vfs"
-
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -63,11 +60,11 @@ func (l *Lock) detach() (err error) {
 		return closeConn(conn)
 	}
 	defer func() {
-		if r := recover(); r != nil { // from GetAutocommit
+		if r := recover(); r != nil { // from InTransaction
 			err = errors.Join(&panicError{value: r}, closeConn(conn))
 		}
 	}()
-	if !conn.GetAutocommit() {
+	if conn.InTransaction() {
 		if err := exec(conn, "ROLLBACK"); err != nil {
 			return errors.Join(err, closeConn(conn))
 		}
@@ -96,9 +93,7 @@ func (l *Lock) unattach() error {
 // EXCLUSIVE that is waiting for readers to go, which may wait. A VFS that
 // cannot tell counts as shared only.
 func (l *Lock) sharedOnly() bool {
-	level, err := l.conn.FileControl(schema, sqlite3.FCNTL_LOCKSTATE)
-	lock, ok := level.(vfs.LockLevel)
-	return err != nil || !ok || lock < vfs.LOCK_RESERVED
+	return !l.conn.Reserved(schema)
 }
 
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {

@@ -7,9 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
@@ -20,22 +19,26 @@ const lockPath = "/tmp/app.lock"
 // conns lends a fresh in-memory connection each time.
 type conns struct{ sq platform.SQLite }
 
-func (c conns) Get() (*sqlite3.Conn, error) {
-	return c.sq.Open(":memory:", sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
+func (c conns) Get() (platform.SQLConn, error) {
+	sc, ok := c.sq.(platform.SQLConnector)
+	if !ok {
+		return nil, sqlitelock.ErrNoConnections
+	}
+	return sc.Connect()
 }
-func (c conns) Put(conn *sqlite3.Conn) { conn.Close() }
+func (c conns) Put(conn platform.SQLConn) { conn.Close() }
 
 func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
 	return attemptVia(p, false, remove)
 }
 
 // attemptVia is attempt, through SQL when sql is set: the fake world's
-// SQLite takes the lock as byte-range locks (platform.SQLiteByteLocks),
-// unless hidden.
+// SQLite takes the lock as byte-range locks, unless fakesql's ViaSQL is
+// asked for.
 func attemptVia(p *fake.Process, sql, remove bool) (*sqlitelock.Lock, error) {
 	pl := p.Platform()
 	if sql {
-		pl.SQLite = otherSQLite{pl.SQLite}
+		pl.SQLite = fakesql.ViaSQL(p)
 	}
 	id := p.Identity()
 	return sqlitelock.Acquire(context.Background(), pl, lockPath, sqlitelock.Attempt{Retry: sqlitelock.RetryBusy, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})

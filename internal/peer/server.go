@@ -29,7 +29,11 @@ var role = locktest.NewRole("conformance-peer", func(args []string) int {
 	case proclock.MechanismFile:
 		p = p.WithoutSQLite()
 	case MechanismSQLiteSQL:
-		p.SQLite = sqlOnly{p.SQLite}
+		if SQLPath == nil {
+			fmt.Fprintf(os.Stderr, "peer: %s needs the SQL path: the test binary imports internal/peer/sqlpeer\n", args[0])
+			return 2
+		}
+		p.SQLite = SQLPath()
 	}
 	var t *tracer
 	if os.Getenv(TraceEnv) != "" {
@@ -42,12 +46,15 @@ var role = locktest.NewRole("conformance-peer", func(args []string) int {
 
 // MechanismSQLiteSQL, given to Spawn, makes a peer of the SQLite mechanism
 // that takes SQLite's lock through SQL on a connection, as it does where
-// the OS's SQLite has no byte-range power (platform.SQLiteByteLocks), not
-// by the byte-range locks it takes itself on linux.
+// the OS's SQLite is not known to lock bytes (platform.SQLite.LocksBytes),
+// and as an older proclock did on linux, not by the byte-range locks it
+// takes itself there. Its test binary imports internal/peer/sqlpeer.
 const MechanismSQLiteSQL proclock.Mechanism = "sqlite(sql)"
 
-// sqlOnly is a SQLite without its optional powers.
-type sqlOnly struct{ platform.SQLite }
+// SQLPath is the native SQLite of the SQL path (internal/sqlpath.Native),
+// set by package internal/peer/sqlpeer: a peer (and so conformance) links
+// no SQLite engine unless its test binary asks for one.
+var SQLPath func() platform.SQLite
 
 // peerServer runs proclock on commands from a harness: each request in its
 // own goroutine, so that a waiting Acquire can be cancelled.

@@ -1,0 +1,20 @@
+//go:build (darwin || windows || freebsd || netbsd || openbsd || dragonfly || illumos || (linux && sqlite3_flock)) && !sqlite3_dotlk
+
+package platform
+
+import "github.com/proclock/proclock/internal/sqlconn"
+
+// LocksBytes is false: the byte-range path is not yet proven against this
+// OS's VFS, so the SQLite mechanism locks through connections (Connect).
+func (osSQLite) LocksBytes() bool { return false }
+
+// Connect opens an in-memory connection through the OS's VFS, to attach
+// lock files to (SQLConnector): this is what links SQLite's engine
+// (go-sqlite3) into a build for this OS.
+func (osSQLite) Connect() (SQLConn, error) {
+	c, err := sqlconn.OpenOS()
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
