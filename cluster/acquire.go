@@ -302,9 +302,9 @@ func (a *acquisition) abandon() {
 	if a.lease == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), max(a.ttl, time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), releaseBound(a.ttl))
 	defer cancel()
-	revoke(ctx, a.c, a.lease)
+	revoke(ctx, attemptBound(a.ttl), a.c, a.lease)
 }
 
 // heldBy is the held error for the holder kv, with the handoff record rec

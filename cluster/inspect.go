@@ -22,7 +22,8 @@ type Status struct {
 	Fence int64  `json:"fence,omitempty"`
 	Lease int64  `json:"lease,omitempty"`
 	// TTL is the holder's lease TTL as granted, TTLLeft what the server
-	// says is left of it; both zero when unknown (the lease just went).
+	// says is left of it, in whole seconds (etcd's unit); TTL is zero when
+	// unknown (the lease just went).
 	TTL     time.Duration `json:"ttl,omitempty"`
 	TTLLeft time.Duration `json:"ttlLeft,omitempty"`
 	// Waiters is how many acquisitions wait behind the holder.
@@ -98,7 +99,7 @@ func Inspect(ctx context.Context, c *clientv3.Client, name string) (Status, erro
 	if h.Lease != 0 {
 		ttl, err := c.TimeToLive(ctx, clientv3.LeaseID(h.Lease))
 		switch {
-		case err == nil && ttl.TTL > 0:
+		case err == nil && ttl.TTL >= 0: // -1: gone; 0: under a second left
 			st.TTL, st.TTLLeft = time.Duration(ttl.GrantedTTL)*time.Second, time.Duration(ttl.TTL)*time.Second
 		case err != nil && !isLeaseNotFound(err):
 			return st, &proclock.Error{Op: "inspect", Path: name, Err: err}

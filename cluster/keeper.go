@@ -124,7 +124,7 @@ func (k *keeper) expire() {
 			at := k.v.deadline
 			k.mu.Unlock()
 			if passed {
-				k.lose(fmt.Errorf("%w (%v after the last acknowledged keepalive was sent, TTL %v)", ErrDeadline, time.Since(at.Add(-k.ttl)).Round(time.Millisecond), k.ttl))
+				k.lose(fmt.Errorf("%w (lease %x, TTL %v)", ErrDeadline, int64(k.lease), k.ttl))
 				return
 			}
 			timer.Reset(time.Until(at))

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/proclock/proclock"
@@ -163,18 +164,19 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	held.forget(l.key)
-	bound, cancel := context.WithTimeout(context.Background(), l.ttl)
+	bound, cancel := context.WithTimeout(context.Background(), releaseBound(l.ttl))
 	defer cancel()
+	each := attemptBound(l.ttl)
 	if l.k.cause() == nil {
 		l.k.hush()
 		rec := handoff{Key: l.key, Fence: l.fence, Lease: leaseHex(int64(l.lease)), Holder: l.holder, AcquiredAt: l.since, Released: true}
-		resp, err := retried(bound, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		resp, err := retried(bound, each, func(ctx context.Context) (*clientv3.TxnResponse, error) {
 			return l.c.Txn(ctx).If(l.Guard()).Then(
 				clientv3.OpDelete(l.key),
 				clientv3.OpPut(l.name+HandoffSuffix, rec.marshal()),
-			).Else(clientv3.OpGet(l.name + HandoffSuffix)).Commit()
+			).Commit()
 		})
-		if err == nil && !resp.Succeeded && !l.releasedBefore(resp) {
+		if err == nil && !resp.Succeeded && !l.releasedBefore(bound) {
 			l.k.promote(fmt.Errorf("%w: found at release", ErrKeyGone))
 		}
 		l.k.close()
@@ -184,32 +186,56 @@ func (l *Lock) Release() error {
 	} else {
 		l.k.close()
 	}
-	if err := revoke(bound, l.c, l.lease); err != nil {
+	if err := revoke(bound, each, l.c, l.lease); err != nil {
 		return &proclock.Error{Op: "release", Path: l.name, Err: err}
 	}
 	l.released = true
 	return nil
 }
 
-// releasedBefore reports whether a release whose compare failed finds its
-// own clean release recorded: an earlier attempt committed, and its reply
-// was lost on the way back.
-func (l *Lock) releasedBefore(resp *clientv3.TxnResponse) bool {
-	for _, r := range resp.Responses {
-		for _, kv := range r.GetResponseRange().GetKvs() {
-			if h, ok := parseHandoff(kv.Value); ok && h.Key == l.key && h.Fence == l.fence && h.Released {
-				return true
+// releaseBound bounds a release (and the revoke of a failed acquisition)
+// with a lease of TTL ttl: past the TTL the server lets the lease go by
+// itself, unless it was restarted meanwhile, hence the floor.
+func releaseBound(ttl time.Duration) time.Duration { return max(ttl, 3*time.Second) }
+
+// attemptBound bounds each attempt of a release, so that a reply lost on
+// the way leaves time for another.
+func attemptBound(ttl time.Duration) time.Duration {
+	return min(max(ttl/3, 300*time.Millisecond), 2*time.Second)
+}
+
+// releasedBefore reports whether a release whose compare failed finds that
+// its own earlier attempt deleted the key (it committed, and its reply was
+// lost on the way back): the key's deletion, read from etcd's history,
+// came with this acquisition's clean release record.
+func (l *Lock) releasedBefore(ctx context.Context) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for wr := range l.c.Watch(wctx, l.key, clientv3.WithRev(l.fence+1)) {
+		if wr.Err() != nil {
+			return false // compacted: unknown, so not clean
+		}
+		for _, ev := range wr.Events {
+			if ev.Type != mvccpb.DELETE {
+				return false
 			}
+			resp, err := l.c.Get(ctx, l.name+HandoffSuffix, clientv3.WithRev(ev.Kv.ModRevision))
+			if err != nil || len(resp.Kvs) == 0 {
+				return false
+			}
+			h, ok := parseHandoff(resp.Kvs[0].Value)
+			return ok && h.Key == l.key && h.Fence == l.fence && h.Released && resp.Kvs[0].ModRevision == ev.Kv.ModRevision
 		}
 	}
 	return false
 }
 
-// retried runs op until it succeeds, ctx ends, or it fails in a way that
-// trying again will not mend; op must be safe to repeat.
-func retried[T any](ctx context.Context, op func(context.Context) (T, error)) (T, error) {
+// retried runs op, each attempt bounded by each, until it succeeds, ctx
+// ends, or it fails in a way that trying again will not mend; op must be
+// safe to repeat.
+func retried[T any](ctx context.Context, each time.Duration, op func(context.Context) (T, error)) (T, error) {
 	for {
-		attempt, cancel := context.WithTimeout(ctx, 2*time.Second)
+		attempt, cancel := context.WithTimeout(ctx, each)
 		v, err := op(attempt)
 		cancel()
 		if err == nil || ctx.Err() != nil || !transient(err) {
@@ -233,8 +259,8 @@ func transient(err error) bool {
 }
 
 // revoke revokes lease; a lease already gone is revoked.
-func revoke(ctx context.Context, c *clientv3.Client, lease clientv3.LeaseID) error {
-	_, err := retried(ctx, func(ctx context.Context) (*clientv3.LeaseRevokeResponse, error) {
+func revoke(ctx context.Context, each time.Duration, c *clientv3.Client, lease clientv3.LeaseID) error {
+	_, err := retried(ctx, each, func(ctx context.Context) (*clientv3.LeaseRevokeResponse, error) {
 		return c.Revoke(ctx, lease)
 	})
 	if err != nil && isLeaseNotFound(err) {

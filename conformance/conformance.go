@@ -72,6 +72,8 @@ var cases = []testCase{
 	{name: "MixedHolderNamed", run: testMixedHolderNamed},
 	{name: "MixedAgedHolder", run: testMixedAgedHolder},
 	{name: "MixedTakeTurns", run: testMixedTakeTurns},
+	{name: "SameProcessTurns", run: testSameProcessTurns},
+	{name: "WaitCancelled", run: testWaitCancelled},
 }
 
 // ctx gives a case's operations a bound, so that a broken lock fails the
