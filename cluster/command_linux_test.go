@@ -18,6 +18,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sys/unix"
 )
 
 // The command's cases on a cluster lock (docs/cluster.md, "The
@@ -195,22 +196,32 @@ func alive(pid int) bool {
 }
 
 // deathOf watches pids and returns a channel that gets the moment the
-// last of them was seen dead, polling every millisecond (a process the
-// test did not start cannot be waited for).
+// last of them died: a pidfd (which works for processes the test did not
+// start) polls readable when its process exits.
 func deathOf(pids []int) <-chan time.Time {
 	ch := make(chan time.Time, 1)
-	go func() {
-		for {
-			any := false
-			for _, p := range pids {
-				any = any || alive(p)
-			}
-			if !any {
-				ch <- time.Now()
-				return
-			}
-			time.Sleep(time.Millisecond)
+	var fds []int
+	for _, p := range pids {
+		if fd, err := unix.PidfdOpen(p, 0); err == nil {
+			fds = append(fds, fd)
 		}
+	}
+	go func() {
+		defer func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}()
+		for _, fd := range fds {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			for {
+				n, err := unix.Poll(pfd, -1)
+				if n > 0 || (err != nil && err != unix.EINTR) {
+					break
+				}
+			}
+		}
+		ch <- time.Now()
 	}()
 	return ch
 }
@@ -385,7 +396,8 @@ func TestCommandLeaderKilled(t *testing.T) {
 	r := startCommand(t, "run", "--ttl", ttl.String(), url, "--", "/bin/sh", "-c", `echo started $PROCLOCK_FENCE; cat >/dev/null; echo done`)
 	first := r.line(t, 30*time.Second)
 	leader := tc.waitLeader(t)
-	<-tc.members[leader].kill()
+	closed := tc.members[leader].kill()
+	defer func() { <-closed }()
 	tc.waitLeader(t)
 	// Wait out more than the TTL on the lock's own key: a holder that
 	// lost it would have stopped COMMAND by then.
@@ -527,8 +539,12 @@ func statusGolden(t *testing.T, url, golden string, wantCode int) {
 		t.Fatalf("status --json: %v: %q", err, out)
 	}
 	normalise(m)
-	got, _ := json.MarshalIndent(m, "", "  ")
-	got = append(got, '\n')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(m)
+	got := buf.Bytes()
 	path := filepath.Join("testdata", "status", golden+".json")
 	if os.Getenv("PROCLOCK_UPDATE_GOLDEN") != "" {
 		os.MkdirAll(filepath.Dir(path), 0o755)
