@@ -47,8 +47,11 @@ type Lock struct {
 	mech    Mechanism
 	holder  *platform.Identity
 	release func() error
-	key     turnKey
-	terms   handoffTerms
+	// file is the open file that holds the lock's kernel locks, or the
+	// stamped lock file; nil when none (internal/lockfile).
+	file  lockfs.File
+	key   turnKey
+	terms handoffTerms
 
 	mu       sync.Mutex
 	left     bool // the turn is given up

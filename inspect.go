@@ -41,10 +41,18 @@ type Status struct {
 	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible
 	// ("permission denied"), or foreign ("not a lock file: ..."), or, for
 	// a lock held by an unknown holder, what is known of it ("a flock(2)
-	// lock").
+	// lock", "a SQLite lock on the file").
 	Reason string `json:"reason,omitempty"`
 	// Holder is the recorded holder, when known.
 	Holder *platform.Identity `json:"holder,omitempty"`
+	// OtherPIDNamespace and OtherTimeNamespace are set when the holder,
+	// of this host, is in another pid namespace (its pid is not this
+	// process's to look up: a file lock of such a holder is never
+	// reclaimed) or another time namespace (its clocks are offset; its
+	// start time is judged on the host's clock) than this process, as
+	// far as both are known (docs/design.md, "Time namespaces").
+	OtherPIDNamespace  bool `json:"otherPidNamespace,omitempty"`
+	OtherTimeNamespace bool `json:"otherTimeNamespace,omitempty"`
 	// AcquiredAt is when the holder took the lock, when recorded; HeldFor
 	// is how long ago that was, by the platform's clock.
 	AcquiredAt time.Time     `json:"acquiredAt,omitzero"`
@@ -87,7 +95,22 @@ func inspect(ctx context.Context, p *platform.Platform, path string, detail bool
 	if err != nil {
 		return st, pathError("inspect", path, err)
 	}
+	if detail {
+		st.setNamespaces(selfIdentity(p))
+	}
 	return st, nil
+}
+
+// setNamespaces tells whether the holder is in other namespaces of this
+// host than here, this process's identity (nil when unknown).
+func (st *Status) setNamespaces(here *platform.Identity) {
+	h := st.Holder
+	if h == nil || here == nil || h.Host != here.Host || (h.BootID != "" && here.BootID != "" && h.BootID != here.BootID) {
+		return
+	}
+	differ := func(a, b uint64) bool { return a != 0 && b != 0 && a != b }
+	st.OtherPIDNamespace = differ(h.PIDNamespace, here.PIDNamespace)
+	st.OtherTimeNamespace = differ(h.TimeNamespace, here.TimeNamespace)
 }
 
 // inspectCause is inspect, its errors the causes.

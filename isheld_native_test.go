@@ -11,6 +11,7 @@ import (
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Probes running at the same moment do not keep an Acquire from a free
@@ -129,3 +130,24 @@ func (f fakeRanges) RangeWriteLocked(lf lockfs.File, off, n int64) (bool, error)
 }
 
 type distinctSQLite struct{ platform.SQLite }
+
+// Connect and SQLiteName forward the wrapped SQLite's connections and
+// naming (platform.SQLConnector, platform.SQLiteNamer): darwin's, windows'
+// and the BSDs' SQLite locks through connections, and a wrapper that hid
+// them would leave it no way to lock.
+func (d *distinctSQLite) Connect() (platform.SQLConn, error) {
+	if c, ok := d.SQLite.(platform.SQLConnector); ok {
+		return c.Connect()
+	}
+	return nil, sqlitelock.ErrNoConnections
+}
+
+func (d *distinctSQLite) SQLiteName(path string) (string, func(), error) {
+	if n, ok := d.SQLite.(platform.SQLiteNamer); ok {
+		return n.SQLiteName(path)
+	}
+	if len(path) > platform.MaxSQLitePath {
+		return "", nil, platform.ErrSQLitePathTooLong
+	}
+	return path, func() {}, nil
+}

@@ -78,7 +78,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
 		if err == nil {
-			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release}, nil
+			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile()}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
 			return nil, err
@@ -241,7 +241,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release}, nil
+	return &Lock{path: m.path, mech: MechanismFile, holder: &here, release: sl.Release, file: sl.File()}, nil
 }
 
 func (m *fileMechanism) recorded() Status {
@@ -297,6 +297,8 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 		st.State = StateFree
 	case pr.State == StateStale:
 		st.Reason = staleReason(pr.Reason)
+	case pr.Reason == stamplock.ReasonLocked:
+		st.Reason = pr.LockedBy
 	}
 	return st, nil
 }

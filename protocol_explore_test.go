@@ -16,6 +16,8 @@ import (
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/explore"
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 	"github.com/proclock/proclock/sqlitelock"
 )
@@ -43,7 +45,8 @@ import (
 const (
 	exploreDir   = "/tmp"
 	exploreLock  = exploreDir + "/explore.lock"
-	exploreOther = exploreDir + "/explore.txt" // a user's file beside the lock
+	exploreOther = exploreDir + "/explore.txt"       // a user's file beside the lock
+	exploreLink  = exploreDir + "/explore-link.lock" // another name of the lock's file (stageLinkedDatabase)
 )
 
 var exploreOtherData = []byte("not a lock file: never changed\n")
@@ -70,7 +73,34 @@ type role struct {
 	// fullDisk: the user's writes to the lock file fail with ENOSPC, as
 	// on a full disk (its creates succeed); its Acquire may fail so.
 	fullDisk bool
+	// guest: the user's FS cannot see the kernel's locks on a file
+	// (lockfs.RangeLocker, lockfs.Flocker) nor keep a directory open
+	// (lockfs.DirOpener), as a wasm guest's: a file user then keeps out of
+	// a SQLite holder by its mark alone (docs/protocol.md, "The kernel's
+	// locks").
+	guest bool
+	// plain: a SQLite connection outside proclock (python's sqlite3, the
+	// sqlite3 shell): it opens the lock file (creating it if missing, as
+	// SQLite does), takes SQLite's exclusive lock, writes no mark and
+	// looks for no stamp; it holds when what it then reads is a database
+	// (empty, or the empty database), as SQLite's first read of the
+	// file finds (plainRound).
+	plain bool
+	// link: the user reaches the lock through a hard link to its file
+	// (exploreLink, staged by stageLinkedDatabase).
+	link bool
 }
+
+// path is the name the user takes the lock by.
+func (ro role) path() string {
+	if ro.link {
+		return exploreLink
+	}
+	return exploreLock
+}
+
+// blindFS is an FS without the powers a wasm guest's lacks (role.guest).
+type blindFS struct{ lockfs.FS }
 
 func (ro role) platform(u *explore.User) *platform.Platform {
 	pp := u.Platform()
@@ -79,6 +109,9 @@ func (ro role) platform(u *explore.User) *platform.Platform {
 		pp = pp.WithoutSQLite()
 	case ro.sql:
 		pp.SQLite = fakesql.ViaSQL(u.Proc)
+	}
+	if ro.guest {
+		pp.FS = blindFS{pp.FS}
 	}
 	return pp
 }
@@ -95,27 +128,37 @@ func (ro role) called(name string) role {
 	return ro
 }
 
+// linked is ro through the hard link (role.link).
+func (ro role) linked() role {
+	ro.name += " via link"
+	ro.link = true
+	return ro
+}
+
 var (
 	sqliteUser   = role{name: "sqlite"}
 	sqliteRemove = role{name: "sqlite(remove)", remove: true}
 	fileUser     = role{name: "file", file: true}
 	sqlUser      = role{name: "sqlite(sql)", sql: true}
 	sqlRemove    = role{name: "sqlite(sql,remove)", sql: true, remove: true}
+	guestFile    = role{name: "file(guest)", file: true, guest: true}
+	plainUser    = role{name: "plain sqlite", plain: true}
 )
 
 // stage is what is at the lock's path before the users start.
 type stage int
 
 const (
-	stageNone         stage = iota
-	stageDeadStamp          // a dead file holder's stamp
-	stageDeadMark           // a dead SQLite holder's database and mark
-	stageOldEmpty           // an empty lock file past its 30 s, no mark
-	stageFreeDatabase       // a SQLite holder's database, let go of, kept
+	stageNone           stage = iota
+	stageDeadStamp            // a dead file holder's stamp
+	stageDeadMark             // a dead SQLite holder's database and mark
+	stageOldEmpty             // an empty lock file past its 30 s, no mark
+	stageFreeDatabase         // a SQLite holder's database, let go of, kept
+	stageLinkedDatabase       // the same, with a second name (exploreLink)
 )
 
 func (s stage) String() string {
-	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s", "a free SQLite database"}[s]
+	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s", "a free SQLite database", "a free SQLite database with two names"}[s]
 }
 
 // scenario is one configuration of the exploration.
@@ -176,13 +219,16 @@ func (sc scenario) stageFiles(w *fake.World) error {
 			return err
 		}
 		p.Kill()
-	case stageFreeDatabase:
+	case stageFreeDatabase, stageLinkedDatabase:
 		l, err := proclock.Acquire(ctx, w.Spawn().Platform(), exploreLock, proclock.Options{})
 		if err != nil {
 			return err
 		}
 		if err := l.Release(); err != nil {
 			return err
+		}
+		if sc.stage == stageLinkedDatabase {
+			return w.FS().Link(exploreLock, exploreLink)
 		}
 	case stageOldEmpty:
 		if err := w.WriteFile(exploreLock, nil, 0o644); err != nil {
@@ -228,7 +274,7 @@ func (sc scenario) config(crash bool, bound int, stats *exploreStats) explore.Co
 					})
 				}
 				if ro.holding {
-					l, err := proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+					l, err := proclock.Acquire(context.Background(), ro.platform(u), ro.path(), proclock.Options{RemoveOnRelease: ro.remove})
 					if err != nil {
 						r.Fail(fmt.Errorf("staging %s: %w", ro.name, err))
 					}
@@ -255,10 +301,13 @@ func lockUserBody(u *explore.User, ro role, held *proclock.Lock) error {
 
 // lockUserRound is one round of a user's run.
 func lockUserRound(u *explore.User, ro role, held *proclock.Lock) error {
+	if ro.plain {
+		return plainRound(u, ro)
+	}
 	l := held
 	if l == nil {
 		var err error
-		l, err = proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove, Wait: ro.wait})
+		l, err = proclock.Acquire(context.Background(), ro.platform(u), ro.path(), proclock.Options{RemoveOnRelease: ro.remove, Wait: ro.wait})
 		if errors.Is(err, proclock.ErrHeld) {
 			u.Logf("held: %v", err)
 			return nil
@@ -281,6 +330,44 @@ func lockUserRound(u *explore.User, ro role, held *proclock.Lock) error {
 	return nil
 }
 
+// plainRound is one round of a plain SQLite connection (role.plain): the
+// kernel's side of a BEGIN EXCLUSIVE, and SQLite's first read of the file
+// under it.
+func plainRound(u *explore.User, ro role) error {
+	fsys := ro.platform(u).FS
+	f, err := fsys.OpenFile(ro.path(), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer f.Close() // lets go of the lock
+	got, err := fsys.(lockfs.RangeLocker).TryLockRange(f, lockrec.SQLitePendingByte, lockrec.SQLiteLockBytes)
+	switch {
+	case err != nil:
+		return fmt.Errorf("lock: %w", err)
+	case !got:
+		u.Logf("database is locked")
+		return nil
+	}
+	kind, data, err := lockrec.ReadOpen(f)
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if kind != lockrec.Empty && kind != lockrec.SQLite {
+		u.Logf("file is not a database (%v)", kind)
+		return nil
+	}
+	u.Critical()
+	// Nobody writes a database while another holds SQLite's lock on it.
+	// (An empty file may be one a file user has just created, and stamps,
+	// and then, finding the lock, gives back as the empty database: the
+	// one write proclock makes without looking, docs/protocol.md, "The
+	// kernel's locks".)
+	if _, now, err := lockrec.ReadOpen(f); kind == lockrec.SQLite && (err != nil || !bytes.Equal(now, data)) {
+		return fmt.Errorf("the database changed under the plain connection's lock: %q, %v; was %q", now, err, data)
+	}
+	return nil
+}
+
 // afterRun checks the world once every user has finished: a fresh process
 // of each mechanism takes the lock and lets it go (after 31 s more, when
 // at once it finds it held), the user's file beside the lock is unchanged,
@@ -288,16 +375,22 @@ func lockUserRound(u *explore.User, ro role, held *proclock.Lock) error {
 func afterRun(w *fake.World, stats *exploreStats) error {
 	stats.runs.Add(1)
 	waited := false
-	for _, file := range []bool{false, true} {
-		err := takeFresh(w, file)
-		if errors.Is(err, proclock.ErrHeld) && !waited {
-			waited = true
-			stats.waited30s.Add(1)
-			w.Advance(31 * time.Second)
-			err = takeFresh(w, file)
-		}
-		if err != nil {
-			return fmt.Errorf("a fresh process (file mechanism: %v) cannot take the lock: %w", file, err)
+	paths := []string{exploreLock}
+	if _, err := w.Stat(exploreLink); err == nil {
+		paths = append(paths, exploreLink) // what one name leaves must not wedge the other
+	}
+	for _, name := range paths {
+		for _, file := range []bool{false, true} {
+			err := takeFresh(w, name, file)
+			if errors.Is(err, proclock.ErrHeld) && !waited {
+				waited = true
+				stats.waited30s.Add(1)
+				w.Advance(31 * time.Second)
+				err = takeFresh(w, name, file)
+			}
+			if err != nil {
+				return fmt.Errorf("a fresh process (file mechanism: %v) cannot take the lock at %s: %w", file, name, err)
+			}
 		}
 	}
 	got, err := w.ReadFile(exploreOther)
@@ -321,14 +414,14 @@ func afterRun(w *fake.World, stats *exploreStats) error {
 	return nil
 }
 
-// takeFresh has a new process of the world take the lock at once and
-// release it.
-func takeFresh(w *fake.World, file bool) error {
+// takeFresh has a new process of the world take the lock at path at once
+// and release it.
+func takeFresh(w *fake.World, path string, file bool) error {
 	pp := w.Spawn().Platform()
 	if file {
 		pp = pp.WithoutSQLite()
 	}
-	l, err := proclock.Acquire(context.Background(), pp, exploreLock, proclock.Options{})
+	l, err := proclock.Acquire(context.Background(), pp, path, proclock.Options{})
 	if err != nil {
 		return err
 	}
@@ -409,6 +502,21 @@ var pairs = []scenario{
 	// removes it just after letting go, and a file holder's release may
 	// find it open (docs/design.md, Known limits).
 	{users: []role{sqlRemove, fileUser}, heavy: true, windows: true},
+	// A file user that cannot see the kernel's locks (a wasm guest) keeps
+	// out of SQLite users by their marks alone.
+	{users: []role{sqliteUser, guestFile}, heavy: true},
+	{users: []role{sqliteRemove, guestFile}, heavy: true},
+	// A SQLite connection outside proclock, which writes no mark and
+	// looks for no stamp (python's sqlite3), against both mechanisms.
+	{users: []role{plainUser, fileUser}},
+	{users: []role{plainUser, fileUser}, stage: stageFreeDatabase},
+	{users: []role{plainUser, sqliteUser}, stage: stageFreeDatabase},
+	// One file, two names: users through a hard link to the lock file,
+	// whose mark (a sidecar of the other name) they do not see.
+	{users: []role{sqliteUser.linked(), fileUser}, stage: stageLinkedDatabase, heavy: true},
+	{users: []role{sqliteUser, fileUser.linked()}, stage: stageLinkedDatabase, heavy: true},
+	{users: []role{sqliteRemove.linked(), fileUser}, stage: stageLinkedDatabase, heavy: true},
+	{users: []role{fileUser.linked(), fileUser.called("file 2")}, stage: stageLinkedDatabase},
 }
 
 // waiters are users that wait for the lock and take it twice, as

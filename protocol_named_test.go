@@ -73,7 +73,7 @@ func scriptCase(t *testing.T, stage func(w *fake.World) error, roles []role, scr
 				c.User = r.User(ro.name, func(u *explore.User) error {
 					l := held
 					if l == nil {
-						l, c.err = proclock.Acquire(context.Background(), ro.platform(u), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+						l, c.err = proclock.Acquire(context.Background(), ro.platform(u), ro.path(), proclock.Options{RemoveOnRelease: ro.remove})
 						if c.err != nil {
 							u.Logf("acquire: %v", c.err)
 							return nil
@@ -83,7 +83,7 @@ func scriptCase(t *testing.T, stage func(w *fake.World) error, roles []role, scr
 					return l.Release()
 				})
 				if ro.holding {
-					l, err := proclock.Acquire(context.Background(), ro.platform(c.User), exploreLock, proclock.Options{RemoveOnRelease: ro.remove})
+					l, err := proclock.Acquire(context.Background(), ro.platform(c.User), ro.path(), proclock.Options{RemoveOnRelease: ro.remove})
 					if err != nil {
 						r.Fail(fmt.Errorf("staging %s: %w", ro.name, err))
 					}
@@ -169,7 +169,9 @@ func waitThenHold(t *testing.T, s *explore.Scripter, w *fake.World, file, sq *ca
 // file it locked, and each sees the other: the SQLite process, looking for
 // a stamp after its mark, finds the file process's and backs off; the file
 // process, looking for a mark after its stamp, finds the SQLite one, waits
-// for it to go, and holds.
+// for it to go, and holds. The file process is one that cannot see the
+// kernel's locks (a wasm guest): one that can is kept out by the SQLite
+// process's lock before it stamps (TestCaseKernelLockKeepsFileOut).
 //
 // This could not be staged on the old code (75ae1bc): its file process
 // never stamped the file a SQLite process had locked. It judged the empty
@@ -177,7 +179,7 @@ func waitThenHold(t *testing.T, s *explore.Scripter, w *fake.World, file, sq *ca
 // created a new lock file, which TestCaseConvertBetweenKernelLockAndMark
 // shows giving two holders there.
 func TestCaseMarkWhileStamped(t *testing.T) {
-	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+	us := scriptCase(t, released, []role{sqliteUser, guestFile}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
 		sq, file := us[0], us[1]
 		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
 			return err
@@ -210,7 +212,8 @@ func TestCaseMarkWhileStamped(t *testing.T) {
 // The file process looks for a mark before the SQLite process writes one,
 // finds none and holds; the SQLite process, looking for a stamp after its
 // mark, finds it, takes its mark back and reports the file process as the
-// holder.
+// holder. The file process is one that cannot see the kernel's locks (a
+// wasm guest), as in TestCaseMarkWhileStamped.
 //
 // On the old code (75ae1bc), with the database 30 s old, this failed ("sqlite
 // holds the lock while file holds it"): the file process renamed the
@@ -218,7 +221,7 @@ func TestCaseMarkWhileStamped(t *testing.T) {
 // had locked the renamed file and checked the path before, wrote its
 // .holder and held beside it.
 func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
-	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+	us := scriptCase(t, released, []role{sqliteUser, guestFile}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
 		sq, file := us[0], us[1]
 		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
 			return err
@@ -241,6 +244,51 @@ func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
 	us[0].heldBy(t, us[1])
 	if us[1].err != nil {
 		t.Errorf("file process: %v; want it to hold", us[1].err)
+	}
+}
+
+// A file process that can see the kernel's locks finds a free database
+// that a SQLite process has locked but not yet marked (the schedule of
+// TestCaseConvertBetweenKernelLockAndMark): it is held, holder unknown,
+// and the file is not written; the SQLite process then holds, and a fresh
+// file process names it. Where the SQLite
+// process is a connection outside proclock, which writes no mark
+// (python's sqlite3), or a holder through another name of the file, its
+// lock is all there is to see (TestFileMechanismSeesPlainSQLiteLock,
+// TestHardLinkExcludes).
+//
+// On the old code (5872cbd), the file process converted the database and
+// settled with the mark, as the wasm guest does in
+// TestCaseConvertBetweenKernelLockAndMark.
+func TestCaseKernelLockKeepsFileOut(t *testing.T) {
+	us := scriptCase(t, released, []role{sqliteUser, fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file := us[0], us[1]
+		if err := s.Reach(sq.User, "its mark", creatingMark); err != nil {
+			return err
+		}
+		before, err := w.ReadFile(exploreLock)
+		if err != nil {
+			return err
+		}
+		if err := s.Finish(file.User); err != nil {
+			return err
+		}
+		if h, ok := errors.AsType[*proclock.HeldError](file.err); !ok || h.Holder != nil || h.Reason != lockrec.SQLiteLockReason {
+			return fmt.Errorf("file process beside the kernel's lock: %v; want held, by %q", file.err, lockrec.SQLiteLockReason)
+		}
+		if after, err := w.ReadFile(exploreLock); err != nil || !bytes.Equal(after, before) {
+			return fmt.Errorf("the lock file: %q, %v; want it unchanged", after, err)
+		}
+		if err := s.Reach(sq.User, "holding", inCritical); err != nil {
+			return err
+		}
+		if pid, mech := inspectHolder(t, w); pid != sq.Proc.PID() || mech != proclock.MechanismSQLite {
+			return fmt.Errorf("inspect names pid %d (%s); want the SQLite holder, %d", pid, mech, sq.Proc.PID())
+		}
+		return s.Finish(sq.User)
+	})
+	if us[0].err != nil {
+		t.Errorf("SQLite process: %v; want it to hold", us[0].err)
 	}
 }
 

@@ -185,7 +185,7 @@ func (t *turnTable) handOver(l *Lock) bool {
 	}
 	next := q.waiters[0]
 	q.waiters = q.waiters[1:]
-	next.handed = &Lock{path: next.path, mech: l.mech, holder: l.holder, release: l.release, key: l.key, terms: l.terms}
+	next.handed = &Lock{path: next.path, mech: l.mech, holder: l.holder, release: l.release, file: l.file, key: l.key, terms: l.terms}
 	q.holder = next.handed
 	close(next.ready)
 	return true

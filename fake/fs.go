@@ -220,5 +220,5 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 }
 
 func idOf(n *inode) lockfs.FileID {
-	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true}
+	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true, Links: n.nlink}
 }

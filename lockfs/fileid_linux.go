@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// statxMask asks for the inode number and the birth time; the device comes
-// with every statx answer.
-const statxMask = unix.STATX_INO | unix.STATX_BTIME
+// statxMask asks for the inode number, the birth time and the link count;
+// the device comes with every statx answer.
+const statxMask = unix.STATX_INO | unix.STATX_BTIME | unix.STATX_NLINK
 
 func fileIDByName(name string) (FileID, error) {
 	return statID(unix.AT_FDCWD, name, unix.AT_SYMLINK_NOFOLLOW, func(st *unix.Stat_t) error {
@@ -49,7 +49,7 @@ func statID(dirfd int, path string, flags int, stat func(*unix.Stat_t) error) (F
 	if err := retryEINTR(func() error { return stat(&st) }); err != nil {
 		return FileID{}, err
 	}
-	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }
 
 // useStatx is false on Android, whose seccomp policy has killed processes
@@ -67,6 +67,9 @@ func statxMissing(err error) bool {
 // the field is zero, not absent, when it did not.
 func fileIDOfStatx(stx *unix.Statx_t) FileID {
 	id := FileID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}
+	if stx.Mask&unix.STATX_NLINK != 0 {
+		id.Links = uint64(stx.Nlink)
+	}
 	if stx.Mask&unix.STATX_BTIME != 0 {
 		id.Birth = time.Unix(stx.Btime.Sec, int64(stx.Btime.Nsec))
 		id.HasBirth = true

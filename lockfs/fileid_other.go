@@ -33,7 +33,7 @@ func fileIDOfInfo(fi fs.FileInfo) (FileID, error) {
 	if !ok {
 		return FileID{}, ErrNoFileID
 	}
-	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }
 
 // pathErrCause is the system's error inside a *fs.PathError from package os,

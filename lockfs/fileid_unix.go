@@ -31,7 +31,7 @@ func fileIDOfOS(f *os.File) (FileID, error) {
 // fileIDOfStat converts the device number through uint64 whatever its type
 // on this system; it only has to be the same for every call.
 func fileIDOfStat(st *unix.Stat_t) FileID {
-	id := FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}
+	id := FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Links: uint64(st.Nlink)}
 	id.Birth, id.HasBirth = birthOf(st)
 	return id
 }

@@ -102,6 +102,10 @@ type FileID struct {
 	// identity never carries an invented birth time.
 	Birth    time.Time
 	HasBirth bool
+	// Links is how many names (hard links) the file had when it was
+	// identified; 0 where the system does not tell. It is no part of the
+	// identity: Same and SameOpen leave it out.
+	Links uint64
 }
 
 // Same reports whether a and b are the same file. Birth times are compared
@@ -169,6 +173,14 @@ func InUse(err error) bool { return err != nil && (errors.Is(err, ErrInUse) || i
 // than OS refuses as windows does for a file open without
 // FILE_SHARE_DELETE (InUse).
 var ErrInUse = errors.New("file is open and may not be removed or renamed")
+
+// Exhausted reports whether err says that this process or the system has
+// run out of file descriptors (EMFILE, ENFILE): a failure of the moment,
+// which says nothing of the file it was to open, so a lock never reads it
+// as held, as a user's file, or as anything else but this error.
+func Exhausted(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
 
 // ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
 // path that is not a directory; it is the system's ENOTDIR.

@@ -1,6 +1,7 @@
 package lockfs_test
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,5 +29,43 @@ func TestFileIDPassesStatxThrough(t *testing.T) {
 	}
 	if id := mustFileIDOf(t, fsys, mustOpen(t, openRead(fsys), dir)); !identical(id, want) {
 		t.Errorf("FileIDOf(Open(%s)) = %+v, statx says %+v", dir, id, want)
+	}
+}
+
+// TestRangeWriteLockedWriteOnly: the kernel tells a write lock on a file
+// through a descriptor opened only for writing, as the file mechanism
+// opens the file it creates (lockfs.CreateExcl), and through one opened
+// only for reading.
+func TestRangeWriteLockedWriteOnly(t *testing.T) {
+	fsys := lockfs.OS()
+	rl := fsys.(lockfs.RangeLocker)
+	path := filepath.Join(t.TempDir(), "x")
+	w, err := fsys.OpenFile(path, lockfs.CreateExcl, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := fsys.OpenNoFollow(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, f := range []lockfs.File{w, r} {
+		if locked, err := rl.RangeWriteLocked(f, 1<<30, 512); err != nil || locked {
+			t.Errorf("before the lock: %v, %v; want unlocked", locked, err)
+		}
+	}
+	holder, err := rl.OpenLockable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if got, err := rl.TryLockRange(holder, 1<<30, 512); err != nil || !got {
+		t.Fatalf("TryLockRange: %v, %v", got, err)
+	}
+	for _, f := range []lockfs.File{w, r} {
+		if locked, err := rl.RangeWriteLocked(f, 1<<30, 512); err != nil || !locked {
+			t.Errorf("beside the lock: %v, %v; want locked", locked, err)
+		}
 	}
 }

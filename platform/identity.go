@@ -16,16 +16,30 @@ type Identity struct {
 	// PID is the process id.
 	PID int `json:"pid"`
 	// StartTime is when the process started, in units of the OS that
-	// recorded it (linux: clock ticks since boot; darwin: microseconds
-	// since the epoch; freebsd: microseconds since boot; windows: 100 ns
-	// since 1601). It is
-	// only ever compared with another reading of the same host and boot,
-	// to tell a reused pid. 0 means unknown.
+	// recorded it (linux: clock ticks since boot, by the host's boot
+	// clock, whatever time namespace the process is in; darwin:
+	// microseconds since the epoch; freebsd: microseconds since boot;
+	// windows: 100 ns since 1601). It is only ever compared with another
+	// reading of the same host and boot, to tell a reused pid. 0 means
+	// unknown: a linux process that cannot tell its time namespace's
+	// offset records none (docs/design.md, "Time namespaces").
 	StartTime uint64 `json:"startTime,omitempty"`
 	// PIDNamespace identifies the pid namespace the PID belongs to
 	// (linux: the inode of /proc/self/ns/pid); 0 where the OS has none
 	// or it is unknown.
 	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
+	// TimeNamespace identifies the time namespace the process reads its
+	// clocks in (linux: the inode of /proc/self/ns/time); 0 where the OS
+	// has none or it is unknown. It is for people: start times are on
+	// the host's clock already.
+	TimeNamespace uint64 `json:"timeNamespace,omitempty"`
+	// BootOffset is how far the boot-time clock of that time namespace
+	// is set from the host's, in nanoseconds (linux: the boottime line
+	// of /proc/self/timens_offsets); 0 outside such a namespace. A start
+	// time taken through an offset clock is placed on the host's to
+	// within one unit, so Judge allows that much when either side has
+	// one.
+	BootOffset int64 `json:"bootOffset,omitempty"`
 	// LauncherPID is the pid of the scheduler or wrapper that started
 	// the process, from PROCLOCK_LAUNCHER_PID; 0 when none. It is for
 	// people reading the identity and plays no part in judging it.

@@ -37,7 +37,7 @@ func lookupPID(pid int) (PIDInfo, error) {
 	case err == nil && nativeProc.exited(pid, st):
 		return PIDInfo{}, nil
 	case err == nil:
-		return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+		return PIDInfo{Exists: true, StartTime: nativeClock().hostTicks(st.startTime)}, nil
 	}
 	// Gone, or hidden from us (/proc mounted hidepid), or unreadable: the
 	// signal tells whether it exists; its start time stays unknown.
@@ -47,6 +47,10 @@ func lookupPID(pid int) (PIDInfo, error) {
 	}
 	return PIDInfo{Exists: true}, nil
 }
+
+// nativeClock is this process's boot-time clock, read once: a process
+// never changes its time namespace (only its children's).
+var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
 // procIsOurs reports whether /proc belongs to this process's pid
 // namespace (a container can see the host's /proc, whose pids are not

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -53,13 +54,118 @@ func (p procfs) identity(host string, pid int) (Identity, error) {
 	if pid == 0 {
 		pid = st.pid
 	}
+	clock := p.timeClock()
 	return Identity{
-		Host:         host,
-		BootID:       bootID,
-		PID:          pid,
-		StartTime:    st.startTime,
-		PIDNamespace: p.pidNamespace(),
+		Host:          host,
+		BootID:        bootID,
+		PID:           pid,
+		StartTime:     clock.hostTicks(st.startTime),
+		PIDNamespace:  p.pidNamespace(),
+		TimeNamespace: clock.ns,
+		BootOffset:    clock.boot,
 	}, nil
+}
+
+// Time namespaces (linux 5.6 on) shift the boot-time clock of the
+// processes in them, and /proc/<pid>/stat gives every process's start time
+// by the clock of the process that reads it: two processes in namespaces
+// of different offsets read different start times of one process, and
+// would each take the other for a reused pid. So every start time proclock
+// records or compares is put back on the host's clock, by taking the
+// reader's own offset (/proc/self/timens_offsets) off; a process that
+// cannot tell its offset records and reads no start time, and judges by
+// pid alone (docs/design.md, "Time namespaces").
+
+// timeClock is what a process knows of the boot-time clock it reads.
+type timeClock struct {
+	// ns is the inode of its time namespace; 0 where the kernel has
+	// none or does not say.
+	ns uint64
+	// boot is the offset of its boot-time clock from the host's, in
+	// nanoseconds, when known.
+	boot  int64
+	known bool
+}
+
+// userHZ is the unit of /proc/<pid>/stat's start time, USER_HZ: 100 on
+// every architecture Go runs linux on.
+const userHZ = 100
+
+// tickNanos is one clock tick of userHZ, in nanoseconds.
+const tickNanos = int64(1e9 / userHZ)
+
+// hostTicks puts a start time read through c (clock ticks since boot) on
+// the host's clock; 0 (unknown) when c's offset is unknown, or would put
+// it before the host's boot. With an offset that is not a whole number of
+// ticks the kernel rounds after adding it, so the result may be one tick
+// late: Judge allows for that (sameStart).
+func (c timeClock) hostTicks(ticks uint64) uint64 {
+	if !c.known || ticks == 0 || ticks > math.MaxInt64/2 {
+		return 0
+	}
+	// Floor division: an offset may be negative.
+	off := c.boot / tickNanos
+	if c.boot%tickNanos < 0 {
+		off--
+	}
+	host := int64(ticks) - off
+	if host <= 0 {
+		return 0
+	}
+	return uint64(host)
+}
+
+// timeClock reads the time namespace of the process that reads p and its
+// boot-time offset. A kernel without time namespaces (no ns/time and no
+// timens_offsets) has the host's clock for certain; anything else it
+// cannot read leaves the offset unknown. timens_offsets tells the
+// namespace of the process's future children, which is its own but in a
+// process that made a new one and has not yet run exec: such a process
+// cannot tell its offset.
+func (p procfs) timeClock() timeClock {
+	ns, err := p.nsInode("self/ns/time", "time")
+	if err != nil {
+		_, oerr := readProcFile(p.path("self/timens_offsets"))
+		if errors.Is(err, fs.ErrNotExist) && errors.Is(oerr, fs.ErrNotExist) {
+			return timeClock{known: true}
+		}
+		return timeClock{}
+	}
+	children, err := p.nsInode("self/ns/time_for_children", "time")
+	if err != nil || children != ns {
+		return timeClock{ns: ns}
+	}
+	b, err := readProcFile(p.path("self/timens_offsets"))
+	if err != nil {
+		return timeClock{ns: ns}
+	}
+	boot, ok := parseBootOffset(string(b))
+	return timeClock{ns: ns, boot: boot, known: ok}
+}
+
+// maxOffsetSecs bounds an offset in seconds that nanoseconds can hold.
+const maxOffsetSecs = math.MaxInt64/int64(1e9) - 1
+
+// parseBootOffset reads the boot-time line of a timens_offsets file
+// ("boottime  <seconds> <nanoseconds>"; the clock may be given by its id,
+// 7) as nanoseconds. A file without one is not ok.
+func parseBootOffset(text string) (int64, bool) {
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) != 3 || (f[0] != "boottime" && f[0] != "7") {
+			continue
+		}
+		secs, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		nanos, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || nanos < 0 || nanos >= 1e9 || secs > maxOffsetSecs || secs < -maxOffsetSecs {
+			return 0, false
+		}
+		return secs*1e9 + nanos, true
+	}
+	return 0, false
 }
 
 // hostname reads the host name of the UTS namespace of the process that
@@ -184,18 +290,31 @@ func parseStat(line string) (procStat, error) {
 // that reads p ("pid:[4026531836]"), or 0 when the kernel, a sandbox or a
 // wasm host does not say.
 func (p procfs) pidNamespace() uint64 {
-	link, err := os.Readlink(p.path("self/ns/pid"))
-	if err != nil {
-		return 0
-	}
-	inner, ok := strings.CutPrefix(link, "pid:[")
-	inner, ok2 := strings.CutSuffix(inner, "]")
-	if !ok || !ok2 {
-		return 0
-	}
-	ino, err := strconv.ParseUint(inner, 10, 64)
+	ino, err := p.nsInode("self/ns/pid", "pid")
 	if err != nil {
 		return 0
 	}
 	return ino
+}
+
+// errBadNSLink says a namespace link does not read "kind:[inode]".
+var errBadNSLink = errors.New("malformed namespace link")
+
+// nsInode reads the namespace link at name under p, of the given kind
+// ("pid:[4026531836]"), as the inode it names.
+func (p procfs) nsInode(name, kind string) (uint64, error) {
+	link, err := os.Readlink(p.path(name))
+	if err != nil {
+		return 0, err
+	}
+	inner, ok := strings.CutPrefix(link, kind+":[")
+	inner, ok2 := strings.CutSuffix(inner, "]")
+	if !ok || !ok2 {
+		return 0, errBadNSLink
+	}
+	ino, err := strconv.ParseUint(inner, 10, 64)
+	if err != nil || ino == 0 {
+		return 0, errBadNSLink
+	}
+	return ino, nil
 }

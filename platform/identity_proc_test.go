@@ -123,3 +123,116 @@ func TestProcExited(t *testing.T) {
 		}
 	}
 }
+
+// A process in a time namespace reads every start time through its own
+// boot-time clock: its identity and its lookups put them back on the
+// host's, or, where it cannot tell its offset, give none.
+func TestProcTimeNamespace(t *testing.T) {
+	// inNamespace makes hostProc's reader a process of time namespace
+	// 4026532177, whose boot-time clock is offset by offsets' boottime
+	// line; children names the namespace of its future children.
+	inNamespace := func(t *testing.T, offsets, children string) procfs {
+		p := hostProc(t)
+		if err := os.Symlink("time:[4026532177]", p.path("self/ns/time")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(children, p.path("self/ns/time_for_children")); err != nil {
+			t.Fatal(err)
+		}
+		if offsets != "" {
+			if err := os.WriteFile(p.path("self/timens_offsets"), []byte(offsets), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	const own = "time:[4026532177]"
+	tests := []struct {
+		name     string
+		offsets  string
+		children string
+		want     timeClock
+		start    uint64 // self/stat's 15752 on the host's clock
+	}{
+		{
+			name:     "offset of whole seconds",
+			offsets:  "monotonic           0         0\nboottime          100         0\n",
+			children: own,
+			want:     timeClock{ns: 4026532177, boot: 100e9, known: true},
+			start:    15752 - 100*userHZ,
+		},
+		{
+			name:     "offset of a fraction of a tick, negative",
+			offsets:  "monotonic 0 0\nboottime -2 995000000\n",
+			children: own,
+			want:     timeClock{ns: 4026532177, boot: -1005000000, known: true},
+			start:    15752 + 101, // -100.5 ticks, rounded down: one late at most
+		},
+		{
+			name:     "clock given by its id",
+			offsets:  "1 0 0\n7 3 0\n",
+			children: own,
+			want:     timeClock{ns: 4026532177, boot: 3e9, known: true},
+			start:    15752 - 3*userHZ,
+		},
+		{
+			name:     "offsets unreadable",
+			children: own,
+			want:     timeClock{ns: 4026532177},
+		},
+		{
+			name:     "offsets without a boottime line",
+			offsets:  "monotonic 0 0\n",
+			children: own,
+			want:     timeClock{ns: 4026532177},
+		},
+		{
+			name:     "a new namespace made for its children: its offsets are theirs",
+			offsets:  "monotonic 0 0\nboottime 100 0\n",
+			children: "time:[4026532178]",
+			want:     timeClock{ns: 4026532177},
+		},
+		{
+			name:     "an offset that puts the start before the host's boot",
+			offsets:  "boottime -1000 0\n",
+			children: own,
+			want:     timeClock{ns: 4026532177, boot: -1000e9, known: true},
+			start:    15752 + 1000*userHZ,
+		},
+		{
+			name:     "an offset after the start",
+			offsets:  "boottime 1000 0\n",
+			children: own,
+			want:     timeClock{ns: 4026532177, boot: 1000e9, known: true},
+			start:    0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := inNamespace(t, tt.offsets, tt.children)
+			if got := p.timeClock(); got != tt.want {
+				t.Fatalf("timeClock() = %+v; want %+v", got, tt.want)
+			}
+			id, err := p.identity("buildhost", 0)
+			want := Identity{Host: "buildhost", BootID: "14494a81-e189-45c1-812b-750d6cc2cbbf", PID: 7167,
+				StartTime: tt.start, PIDNamespace: 4026531836, TimeNamespace: 4026532177, BootOffset: tt.want.boot}
+			if err != nil || id != want {
+				t.Errorf("identity = %+v, %v; want %+v", id, err, want)
+			}
+		})
+	}
+	t.Run("a kernel without time namespaces", func(t *testing.T) {
+		if got := hostProc(t).timeClock(); got != (timeClock{known: true}) {
+			t.Errorf("timeClock() without ns/time and timens_offsets = %+v; want the host's clock, known", got)
+		}
+	})
+	t.Run("ns/time missing but offsets there", func(t *testing.T) {
+		p := hostProc(t)
+		if err := os.WriteFile(p.path("self/timens_offsets"), []byte("boottime 5 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.timeClock(); got.known {
+			t.Errorf("timeClock() = %+v; want the offset unknown", got)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 )
 
 // A wasm guest lives and dies with its host process (wazero, wasmtime,
@@ -42,10 +43,14 @@ func readSelfFrom(p procfs) (Identity, error) {
 // errNoProcHint says what makes a wasm guest's identity readable.
 const errNoProcHint = "mount /proc read-only into the guest, or set Platform.Process"
 
-func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, pid) }
+func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, nativeClock(), pid) }
 
-// lookupFrom tells of pid as p shows it.
-func lookupFrom(p procfs, pid int) (PIDInfo, error) {
+// nativeClock is the host process's boot-time clock, read once.
+var nativeClock = sync.OnceValue(nativeProc.timeClock)
+
+// lookupFrom tells of pid as p shows it, its start time put on the host's
+// clock through clock, the clock of the process that reads p.
+func lookupFrom(p procfs, clock timeClock, pid int) (PIDInfo, error) {
 	if pid <= 0 {
 		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
 	}
@@ -58,7 +63,7 @@ func lookupFrom(p procfs, pid int) (PIDInfo, error) {
 	case p.exited(pid, st):
 		return PIDInfo{}, nil
 	}
-	return PIDInfo{Exists: true, StartTime: st.startTime}, nil
+	return PIDInfo{Exists: true, StartTime: clock.hostTicks(st.startTime)}, nil
 }
 
 // readProcFile reads a small /proc file. A guest has no cheaper way than

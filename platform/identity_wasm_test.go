@@ -46,7 +46,7 @@ func TestLookupFrom(t *testing.T) {
 		{pid: -1, wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := lookupFrom(p, tt.pid)
+		got, err := lookupFrom(p, p.timeClock(), tt.pid)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("lookupFrom(%d) = %+v, %v; want %+v, error %v", tt.pid, got, err, tt.want, tt.wantErr)
 		}

@@ -57,6 +57,10 @@ type Judgement struct {
 // is judged by its pid alone.
 //
 // A lookup that fails is never taken as death: the holder is then alive.
+// Start times are on the host's clock (see Identity.StartTime): where
+// either side reads its clocks through an offset one (a linux time
+// namespace), they may differ by one unit for the same process, and do
+// not tell a reused pid by that alone.
 func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgement {
 	switch {
 	case holder.Host != "" && holder.Host != here.Host:
@@ -78,8 +82,23 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 		return Judgement{Verdict: Alive, Reason: ReasonLookupFailed, Err: err}
 	case !info.Exists:
 		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}
-	case holder.StartTime != 0 && info.StartTime != 0 && holder.StartTime != info.StartTime:
+	case holder.StartTime != 0 && info.StartTime != 0 && !sameStart(here, holder, info.StartTime):
 		return Judgement{Verdict: Dead, Reason: ReasonPIDReused}
 	}
 	return Judgement{Verdict: Alive, Reason: ReasonRunning}
+}
+
+// sameStart reports whether the holder's recorded start time and the one
+// read now of its pid (both on the host's clock) are one process's: equal,
+// or one unit apart where either side placed its reading on the host's
+// clock through an offset (the rounding of Identity.BootOffset). No pid
+// is reused within one unit of the time its last process started.
+func sameStart(here, holder Identity, now uint64) bool {
+	if holder.StartTime == now {
+		return true
+	}
+	if holder.BootOffset == 0 && here.BootOffset == 0 {
+		return false
+	}
+	return holder.StartTime+1 == now || now+1 == holder.StartTime
 }

@@ -159,6 +159,40 @@ func TestJudge(t *testing.T) {
 			info:    running,
 			verdict: platform.Alive, reason: platform.ReasonRunning, calls: 1,
 		},
+
+		// Time namespaces: start times are on the host's clock, and one
+		// apart where either side read through an offset boot clock.
+		{
+			name:    "other time namespace, same start on the host's clock",
+			holder:  holder(func(id *platform.Identity) { id.TimeNamespace, id.BootOffset = 4026532177, 100000e9 }),
+			info:    running,
+			verdict: platform.Alive, reason: platform.ReasonRunning, calls: 1,
+		},
+		{
+			name:    "holder's offset clock: one tick late is the same start",
+			holder:  holder(func(id *platform.Identity) { id.StartTime, id.BootOffset = 7001, 5e6 }),
+			info:    running,
+			verdict: platform.Alive, reason: platform.ReasonRunning, calls: 1,
+		},
+		{
+			name:    "this process's offset clock: one tick late is the same start",
+			here:    platform.Identity{Host: "h", BootID: "boot-1", PID: 100, PIDNamespace: 4026531836, BootOffset: -5e6},
+			holder:  holder(nil),
+			info:    platform.PIDInfo{Exists: true, StartTime: 7001},
+			verdict: platform.Alive, reason: platform.ReasonRunning, calls: 1,
+		},
+		{
+			name:    "offset clock, two apart: reused",
+			holder:  holder(func(id *platform.Identity) { id.StartTime, id.BootOffset = 7002, 5e6 }),
+			info:    running,
+			verdict: platform.Dead, reason: platform.ReasonPIDReused, calls: 1,
+		},
+		{
+			name:    "no offset clock, one apart: reused",
+			holder:  holder(func(id *platform.Identity) { id.StartTime = 6999 }),
+			info:    running,
+			verdict: platform.Dead, reason: platform.ReasonPIDReused, calls: 1,
+		},
 		{
 			// No process has pid 0 or less, and a lookup must never signal
 			// it (kill(0) and kill(-1) name process groups).

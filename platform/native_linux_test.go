@@ -3,6 +3,8 @@ package platform_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -19,8 +21,16 @@ import (
 )
 
 // statStartTime reads field 22 (starttime) of /proc/<pid>/stat, counting
-// fields after the command name, which ends at the line's last ')'.
+// fields after the command name, which ends at the line's last ')', and
+// puts it on the host's clock, as Identity.StartTime is: less this
+// process's boot-time offset (whole ticks assumed).
 func statStartTime(t *testing.T, pid string) uint64 {
+	_, offset := testTimeNamespace(t)
+	return rawStartTime(t, pid) - uint64(offset/(1e9/100))
+}
+
+// rawStartTime is field 22 of /proc/<pid>/stat, as it reads here.
+func rawStartTime(t *testing.T, pid string) uint64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
@@ -33,6 +43,33 @@ func statStartTime(t *testing.T, pid string) uint64 {
 		t.Fatalf("/proc/%s/stat: %v", pid, err)
 	}
 	return n
+}
+
+// testTimeNamespace is this process's time namespace and the offset of
+// its boot-time clock in nanoseconds (whole ticks, as unshare(1) sets
+// them, assumed), or 0s on a kernel without time namespaces.
+func testTimeNamespace(t *testing.T) (uint64, int64) {
+	t.Helper()
+	fi, err := os.Stat("/proc/self/ns/time")
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/self/timens_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		var clock string
+		var secs, nanos int64
+		if n, _ := fmt.Sscan(line, &clock, &secs, &nanos); n == 3 && clock == "boottime" {
+			return fi.Sys().(*syscall.Stat_t).Ino, secs*1e9 + nanos
+		}
+	}
+	t.Fatalf("/proc/self/timens_offsets without a boottime line: %q", b)
+	return 0, 0
 }
 
 func TestNativeSelf(t *testing.T) {
@@ -50,13 +87,16 @@ func TestNativeSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	timeNS, offset := testTimeNamespace(t)
 	want := platform.Identity{
-		Host:         host,
-		BootID:       strings.TrimSpace(string(boot)),
-		PID:          os.Getpid(),
-		StartTime:    statStartTime(t, "self"),
-		PIDNamespace: fi.Sys().(*syscall.Stat_t).Ino,
-		LauncherPID:  platform.ParseLauncherPID(os.Getenv(platform.LauncherEnv)),
+		Host:          host,
+		BootID:        strings.TrimSpace(string(boot)),
+		PID:           os.Getpid(),
+		StartTime:     statStartTime(t, "self"),
+		PIDNamespace:  fi.Sys().(*syscall.Stat_t).Ino,
+		TimeNamespace: timeNS,
+		BootOffset:    offset,
+		LauncherPID:   platform.ParseLauncherPID(os.Getenv(platform.LauncherEnv)),
 	}
 	if self != want {
 		t.Errorf("Self() = %+v\nwant     %+v", self, want)

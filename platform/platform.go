@@ -65,6 +65,10 @@ func (p *Platform) WithoutSQLite() *Platform {
 //     darwin, windows and the BSDs natively; package fake/fakesql).
 //
 // So a program whose SQLite locks bytes (linux) compiles no SQL engine.
+// A wrapper of a SQLite forwards the powers it means to keep
+// (SQLConnector, SQLiteNamer), as a wrapper of an FS forwards the FS's
+// (lockfs.RangeLocker): one that hides both ways has no way to lock, and
+// the SQLite mechanism says so (sqlitelock.ErrNoConnections).
 type SQLite interface {
 	// LocksBytes reports whether SQLite's VFS locks database files of the
 	// platform's FS with the FS's byte-range locks (lockfs.RangeLocker), at

@@ -132,6 +132,23 @@ type Lock struct {
 	// held is set once the attempt has succeeded: nobody else removes
 	// the mark of a holder, so its release need not read it first.
 	held bool
+	// dir is the lock's directory, kept from the start of the attempt
+	// to Release: the file at the path is checked, and the lock's files
+	// removed, through it, so that Release acts on the files locked
+	// even once the path names others (a working directory changed, a
+	// symlink in the path flipped).
+	dir lockfs.Dir
+}
+
+// fileID identifies the file at the lock's path, in the directory kept.
+func (l *Lock) fileID() (lockfs.FileID, error) {
+	return l.dir.FileID(filepath.Base(l.path))
+}
+
+// removeName removes the lock's file or sidecar at name, in the directory
+// kept; one that is gone is no error.
+func (l *Lock) removeName(name string) error {
+	return removeIfThere(l.dir, filepath.Base(name))
 }
 
 // ErrStamped is matched by the error of an attempt or a probe that found a
@@ -200,10 +217,18 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl}
+	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	if err != nil {
+		pin.Close()
+		return nil, err
+	}
+	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
 	defer func() {
 		if l.kept != pin || !l.held {
 			pin.Close() // drops the locks on it
+		}
+		if !l.held {
+			dir.Close()
 		}
 	}()
 	if rl == nil {
@@ -237,7 +262,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 		}
 		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
 	}
-	if now, err := p.FS.FileID(path); err != nil || !now.SameOpen(pinned) {
+	if now, err := l.fileID(); err != nil || !now.SameOpen(pinned) {
 		l.detach()
 		return nil, errSwapped
 	}
@@ -265,7 +290,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 
 // flockReason is why a lock held by a flock(2) lock has no known holder
 // (proclock.HeldError.Reason, Status.Reason).
-const flockReason = "a flock(2) lock"
+const flockReason = lockrec.FlockReason
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
 // the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude

@@ -41,6 +41,9 @@ func (l *Lock) mark(ctx context.Context, p *platform.Platform, a Attempt) error 
 			return err
 		}
 		m := lockrec.ReadMark(p.FS, l.path)
+		if m.Err != nil {
+			return m.Err // out of descriptors: nothing known of it
+		}
 		if m.Foreign() {
 			// A user's file at the mark's name: never removed, and no
 			// mark can be left beside it (docs/protocol.md).
@@ -90,7 +93,7 @@ func (l *Lock) unmark() error {
 		}
 	}
 	l.nonce = ""
-	return removeIfThere(l.fsys, lockrec.MarkPath(l.path))
+	return l.removeName(lockrec.MarkPath(l.path))
 }
 
 // liveHolder is what the mark of a busy lock says of its holder, unless its

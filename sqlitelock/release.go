@@ -22,8 +22,8 @@ func (l *Lock) Release() error {
 	var errs []error
 	inUse := false
 	if l.remove {
-		if id, err := l.fsys.FileID(l.path); err == nil && id.SameOpen(l.id) {
-			err := removeIfThere(l.fsys, l.path)
+		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) {
+			err := l.removeName(l.path)
 			if inUse = lockfs.InUse(err); !inUse {
 				errs = append(errs, err)
 			}
@@ -45,6 +45,7 @@ func (l *Lock) Release() error {
 	if inUse {
 		errs = append(errs, l.removeUnopened())
 	}
+	errs = append(errs, l.dir.Close())
 	return errors.Join(errs...)
 }
 
@@ -101,4 +102,16 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 		return err
 	}
 	return nil
+}
+
+// KernelFile is the pinned file that holds the lock's kernel locks (the
+// flock(2) lock, and SQLite's byte-range locks where they are taken
+// without a connection), while the lock is held; nil when none is on it.
+// A process that inherits a descriptor of it holds those locks as long as
+// it keeps it open, after this one is gone (flock(1)'s way).
+func (l *Lock) KernelFile() lockfs.File {
+	if l.released || (!l.flocked && l.ranged == nil) {
+		return nil
+	}
+	return l.kept
 }

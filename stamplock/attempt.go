@@ -38,6 +38,24 @@ type Lock struct {
 	id     lockfs.FileID
 	pinned bool // id is known
 	guard  bool // a reclaim guard's file, not the lock's
+	// dir is the lock's directory, kept from before the file is created
+	// to Release: the file at the path is identified, and removed,
+	// through it, so that Release acts on the file stamped even once
+	// the path names another (a working directory changed, a symlink in
+	// the path flipped).
+	dir lockfs.Dir
+}
+
+// base is the lock file's name in its directory.
+func (l *Lock) base() string { return filepath.Base(l.path) }
+
+// close closes the lock's file and its directory.
+func (l *Lock) close() {
+	if l.file != nil {
+		l.file.Close()
+		l.file = nil
+	}
+	l.dir.Close()
 }
 
 // errLost says the file this attempt stamped was gone or replaced before
@@ -98,29 +116,41 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 // held is the error of an attempt that found the lock at path held, as pr
 // saw it.
 func held(path string, pr Probe) error {
-	return &lockrec.HeldError{Path: path, Holder: pr.Holder()}
+	e := &lockrec.HeldError{Path: path, Holder: pr.Holder()}
+	if pr.Reason == ReasonLocked {
+		e.Reason = pr.LockedBy
+	}
+	return e
 }
 
-// newLock is the lock here is about to stamp at path.
-func newLock(p *platform.Platform, here platform.Identity, path string) *Lock {
-	l := &Lock{fsys: p.FS, path: path, stamp: lockrec.Record{
+// newLock is the lock here is about to stamp at path, its directory kept.
+func newLock(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	l := &Lock{fsys: p.FS, path: path, dir: dir, stamp: lockrec.Record{
 		Format:     lockrec.Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
 		Nonce:      rand.Text(),
 	}}
 	l.content = l.stamp.Marshal()
-	return l
+	return l, nil
 }
 
 // create makes the lock file with O_EXCL and stamps it; for the lock
 // itself (depth 0) it then settles with any SQLite holder.
 func create(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
-	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
+	l, err := newLock(p, here, path)
 	if err != nil {
 		return nil, err
 	}
-	l := newLock(p, here, path)
+	f, err := p.FS.OpenFile(path, lockfs.CreateExcl, lockrec.FileMode)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
 	l.file, l.guard = f, depth > 0
 	if id, err := p.FS.FileIDOf(f); err == nil {
 		l.id, l.pinned = id, true
@@ -145,11 +175,32 @@ func create(ctx context.Context, p *platform.Platform, here platform.Identity, p
 // then confirms that the file at the path is still ours. A mark that stays
 // means a SQLite process holds this very file: the stamp is emptied, never
 // removed, and the lock is held by the mark's holder.
+//
+// A SQLite lock on the file (lockrec.KernelLocked) counts as a live mark
+// whose holder is unknown: a SQLite process locks the file before it
+// looks for a stamp, as it marks it before it looks, so of the two, the
+// one that looks second sees the other; and a SQLite connection that
+// writes no mark (python's sqlite3, the sqlite3 shell, a proclock holder
+// through another name of the file) keeps this process out as a marked
+// holder does (docs/protocol.md, "The kernel's locks").
 func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.Identity) (*Lock, error) {
 	wait := markWaitFirst
 	for i := 0; ; i++ {
+		locked, err := lockrec.KernelLocked(p.FS, l.file)
+		if err != nil {
+			l.abandon()
+			return nil, err
+		}
 		m := lockrec.ReadMark(p.FS, l.path)
-		if !m.Live(p, &here) {
+		if m.Err != nil && !locked {
+			// Out of descriptors: nothing known of the mark. The
+			// stamp is whole, so a SQLite process that locks the
+			// file from now on finds it and backs off, and none had
+			// locked it: the file is removed, as a release removes it.
+			l.withdraw()
+			return nil, m.Err
+		}
+		if !locked && !m.Live(p, &here) {
 			break
 		}
 		// The mark going away (its writer backing off) ends the wait.
@@ -160,7 +211,11 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			}
 		}
 		l.backOff()
-		return nil, &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
+		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
+		if e.Holder == nil && locked {
+			e.Reason = lockrec.SQLiteLockReason
+		}
+		return nil, e
 	}
 	if err := l.confirm(p, here); err != nil {
 		l.abandon()
@@ -174,7 +229,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 // lets go, the database says at once that nobody holds it.
 func (l *Lock) backOff() {
 	l.giveBack()
-	l.file.Close()
+	l.close()
 }
 
 // abandon gives up a file this attempt created or converted before it
@@ -189,12 +244,26 @@ func (l *Lock) backOff() {
 func (l *Lock) abandon() {
 	if l.guard {
 		if ours, _ := l.ours(); ours {
-			l.fsys.Remove(l.path)
+			l.dir.Remove(l.base())
 		}
 	} else {
 		l.giveBack()
 	}
+	l.close()
+}
+
+// withdraw removes the file this attempt stamped whole, if the path still
+// names it, and closes it: for an attempt that cannot go on (out of
+// descriptors) and whose file no SQLite process had locked after the
+// stamp was written (settle), so that nothing is left behind.
+func (l *Lock) withdraw() {
+	ours, _ := l.ours() // while the file is open: its inode is its own
 	l.file.Close()
+	l.file = nil
+	if ours {
+		l.dir.Remove(l.base())
+	}
+	l.close()
 }
 
 // giveBack replaces what this attempt wrote into the lock file (its stamp,
@@ -235,28 +304,35 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
 // identities prove it; where the FS cannot identify files (or fails to),
 // the stamp's bytes, with their random nonce, are compared instead.
 func (l *Lock) ours() (bool, error) {
+	ours, _, err := l.owned()
+	return ours, err
+}
+
+// owned is ours, with the number of names the file has when the FS tells
+// (0 when unknown).
+func (l *Lock) owned() (bool, uint64, error) {
 	if l.pinned {
-		id, err := l.fsys.FileID(l.path)
+		id, err := l.dir.FileID(l.base())
 		switch {
 		case err == nil:
-			return id.SameOpen(l.id), nil
+			return id.SameOpen(l.id), id.Links, nil
 		case errors.Is(err, fs.ErrNotExist):
-			return false, nil
+			return false, 0, nil
 		}
 		// The identity could not be read this time: the bytes tell.
 	}
 	seen, err := lockrec.Read(l.fsys, l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
+		return false, 0, nil
 	case err != nil:
-		return false, err
+		return false, 0, err
 	case seen.Kind == lockrec.Foreign && seen.Content == nil:
 		// Perhaps not ours, perhaps a failed read: not known, so not
 		// to be removed, nor given up for lost.
-		return false, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
+		return false, 0, &fs.PathError{Op: "read", Path: l.path, Err: errUnreadable}
 	}
-	return bytes.Equal(seen.Content, l.content), nil
+	return bytes.Equal(seen.Content, l.content), seen.ID.Links, nil
 }
 
 // errUnreadable says a lock file could not be read as a stamp.

@@ -26,6 +26,12 @@ const (
 	// ReasonFree: a SQLite lock's database, without a live mark: free,
 	// to be converted at once.
 	ReasonFree platform.Reason = "free"
+	// ReasonLocked: a file that would be stale or free, on which another
+	// holds a SQLite lock (lockrec.KernelLocked) or a flock(2) lock that
+	// no mark beside this name tells of: a connection outside proclock,
+	// or a holder through another name of the file (a hard link). Held,
+	// holder unknown.
+	ReasonLocked platform.Reason = "locked"
 )
 
 // Probe is what a look at a lock's path found, and how it was judged.
@@ -52,6 +58,9 @@ type Probe struct {
 	// holds a stamp whose holder is dead, or a torn one past
 	// UnstampedWindow: Clear may empty it.
 	StampDead bool
+	// LockedBy says what kind of lock on the file holds it, when Reason
+	// is ReasonLocked (lockrec.LockedReason).
+	LockedBy string
 
 	seen lockrec.Sighting
 }
@@ -82,7 +91,11 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 		return Probe{}, &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: p.Time().Now().Sub(seen.Mtime)}
-	if m := lockrec.ReadMark(p.FS, path); m.Live(p, &here) {
+	m := lockrec.ReadMark(p.FS, path)
+	if m.Err != nil {
+		return Probe{}, m.Err
+	}
+	if m.Live(p, &here) {
 		pr.State, pr.Reason, pr.Mark = lockrec.StateHeld, reasonMarked, &m
 		switch seen.Kind {
 		case lockrec.Stamp:
@@ -100,12 +113,13 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	switch seen.Kind {
 	case lockrec.Stamp:
 		pr.Stamp = seen.Stamp
-		return judged(p, here, pr), nil
+		return lockedLook(p, path, judged(p, here, pr))
 	case lockrec.SQLite:
 		// Only SQLite processes write a database: no stamp is on its
-		// way, and without a live mark nobody holds it.
+		// way, and without a live mark nobody holds it, unless a SQLite
+		// lock on it says so.
 		pr.State, pr.Reason = lockrec.StateStale, ReasonFree
-		return pr, nil
+		return lockedLook(p, path, pr)
 	}
 	pr.Reason = ReasonUnstamped
 	if seen.Kind == lockrec.Torn {
@@ -114,6 +128,37 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	pr.State = lockrec.StateHeld
 	if pr.Age > UnstampedWindow {
 		pr.State = lockrec.StateStale
+	}
+	return lockedLook(p, path, pr)
+}
+
+// lockedLook is pr, or, when pr finds the file at path stale or free, held
+// (ReasonLocked) if the kernel says another holds a lock on it that no
+// mark tells of: the file mechanism never takes a file that a SQLite
+// connection has locked, wherever the platform can see it
+// (docs/protocol.md, "The kernel's locks"). Only the stale path pays for
+// the look.
+func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
+	if pr.State != lockrec.StateStale {
+		return pr, nil
+	}
+	f, err := p.FS.OpenNoFollow(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return pr, nil // gone since: the next look tells
+		}
+		return Probe{}, err
+	}
+	defer f.Close()
+	if id, err := p.FS.FileIDOf(f); err == nil && !id.SameOpen(pr.seen.ID) {
+		return pr, nil // another file since: the next look tells
+	}
+	why, err := lockrec.LockedReason(p.FS, f)
+	if err != nil {
+		return Probe{}, err
+	}
+	if why != "" {
+		pr.State, pr.Reason, pr.LockedBy = lockrec.StateHeld, ReasonLocked, why
 	}
 	return pr, nil
 }

@@ -65,13 +65,92 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	if err != nil {
 		return nil, err
 	}
-	l := newLock(p, here, path)
-	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
-	if err := rewrite(f, l.content); err != nil {
+	// A file a SQLite connection has locked is never written into, not
+	// even for a moment: it may be a database in use by a program that
+	// writes no mark, or a proclock holder's through another name. So
+	// SQLite's lock is taken on it for the write, where the FS can
+	// (docs/protocol.md, "The kernel's locks").
+	unlock, why, err := lockForWrite(p, path, f)
+	if err != nil || why != "" {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, &lockrec.HeldError{Path: path, Reason: why}
+	}
+	// Judged again under SQLite's lock: the guard is the path's, and
+	// a converter through another name of the file (a hard link) takes
+	// another guard, but the same SQLite lock, so of two such
+	// converters the second finds the first one's stamp here.
+	if now, err := lockrec.Sight(p.FS, f); err != nil || !now.Same(pr.seen) {
+		unlock()
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, errLost
+	}
+	l, err := newLock(p, here, path)
+	if err != nil {
+		unlock()
 		f.Close()
 		return nil, err
 	}
+	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
+	err = rewrite(f, l.content)
+	unlock() // a SQLite process that locks the file from now on finds the stamp
+	if err != nil {
+		l.close()
+		return nil, err
+	}
 	return l.settle(ctx, p, here)
+}
+
+// lockForWrite takes SQLite's exclusive lock on f, the lock file at path
+// that convert is to write, through another handle of it, and returns the
+// function that lets go of it: no SQLite connection holds the file while
+// it is written, and none can lock it until then (a connection's attempt
+// finds it locked, as it would a writer's). Where the FS has no byte-range
+// locks (a wasm guest), none is taken. why says what holds the file
+// instead, when something does: a SQLite lock, or a flock(2) lock
+// (lockrec.LockedReason).
+func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func(), why string, err error) {
+	unlock = func() {}
+	if lockrec.Flocked(p.FS, f) {
+		return unlock, lockrec.FlockReason, nil
+	}
+	rl, ok := p.FS.(lockfs.RangeLocker)
+	if !ok {
+		return unlock, "", nil
+	}
+	g, err := rl.OpenLockable(path)
+	if err != nil {
+		return unlock, "", ignoreNotExist(err, errLost)
+	}
+	same, err := sameFile(p.FS, f, g)
+	if err != nil || !same {
+		g.Close()
+		return unlock, "", errors.Join(err, errLost)
+	}
+	got, err := rl.TryLockRange(g, lockrec.SQLitePendingByte, lockrec.SQLiteLockBytes)
+	if err != nil || !got {
+		g.Close()
+		return unlock, lockrec.SQLiteLockReason, err
+	}
+	return func() { g.Close() }, "", nil
+}
+
+// sameFile reports whether f and g are open files of one inode.
+func sameFile(fsys lockfs.FS, f, g lockfs.File) (bool, error) {
+	a, err := fsys.FileIDOf(f)
+	if err != nil {
+		return false, err
+	}
+	b, err := fsys.FileIDOf(g)
+	if err != nil {
+		return false, err
+	}
+	return a.SameOpen(b), nil
 }
 
 // Clear makes the stale lock file that pr saw at path (or the dead stamp in

@@ -22,10 +22,28 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // process, probing the lock or attempting it) is given back as the empty
 // database instead: a lock nobody holds. A Release that fails otherwise
 // (the file could not be read or removed) may be called again.
+//
+// A file with other names (hard links to it) keeps its bytes under them:
+// its name at the path is removed first, while the file is still open,
+// and then the empty database is written over the stamp through the open
+// file, so that no other name keeps this live process's stamp, which
+// would hold the lock for as long as it lives (docs/protocol.md, "One
+// file, many names").
 func (l *Lock) Release() error {
-	ours, err := l.ours()
+	err := l.release()
+	if err == nil || errors.Is(err, ErrLost) {
+		l.dir.Close() // done: only a failure to read or remove is tried again
+	}
+	return err
+}
+
+func (l *Lock) release() error {
+	ours, links, err := l.owned()
 	if err != nil {
 		return err
+	}
+	if ours && links > 1 && l.file != nil {
+		return l.releaseLinked()
 	}
 	// Closed before removing: some systems (windows) refuse to remove an
 	// open file.
@@ -36,7 +54,7 @@ func (l *Lock) Release() error {
 	if !ours {
 		return &fs.PathError{Op: "release", Path: l.path, Err: ErrLost}
 	}
-	err = l.fsys.Remove(l.path)
+	err = l.dir.Remove(l.base())
 	switch {
 	case lockfs.InUse(err):
 		return l.giveBackInUse(err)
@@ -44,6 +62,28 @@ func (l *Lock) Release() error {
 		return err
 	}
 	return nil
+}
+
+// releaseLinked is Release of a file that has other names than the path.
+func (l *Lock) releaseLinked() error {
+	f := l.file
+	err := l.dir.Remove(l.base())
+	switch {
+	case lockfs.InUse(err):
+		l.file = nil
+		f.Close()
+		return l.giveBackInUse(err)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	l.file = nil
+	// Nobody else writes a live holder's stamp: the file still holds
+	// this one's, under its other names.
+	err = rewrite(f, lockrec.EmptyDatabase())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // giveBackInUse writes the empty database over this holder's stamp, in
@@ -69,3 +109,6 @@ func (l *Lock) giveBackInUse(removeErr error) error {
 	}
 	return rewrite(f, lockrec.EmptyDatabase())
 }
+
+// File is the lock file this lock stamped, open while the lock is held.
+func (l *Lock) File() lockfs.File { return l.file }

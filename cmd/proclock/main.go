@@ -29,9 +29,13 @@
 // foreground job of its own, COMMAND's group gets the terminal, as a shell
 // gives it to a job, so that the terminal's Ctrl-C reaches COMMAND
 // directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
-// COMMAND does not inherit the lock, and on linux and freebsd it is killed
-// if proclock itself dies (on windows it runs in a job object that dies
-// with proclock; elsewhere there is no such tie).
+// On linux the lock lives as long as the job: proclock waits for every
+// process COMMAND leaves behind before it releases the lock, and COMMAND's
+// processes inherit the lock's descriptor (-o: not), so that a killed
+// proclock leaves the lock to them (docs/command.md, "The lock and
+// COMMAND's processes"). On linux and freebsd COMMAND is killed if
+// proclock itself dies (on windows it runs in a job object that dies with
+// proclock; elsewhere there is no such tie).
 //
 // "proclock status" prints whether the lock at PATH is free or held, and by
 // whom, without taking it: exit 0 when it is free (no file, a free file, or

@@ -463,10 +463,14 @@ type statusOut struct {
 	State         string `json:"state"`
 	Reason        string `json:"reason"`
 	Holder        *struct {
-		Host         string    `json:"host"`
-		PID          int       `json:"pid"`
-		ProcessStart time.Time `json:"processStart"`
-		StartTime    uint64    `json:"startTime"`
+		Host               string    `json:"host"`
+		PID                int       `json:"pid"`
+		ProcessStart       time.Time `json:"processStart"`
+		StartTime          uint64    `json:"startTime"`
+		TimeNamespace      uint64    `json:"timeNamespace"`
+		BootOffset         int64     `json:"bootOffset"`
+		OtherPIDNamespace  bool      `json:"otherPidNamespace"`
+		OtherTimeNamespace bool      `json:"otherTimeNamespace"`
 	} `json:"holder"`
 	AcquiredAt     time.Time `json:"acquiredAt"`
 	HeldForSeconds *float64  `json:"heldForSeconds"`
@@ -477,7 +481,8 @@ type statusOut struct {
 // other, so that a renamed field cannot slip by.
 var (
 	statusFields = []string{"formatVersion", "path", "state", "reason", "holder", "acquiredAt", "heldForSeconds", "mechanism"}
-	holderFields = []string{"host", "bootId", "pid", "processStart", "startTime", "pidNamespace", "launcherPid"}
+	holderFields = []string{"host", "bootId", "pid", "processStart", "startTime", "pidNamespace",
+		"timeNamespace", "bootOffset", "otherPidNamespace", "otherTimeNamespace", "launcherPid"}
 )
 
 // statusJSON runs status --json and decodes it, checking its field names

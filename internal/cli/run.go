@@ -57,9 +57,11 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
                           time between SIGTERM and SIGKILL to COMMAND's
                           process group (below); default 2s on a host
                           lock, a fifth of the TTL on a cluster lock
-  -x, -e, --exclusive, -o, --close
-                          accepted for flock(1)'s sake: the lock is always
-                          exclusive, and COMMAND never inherits it
+  -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
+                          exclusive
+  -o, --close             COMMAND does not inherit the lock's descriptor
+                          (linux): killed, proclock leaves the lock to no
+                          one (below)
   -V, --version           print the version
   -h, --help              print this help
 Refused, with the reason: -s/--shared (one holder at a time, the one
@@ -77,8 +79,14 @@ $XDG_RUNTIME_DIR for your own jobs or /run/SERVICE (owned by the service's
 user) for a system service; not /tmp, where anyone can take the name first
 (docs/security.md).
 
-COMMAND gets proclock's stdin, stdout, stderr and environment. It does not
-inherit the lock: a process COMMAND leaves behind does not hold it.
+COMMAND gets proclock's stdin, stdout, stderr and environment. The lock
+lives as long as the job (linux): proclock holds it, and waits, until
+COMMAND and every process COMMAND leaves behind (a background child, a
+daemon that forks and calls setsid) have exited, then exits with COMMAND's
+status. COMMAND's processes inherit the lock's file as descriptor 3 with
+its kernel locks, as under flock(1); should proclock be killed, they keep
+the lock for as long as one of them keeps that descriptor open (-o: none).
+Elsewhere the lock lives as long as proclock.
 
 PROCLOCK_LAUNCHER_PID=PID in proclock's environment (a positive number)
 is recorded with the holder as the pid of whatever launched it, a
@@ -99,8 +107,8 @@ Under systemd, use KillMode=mixed: control-group also signals COMMAND
 directly, and COMMAND would get SIGTERM twice.
 
 COMMAND must not outlive the lock. If proclock itself is killed:
-  linux, freebsd  COMMAND gets SIGKILL (the parent-death signal)
-                  (COMMAND's own children are not tied to proclock)
+  linux, freebsd  COMMAND gets SIGKILL (the parent-death signal); on linux
+                  the processes it started keep the lock (above)
   windows         COMMAND and the processes it starts run in a job object
                   that is closed, killing them, when proclock exits
   darwin, other   there is no parent-death signal: COMMAND keeps running
@@ -149,6 +157,7 @@ type runOptions struct {
 	heldCodeSet    bool // -E was given
 	remove         bool
 	allowNetworkFS bool
+	close          bool // -o: COMMAND does not inherit the lock's descriptor
 	mechanism      string
 	path           string
 	command        []string
@@ -187,10 +196,14 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 			*script = &s
 			return nil
 		}},
-		// Exclusive is the only kind of lock, and COMMAND never inherits
-		// it: flock's -x and -o ask for what happens anyway.
+		// Exclusive is the only kind of lock: flock's -x asks for what
+		// happens anyway. -o keeps the lock's descriptor from COMMAND, as
+		// flock's does (inheritLock).
 		{names: []string{"-x", "-e", "--exclusive"}, set: func(string) error { return nil }},
-		{names: []string{"-o", "--close"}, set: func(string) error { return nil }},
+		{names: []string{"-o", "--close"}, set: func(string) error {
+			o.close = true
+			return nil
+		}},
 		{names: []string{"--remove"}, set: func(string) error {
 			o.remove = true
 			return nil
@@ -384,6 +397,15 @@ func runMain(args []string, std streams) int {
 		if o.verbose {
 			explainCause(std.err, err)
 		}
+		return exitUsage
+	}
+	if err := inheritLockUnless(o.close, cmd, p, lock); err != nil {
+		lock.Release()
+		if errors.Is(err, proclock.ErrHeld) {
+			explainHeld(std.err, p, o, err, "")
+			return o.heldCode
+		}
+		complain(std.err, err)
 		return exitUsage
 	}
 	code, killedBy, lost := superviseWatched(cmd, sigs, std.err, hostLoss{lock}, x.graceOr(defaultGrace))

@@ -11,7 +11,13 @@ const canStartProcesses = true
 
 // startTied starts cmd with SIGKILL as its parent-death signal, so that
 // COMMAND dies with proclock, however proclock dies, and watches it.
+//
+// proclock is the subreaper of COMMAND's processes, and reports COMMAND's
+// end only once the last of them has ended (run_job_linux.go).
 func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
+	if err := becomeSubreaper(); err != nil {
+		return nil, err
+	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	started := make(chan error, 1)
 	events := make(chan childEvent, 1)
@@ -27,7 +33,7 @@ func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
 			return
 		}
 		started <- nil
-		watch(cmd.Process.Pid, events)
+		watchJob(cmd.Process.Pid, events)
 	}()
 	if err := <-started; err != nil {
 		return nil, err

@@ -208,11 +208,13 @@ func TestRunKilled(t *testing.T) {
 	}
 }
 
-// TestRunLockNotInherited: COMMAND has no file of the lock open, while
-// proclock (with SQLite) does.
-func TestRunLockNotInherited(t *testing.T) {
+// TestRunLockInherited: COMMAND has the lock's file open once, as
+// proclock does (on linux: the descriptor whose kernel locks keep the lock
+// for COMMAND's processes should proclock be killed, docs/command.md, "The
+// lock and COMMAND's processes"), and no other file of the lock.
+func TestRunLockInherited(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("needs /proc/<pid>/fd")
+		t.Skip("needs /proc/<pid>/fd, and only linux passes the lock on")
 	}
 	for _, mech := range mechanisms {
 		t.Run(mech, func(t *testing.T) {
@@ -222,11 +224,13 @@ func TestRunLockNotInherited(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("exit %d; stderr: %s", res.code, res.stderr)
 			}
-			var self, parentHasLock int
+			var self, selfHasLock, parentHasLock int
 			for l := range strings.Lines(res.stdout) {
 				who, target, _ := strings.Cut(strings.TrimSpace(l), " ")
 				isLock := strings.HasPrefix(target, lock)
 				switch {
+				case who == "self" && target == lock:
+					selfHasLock++
 				case who == "self" && isLock:
 					t.Errorf("COMMAND has %s open", target)
 				case who == "self":
@@ -235,11 +239,11 @@ func TestRunLockNotInherited(t *testing.T) {
 					parentHasLock++
 				}
 			}
-			if self < 3 {
-				t.Errorf("COMMAND lists %d files, want stdin, stdout and stderr at least:\n%s", self, res.stdout)
+			if self < 3 || selfHasLock != 1 {
+				t.Errorf("COMMAND lists %d files beside %d of the lock file, want stdin, stdout and stderr at least, and the lock file once:\n%s", self, selfHasLock, res.stdout)
 			}
-			if mech == "sqlite" && parentHasLock == 0 {
-				t.Errorf("proclock has no file of the lock open: the check proves nothing:\n%s", res.stdout)
+			if parentHasLock == 0 {
+				t.Errorf("proclock has no file of the lock open:\n%s", res.stdout)
 			}
 		})
 	}

@@ -74,6 +74,15 @@ one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
                   1970, the BSDs microseconds since boot, windows 100 ns
                   since 1601); omitted when unknown
     pidNamespace  linux pid namespace inode; omitted when unknown
+    timeNamespace linux time namespace inode; omitted when unknown
+    bootOffset    how far that time namespace's boot clock is set from
+                  the host's, in nanoseconds (startTime is on the host's
+                  clock); omitted when 0
+    otherPidNamespace   true when the holder, of this host, is in another
+                  pid namespace than status (its pid means another
+                  process here); omitted otherwise
+    otherTimeNamespace  true when it is in another time namespace than
+                  status; omitted otherwise
     launcherPid   PROCLOCK_LAUNCHER_PID of the holder; omitted when none
   acquiredAt      when the holder took the lock; omitted when unknown
   heldForSeconds  seconds since acquiredAt, while held (a number with a
@@ -195,7 +204,14 @@ type jsonHolder struct {
 	ProcessStart string `json:"processStart,omitempty"`
 	StartTime    uint64 `json:"startTime,omitempty"`
 	PIDNamespace uint64 `json:"pidNamespace,omitempty"`
-	LauncherPID  int    `json:"launcherPid,omitempty"`
+	// TimeNamespace, BootOffset: the holder's time namespace, and how
+	// far its boot clock is set from the host's.
+	TimeNamespace uint64 `json:"timeNamespace,omitempty"`
+	BootOffset    int64  `json:"bootOffset,omitempty"`
+	// OtherPIDNamespace, OtherTimeNamespace: Status's, of the holder.
+	OtherPIDNamespace  bool `json:"otherPidNamespace,omitempty"`
+	OtherTimeNamespace bool `json:"otherTimeNamespace,omitempty"`
+	LauncherPID        int  `json:"launcherPid,omitempty"`
 }
 
 // statusRecord is st as status --json prints it; started tells when a
@@ -210,7 +226,9 @@ func statusRecord(st proclock.Status, started func(platform.Identity) (time.Time
 	}
 	if id := st.Holder; id != nil {
 		r.Holder = &jsonHolder{Host: id.Host, BootID: id.BootID, PID: id.PID, StartTime: id.StartTime,
-			PIDNamespace: id.PIDNamespace, LauncherPID: id.LauncherPID}
+			PIDNamespace: id.PIDNamespace, TimeNamespace: id.TimeNamespace, BootOffset: id.BootOffset,
+			OtherPIDNamespace: st.OtherPIDNamespace, OtherTimeNamespace: st.OtherTimeNamespace,
+			LauncherPID: id.LauncherPID}
 		if at, ok := started(*id); ok {
 			r.Holder.ProcessStart = rfc3339(at)
 		}
@@ -276,7 +294,7 @@ func holderFacts(st proclock.Status) []string {
 	}
 	var facts []string
 	if st.Holder != nil {
-		who = st.Holder.String()
+		who = st.Holder.String() + namespaceNote(st)
 		if started, ok := startedAt(*st.Holder); ok {
 			facts = append(facts, "process started "+stamp(started))
 		}
@@ -289,6 +307,28 @@ func holderFacts(st proclock.Status) []string {
 	}
 	facts = append(facts, "mechanism "+string(st.Mechanism))
 	return append([]string{who}, facts...)
+}
+
+// namespaceNote says, after the holder's name, which of its namespaces
+// are not status's: its pid is then another namespace's, or its clocks
+// are set off the host's.
+func namespaceNote(st proclock.Status) string {
+	var notes []string
+	if st.OtherPIDNamespace {
+		notes = append(notes, "in another pid namespace")
+	}
+	if st.OtherTimeNamespace {
+		notes = append(notes, "in another time namespace")
+		if off := time.Duration(st.Holder.BootOffset); off > 0 {
+			notes[len(notes)-1] += ", boot clock " + off.String() + " ahead"
+		} else if off < 0 {
+			notes[len(notes)-1] += ", boot clock " + (-off).String() + " behind"
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
 }
 
 // joinFacts joins holderFacts into one clause.
@@ -313,5 +353,8 @@ func startedAt(id platform.Identity) (time.Time, bool) {
 	if err != nil || id.StartTime == 0 || id.Host != self.Host || id.BootID != self.BootID {
 		return time.Time{}, false
 	}
-	return startTimeOnClock(id.StartTime)
+	// The start time is on the host's clock; the boot time status reads
+	// is its own time namespace's, set back by its boot-time offset.
+	at, ok := startTimeOnClock(id.StartTime)
+	return at.Add(time.Duration(self.BootOffset)), ok
 }

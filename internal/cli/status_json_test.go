@@ -28,6 +28,10 @@ func TestStatusJSONGolden(t *testing.T) {
 	full := &platform.Identity{Host: "buildhost", BootID: "6f1c2a44-0a2b-4c39-9a57-3c1f0e0d7b21", PID: 4242,
 		StartTime: 123456, PIDNamespace: 4026531836, LauncherPID: 4200}
 	bare := &platform.Identity{Host: "otherhost", PID: 77}
+	// A holder in a container of this host: its own pid and time
+	// namespaces, its boot clock a day and more ahead.
+	contained := &platform.Identity{Host: "buildhost", BootID: full.BootID, PID: 1, StartTime: 123999,
+		PIDNamespace: 4026532180, TimeNamespace: 4026532177, BootOffset: 100000e9}
 	// The process start is known for the full identity only, as for a
 	// holder of this host and boot.
 	startedAt := func(id platform.Identity) (time.Time, bool) { return started, id.StartTime == full.StartTime }
@@ -40,6 +44,8 @@ func TestStatusJSONGolden(t *testing.T) {
 		"held-other-host": {Path: path, State: proclock.StateHeld, Holder: bare, AcquiredAt: acquired,
 			HeldFor: 3 * time.Second, Mechanism: proclock.MechanismFile},
 		"held-unknown-holder": {Path: path, State: proclock.StateHeld, Mechanism: proclock.MechanismSQLite},
+		"held-other-namespaces": {Path: path, State: proclock.StateHeld, Holder: contained, AcquiredAt: acquired,
+			HeldFor: 3 * time.Second, OtherPIDNamespace: true, OtherTimeNamespace: true, Mechanism: proclock.MechanismFile},
 		"held-flock": {Path: path, State: proclock.StateHeld, Reason: "a flock(2) lock",
 			Mechanism: proclock.MechanismSQLite},
 		"inaccessible": {Path: path, State: proclock.StateInaccessible, Reason: "permission denied",

@@ -40,6 +40,11 @@ func appendFast(b []byte, r Record) ([]byte, bool) {
 	b = strconv.AppendInt(b, int64(r.PID), 10)
 	b = appendUint(b, `,"startTime":`, r.StartTime)
 	b = appendUint(b, `,"pidNamespace":`, r.PIDNamespace)
+	b = appendUint(b, `,"timeNamespace":`, r.TimeNamespace)
+	if r.BootOffset != 0 {
+		b = append(b, `,"bootOffset":`...)
+		b = strconv.AppendInt(b, r.BootOffset, 10)
+	}
 	if r.LauncherPID != 0 {
 		b = append(b, `,"launcherPid":`...)
 		b = strconv.AppendInt(b, int64(r.LauncherPID), 10)
@@ -123,6 +128,12 @@ func parseFast(data []byte) (Record, bool) {
 		case "lockIno":
 			bit = 1 << 9
 			r.LockIno, s, ok = number(s)
+		case "timeNamespace":
+			bit = 1 << 10
+			r.TimeNamespace, s, ok = number(s)
+		case "bootOffset":
+			bit = 1 << 11
+			r.BootOffset, s, ok = signed(s)
 		}
 		if bit == 0 || !ok || seen&bit != 0 {
 			return Record{}, false
@@ -165,6 +176,25 @@ func integer(s []byte) (int, []byte, bool) {
 
 // maxInt is the largest int.
 const maxInt = int(^uint(0) >> 1)
+
+// signed reads a canonical decimal that fits an int64: a number, or a
+// minus sign and a number other than 0.
+func signed(s []byte) (int64, []byte, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	v, rest, ok := number(s)
+	switch {
+	case !ok, neg && v == 0:
+		return 0, nil, false
+	case neg && v <= 1<<63:
+		return -int64(v-1) - 1, rest, true
+	case !neg && v < 1<<63:
+		return int64(v), rest, true
+	}
+	return 0, nil, false
+}
 
 // quoted reads a plain JSON string at the start of s (no escapes, printable
 // ASCII), returning its contents and the rest.

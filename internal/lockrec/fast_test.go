@@ -3,6 +3,7 @@ package lockrec
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -14,14 +15,16 @@ import (
 func sample() Record {
 	return Record{Format: Format, Identity: platform.Identity{
 		Host: "build-7", BootID: "14494a81-e189-45c1-812b-750d6cc2cbbf", PID: 20065,
-		StartTime: 1003912, PIDNamespace: 4026531836, LauncherPID: 77,
+		StartTime: 1003912, PIDNamespace: 4026531836, TimeNamespace: 4026532177, BootOffset: -1005000000, LauncherPID: 77,
 	}, AcquiredAt: time.Date(2026, 12, 1, 11, 36, 54, 406904108, time.UTC), Nonce: "IECPBYQY35H7GKXU3WIYBHPIVD", LockDev: 2049, LockIno: 99}
 }
 
 // TestFastPathsTaken: the records proclock writes go the fast way both
 // ways, and come back as they were.
 func TestFastPathsTaken(t *testing.T) {
-	for _, r := range []Record{sample(), {Format: Format, Nonce: "n"}, {Format: Format, Identity: platform.Identity{PID: 1}}} {
+	offset := sample()
+	offset.BootOffset = 100000e9
+	for _, r := range []Record{sample(), offset, {Format: Format, Nonce: "n"}, {Format: Format, Identity: platform.Identity{PID: 1}}} {
 		b, ok := appendFast(nil, r)
 		if !ok {
 			t.Fatalf("appendFast(%+v) gave up", r)
@@ -43,6 +46,9 @@ func TestFastPathsTaken(t *testing.T) {
 		`{"format":"proclock/1","acquiredAt":"2026-01-01T00:00:00.0Z"}`, // not canonical
 		`{"format":"proclock/1","pid":5} x`,
 		`{"format":"proclock/1","extra":1}`,
+		`{"format":"proclock/1","bootOffset":-0}`,                   // not canonical
+		`{"format":"proclock/1","bootOffset":-9223372036854775809}`, // out of range: encoding/json's error
+		`{"format":"proclock/1","bootOffset":9223372036854775808}`,
 	} {
 		if r, ok := parseFast([]byte(data)); ok {
 			t.Errorf("parseFast(%s) = %+v; want it left to encoding/json", data, r)
@@ -55,16 +61,16 @@ func TestFastPathsTaken(t *testing.T) {
 func FuzzFastRecord(f *testing.F) {
 	s := sample()
 	b, _ := json.Marshal(s)
-	f.Add(b, s.Host, s.BootID, s.Nonce, s.PID, s.StartTime, s.LauncherPID, s.AcquiredAt.UnixNano(), s.LockIno)
-	f.Add([]byte(`{"format":"proclock/1","pid":1}`), "h<", "", "n\"", -1, uint64(0), 0, int64(-1), uint64(1))
-	f.Fuzz(func(t *testing.T, data []byte, host, boot, nonce string, pid int, start uint64, launcher int, at int64, ino uint64) {
+	f.Add(b, s.Host, s.BootID, s.Nonce, s.PID, s.StartTime, s.LauncherPID, s.AcquiredAt.UnixNano(), s.LockIno, s.BootOffset)
+	f.Add([]byte(`{"format":"proclock/1","pid":1,"bootOffset":-9223372036854775808}`), "h<", "", "n\"", -1, uint64(0), 0, int64(-1), uint64(1), int64(math.MinInt64))
+	f.Fuzz(func(t *testing.T, data []byte, host, boot, nonce string, pid int, start uint64, launcher int, at int64, ino uint64, offset int64) {
 		if r, ok := parseFast(data); ok {
 			var want Record
 			if err := json.Unmarshal(data, &want); err != nil || !reflect.DeepEqual(r, want) {
 				t.Fatalf("parseFast(%q) = %+v; encoding/json: %+v, %v", data, r, want, err)
 			}
 		}
-		r := Record{Format: Format, Identity: platform.Identity{Host: host, BootID: boot, PID: pid, StartTime: start, LauncherPID: launcher},
+		r := Record{Format: Format, Identity: platform.Identity{Host: host, BootID: boot, PID: pid, StartTime: start, BootOffset: offset, LauncherPID: launcher},
 			AcquiredAt: time.Unix(0, at).UTC(), Nonce: nonce, LockIno: ino}
 		if got, ok := appendFast(nil, r); ok {
 			want, err := json.Marshal(r)

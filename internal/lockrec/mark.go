@@ -30,6 +30,10 @@ type Mark struct {
 	Raw []byte
 	// Mtime is when the mark was last written; zero when unknown.
 	Mtime time.Time
+	// Err is set when the mark could not be read for want of file
+	// descriptors (lockfs.Exhausted): present, for safety, but nothing
+	// is known of it, and callers report Err rather than a holder.
+	Err error
 	// junk is set for something that is not a regular file (a symlink,
 	// a FIFO, a directory): proclock writes none, so it is no mark.
 	junk bool
@@ -79,6 +83,9 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	f, err := fsys.OpenNoFollow(name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
 		return Mark{}
+	}
+	if lockfs.Exhausted(err) {
+		return Mark{Present: true, Err: err}
 	}
 	if err != nil {
 		if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {

@@ -42,11 +42,12 @@ func (a Sighting) Same(b Sighting) bool {
 // Read reads the file at path without following a symlink and without
 // blocking, and classifies it. A file that is not a regular file, or is
 // larger than MaxSize, or fails to read, is Foreign. A missing file is
-// fs.ErrNotExist; a directory or a permission failure is an error.
+// fs.ErrNotExist; a directory, a permission failure or running out of
+// file descriptors (lockfs.Exhausted) is an error.
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	f, err := fsys.OpenNoFollow(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || lockfs.Exhausted(err) {
 			return Sighting{}, err
 		}
 		// A symlink, a socket, or anything else that does not open.
