@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proclock/proclock"
 )
 
 // fakeRun is the fake-backend proclock, its stdout piped to the test,
@@ -251,5 +253,39 @@ func TestBackendSignalWhileHolding(t *testing.T) {
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	if code := r.wait(); code != 128+int(syscall.SIGTERM) {
 		t.Errorf("exit %d, want %d; stderr: %s", code, 128+int(syscall.SIGTERM), r.stderr.String())
+	}
+}
+
+// TestHostLossStopsGroup: a host lock whose file is removed while COMMAND
+// runs is lost; run stops COMMAND's group (SIGTERM, then SIGKILL after
+// the grace) and exits 125.
+func TestHostLossStopsGroup(t *testing.T) {
+	if _, ok := any(&proclock.Lock{}).(teller); !ok {
+		t.Skip("this library's Lock does not tell its loss (no Lock.Lost): nothing to stop COMMAND on")
+	}
+	lock := filepath.Join(t.TempDir(), "x.lock")
+	cmd := proclockCmd(append([]string{"run", "--mechanism", "file", "--grace", "300ms", lock, "--"}, stubborn...))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hung := time.AfterFunc(deadline, func() { cmd.Process.Kill() })
+	defer hung.Stop()
+	r := &fakeRun{cmd: cmd, lines: bufio.NewReader(out)}
+	pgid := readyGroup(t, r)
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.line(t); got != "term" {
+		t.Fatalf("COMMAND said %q, want term", got)
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitLost || groupAlive(t, pgid) {
+		t.Errorf("exit %d (want %d), group alive %v; stderr: %s", code, exitLost, groupAlive(t, pgid), stderr.String())
 	}
 }
