@@ -21,7 +21,6 @@ func TestBlackholeLostBeforeExpiry(t *testing.T) {
 	tc := startCluster(t, 1)
 	obs := tc.client(t)
 	rnd := seeded(t)
-	dels := map[int]*deletions{}
 	type result struct {
 		margin time.Duration
 		err    error
@@ -30,7 +29,7 @@ func TestBlackholeLostBeforeExpiry(t *testing.T) {
 	var wg sync.WaitGroup
 	for h := range holders {
 		name := fmt.Sprintf("/t/blackhole/%d", h)
-		dels[h] = watchDeletions(t, obs, name+"/")
+		dels := watchDeletions(t, obs, name+"/")
 		px := newProxy(t, tc.endpoints()[0])
 		p := spawnPeer(t, peerConfig{endpoints: []string{px.addr()}, ttl: ttl, lockDelay: -1})
 		phases := make([]time.Duration, rounds)
@@ -39,7 +38,7 @@ func TestBlackholeLostBeforeExpiry(t *testing.T) {
 		}
 		wg.Go(func() {
 			for _, ph := range phases {
-				results <- blackholeRound(p, px, dels[h], name, ph)
+				results <- blackholeRound(p, px, dels, name, ph)
 			}
 		})
 	}
