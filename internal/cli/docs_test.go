@@ -36,7 +36,8 @@ func parseAs(sub, opt string) error {
 		if sub == "status" {
 			_, err = parseStatusArgs(args)
 		} else {
-			_, err = parseRunArgs(args)
+			var x runExtra
+			_, err = parseRunArgsWith(args, x.options(nil))
 		}
 		if err == nil || errors.Is(err, errHelp) || errors.Is(err, errVersion) {
 			return nil

@@ -236,7 +236,7 @@ func TestHelpNamesEveryOption(t *testing.T) {
 	var script *string
 	var st statusOptions
 	for help, opts := range map[string][]option{
-		runUsage:    runOptionTable(&o, &waitSet, &script),
+		runUsage:    append(runOptionTable(&o, &waitSet, &script), graceOption(new(time.Duration))),
 		statusUsage: {mechanismOption(&st.mechanism), {names: []string{"--json"}}},
 	} {
 		for _, opt := range append(opts, helpOptions...) {

@@ -28,13 +28,18 @@ const (
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	// backends are the kinds of lock beside the host's that Main was
+	// given (backend.go).
+	backends []Backend
 }
 
 // Main runs the proclock command line on args (without the program name),
 // with the given standard streams, and returns the exit code. *os.File
-// streams pass straight through to COMMAND.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli(args, streams{in: stdin, out: stdout, err: stderr})
+// streams pass straight through to COMMAND. A lock name that one of
+// backends claims is taken through it (cluster/cmd/proclock passes etcd's);
+// any other is a PATH on this host.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, backends ...Backend) int {
+	return cli(args, streams{in: stdin, out: stdout, err: stderr, backends: backends})
 }
 
 // cli runs the proclock command line on args (without the program name)
@@ -64,9 +69,9 @@ func helpMain(args []string, std streams) int {
 	case len(args) == 0:
 		fmt.Fprint(std.out, usageText)
 	case args[0] == "run":
-		fmt.Fprint(std.out, runUsage)
+		fmt.Fprint(std.out, runHelp(std.backends))
 	case args[0] == "status":
-		fmt.Fprint(std.out, statusUsage)
+		fmt.Fprint(std.out, statusHelp(std.backends))
 	default:
 		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
 		return exitUsage

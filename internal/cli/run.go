@@ -56,6 +56,10 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   --allow-network-fs      lock on a network filesystem (NFS, SMB ...),
                           which proclock refuses otherwise: its locks and
                           process checks cannot be trusted there
+  --grace DURATION        when the lock is lost while COMMAND runs, the
+                          time between SIGTERM and SIGKILL to COMMAND's
+                          process group (below); default 2s on a host
+                          lock, a fifth of the TTL on a cluster lock
   -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
                           exclusive
   -o, --close             COMMAND does not inherit the lock's descriptor
@@ -121,10 +125,25 @@ COMMAND must not outlive the lock. If proclock itself is killed:
   darwin, other   there is no parent-death signal: COMMAND keeps running
                   without the lock. Stop proclock with SIGTERM, not SIGKILL.
 
-Exit status: COMMAND's; 1 (or CODE) when the lock is held or the wait runs
-out; 2 for bad usage and errors; 126 when COMMAND cannot be started; 127
-when COMMAND is not found; 128+N when signal N stops proclock while it
-waits for the lock.
+When the lock is lost while COMMAND runs (a host lock's file removed or
+replaced at PATH; a cluster lock's lease not renewed in time, revoked, or
+its key deleted), proclock stops COMMAND's whole process group: SIGTERM,
+then SIGKILL once the grace is over, and exits 125. A cluster lock's
+SIGTERM comes the grace before its local deadline, and its SIGKILL at the
+deadline, so that the group is dead before the server can expire the
+lease; a proclock that finds its deadline long past (it was stopped)
+sends SIGKILL at once.
+
+Exit status:
+  COMMAND's   COMMAND ran (128+N when signal N killed it)
+  1           the lock is held (-n), or a wait for a host lock ran out
+              (-w), as flock(1) has it; CODE with -E, for both
+  2           bad usage and errors
+  123         the lock's server (etcd) could not be reached in time
+  124         a wait for a cluster lock ran out (-w); CODE with -E
+  125         the lock was lost while COMMAND ran; COMMAND was stopped
+  126, 127    COMMAND cannot be started, or is not found
+  128+N       signal N stopped proclock while it waited for the lock
 
 Examples:
   # Run the backup unless one is running; wait for it if it is.
@@ -149,6 +168,7 @@ type runOptions struct {
 	verbose        bool
 	quiet          bool // no line when the lock is held or the wait runs out
 	heldCode       int
+	heldCodeSet    bool // -E was given
 	remove         bool
 	allowNetworkFS bool
 	close          bool // -o: COMMAND does not inherit the lock's descriptor
@@ -179,7 +199,7 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 			if err != nil || n < 0 || n > 255 {
 				return errors.New("not an exit code from 0 to 255")
 			}
-			o.heldCode = n
+			o.heldCode, o.heldCodeSet = n, true
 			return nil
 		}},
 		{names: []string{"-v", "--verbose"}, set: func(string) error {
@@ -260,11 +280,15 @@ func isDecimal(s string) bool {
 
 // parseRunArgs reads proclock run's options and operands. It returns
 // errHelp or errVersion when -h or -V asked for that instead.
-func parseRunArgs(args []string) (runOptions, error) {
+func parseRunArgs(args []string) (runOptions, error) { return parseRunArgsWith(args, nil) }
+
+// parseRunArgsWith is parseRunArgs with options beyond run's own (the
+// backends', runExtra's).
+func parseRunArgsWith(args []string, extra []option) (runOptions, error) {
 	o := runOptions{heldCode: exitHeld, mechanism: "auto"}
 	var waitSet bool
 	var script *string // -c's, when given
-	rest, err := parseOptions("run", runOptionTable(&o, &waitSet, &script), args)
+	rest, err := parseOptions("run", append(runOptionTable(&o, &waitSet, &script), extra...), args)
 	if err != nil {
 		return o, err
 	}
@@ -344,10 +368,16 @@ func mechanismOption(dst *string) option {
 
 // runMain is proclock run: it holds the lock while COMMAND runs.
 func runMain(args []string, std streams) int {
-	o, err := parseRunArgs(args)
+	var x runExtra
+	o, err := parseRunArgsWith(args, x.options(std.backends))
+	if b := claimant(std.backends, o.path); err == nil && b != nil {
+		return runTarget(b, o, x, std)
+	} else if err == nil {
+		err = x.hostOnly("run", o.path)
+	}
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprint(std.out, runUsage)
+		fmt.Fprint(std.out, runHelp(std.backends))
 		return exitOK
 	case errors.Is(err, errVersion):
 		return printVersion(std.out)
@@ -411,11 +441,15 @@ func runMain(args []string, std streams) int {
 		return exitUsage
 	}
 	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
-	code, killedBy := supervise(cmd, sigs, std.err)
-	if err := lock.Release(); err != nil {
+	code, killedBy, lost := superviseWatched(cmd, sigs, std.err, hostLoss{lock}, x.graceOr(defaultGrace))
+	if err := lock.Release(); err != nil && lost == "" {
 		// COMMAND's status says how the work went; a failed clean-up is
 		// told, not folded into it.
 		complain(std.err, err)
+	}
+	if lost != "" {
+		tellLost(std.err, o.path, lost, x.graceOr(defaultGrace))
+		return exitLost
 	}
 	if killedBy != nil {
 		dieOf(killedBy)

@@ -46,7 +46,7 @@ part of the path is not a directory, name too long, on a network
 filesystem.
 
 Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
-foreign or an error.
+foreign or an error, 123 the lock's server (etcd) could not be reached.
 
 JSON (format 1; fields may be added, and formatVersion changes only if
 one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
@@ -109,7 +109,10 @@ type statusOptions struct {
 
 // parseStatusArgs reads proclock status's options and operand. It returns
 // errHelp or errVersion when -h or -V asked for that instead.
-func parseStatusArgs(args []string) (statusOptions, error) {
+func parseStatusArgs(args []string) (statusOptions, error) { return parseStatusArgsWith(args, nil) }
+
+// parseStatusArgsWith is parseStatusArgs with the backends' options.
+func parseStatusArgsWith(args []string, extra []option) (statusOptions, error) {
 	o := statusOptions{mechanism: "auto"}
 	opts := append([]option{
 		{names: []string{"--json"}, set: func(string) error {
@@ -117,7 +120,7 @@ func parseStatusArgs(args []string) (statusOptions, error) {
 			return nil
 		}},
 		mechanismOption(&o.mechanism),
-	}, helpOptions...)
+	}, append(extra, helpOptions...)...)
 	rest, err := parseOptions("status", opts, args)
 	switch {
 	case err != nil:
@@ -135,10 +138,16 @@ func parseStatusArgs(args []string) (statusOptions, error) {
 
 // statusMain is proclock status: it reports on the lock, writing nothing.
 func statusMain(args []string, std streams) int {
-	o, err := parseStatusArgs(args)
+	var x runExtra
+	o, err := parseStatusArgsWith(args, x.backendOptions(std.backends))
+	if b := claimant(std.backends, o.path); err == nil && b != nil {
+		return statusTarget(b, o, std)
+	} else if err == nil {
+		err = x.hostOnly("status", o.path)
+	}
 	switch {
 	case errors.Is(err, errHelp):
-		fmt.Fprint(std.out, statusUsage)
+		fmt.Fprint(std.out, statusHelp(std.backends))
 		return exitOK
 	case errors.Is(err, errVersion):
 		return printVersion(std.out)

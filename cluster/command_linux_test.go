@@ -1,0 +1,646 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/sys/unix"
+)
+
+// The command's cases on a cluster lock (docs/cluster.md, "The
+// command"): the proclock program of cluster/cmd/proclock, run as a user
+// runs it, against embedded members, with COMMANDs that are real process
+// groups. They are linux's: they read /proc to tell a group dead.
+
+// commandOnce builds cluster/cmd/proclock once per test binary, into the
+// user cache (as etcdctl is): every case runs the same program.
+var commandOnce = sync.OnceValues(func() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "proclock-test")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "proclock-cluster")
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
+	out, err := exec.Command("go", "build", "-o", tmp, "github.com/proclock/proclock/cluster/cmd/proclock").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+})
+
+func command(t testing.TB) string {
+	t.Helper()
+	bin, err := commandOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// lockURL is the command's name for lock name on endpoints.
+func lockURL(endpoints []string, name string) string {
+	return "etcd://" + strings.Join(endpoints, ",") + "/" + name
+}
+
+// cmdRun is one proclock started by a test: COMMAND's lines arrive
+// stamped, stderr is kept, stdin is a pipe the test can close.
+type cmdRun struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan stampedLine
+	stderr bytes.Buffer
+	done   chan struct{}
+	code   int
+	ended  time.Time
+}
+
+type stampedLine struct {
+	text string
+	at   time.Time
+}
+
+func startCommand(t testing.TB, args ...string) *cmdRun {
+	t.Helper()
+	cmd := exec.Command(command(t), args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &cmdRun{cmd: cmd, stdin: stdin, lines: make(chan stampedLine, 64), done: make(chan struct{})}
+	cmd.Stderr = &r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.lines <- stampedLine{sc.Text(), time.Now()}
+		}
+		close(r.lines)
+		cmd.Wait()
+		r.code, r.ended = cmd.ProcessState.ExitCode(), time.Now()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-r.done
+	})
+	return r
+}
+
+// line waits up to limit for COMMAND's next line.
+func (r *cmdRun) line(t testing.TB, limit time.Duration) stampedLine {
+	t.Helper()
+	l, err := r.next(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// next is line's work, for a goroutine that cannot fail a test.
+func (r *cmdRun) next(limit time.Duration) (stampedLine, error) {
+	select {
+	case l, ok := <-r.lines:
+		if !ok {
+			<-r.done
+			return l, fmt.Errorf("proclock %q ended (exit %d) without the line; stderr: %s", r.cmd.Args[1:], r.code, r.stderr.String())
+		}
+		return l, nil
+	case <-time.After(limit):
+		return stampedLine{}, fmt.Errorf("proclock %q: no line within %v; stderr: %s", r.cmd.Args[1:], limit, r.stderr.String())
+	}
+}
+
+// wait waits up to limit for proclock to exit and returns its code.
+func (r *cmdRun) wait(t testing.TB, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.code
+	case <-time.After(limit):
+		t.Fatalf("proclock %q still runs after %v; stderr: %s", r.cmd.Args[1:], limit, r.stderr.String())
+	}
+	return -1
+}
+
+// runCommand runs proclock to its end and returns its exit code, stdout
+// and stderr.
+func runCommand(t testing.TB, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(command(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if _, ok := errors.AsType[*exec.ExitError](err); err != nil && !ok {
+		t.Fatalf("proclock %q: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// stubbornGroup is a COMMAND whose group outlives a SIGTERM: a shell that
+// ignores it, and a grandchild that ignores it too. It prints "ready SH
+// GRANDCHILD", then its environment's lock variables.
+var stubbornGroup = []string{"/bin/sh", "-c",
+	`trap '' TERM; sleep 1000 & echo ready $$ $!; echo "$PROCLOCK_KEY $PROCLOCK_FENCE"; wait`}
+
+// pids reads stubbornGroup's ready line.
+func pids(t testing.TB, l stampedLine) []int {
+	t.Helper()
+	f := strings.Fields(l.text)
+	if len(f) != 3 || f[0] != "ready" {
+		t.Fatalf("COMMAND said %q, want ready PID PID", l.text)
+	}
+	var ps []int
+	for _, s := range f[1:] {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, n)
+	}
+	return ps
+}
+
+// alive reports whether pid runs (a zombie has done all it will do).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// deathOf watches pids and returns a channel that gets the moment the
+// last of them died: a pidfd (which works for processes the test did not
+// start) polls readable when its process exits.
+func deathOf(pids []int) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	var fds []int
+	for _, p := range pids {
+		if fd, err := unix.PidfdOpen(p, 0); err == nil {
+			fds = append(fds, fd)
+		}
+	}
+	go func() {
+		defer func() {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+		}()
+		for _, fd := range fds {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			for {
+				n, err := unix.Poll(pfd, -1)
+				if n > 0 || (err != nil && err != unix.EINTR) {
+					break
+				}
+			}
+		}
+		ch <- time.Now()
+	}()
+	return ch
+}
+
+// TestCommandBlackholed: proclock run holds a lock through a proxy that is
+// blackholed at a random phase; COMMAND's whole group (a shell and a
+// grandchild, both ignoring SIGTERM) is dead before an observer's watch
+// sees the server delete the key, in every run, and proclock exits 125.
+// 10 holders of 5 rounds each run side by side; the worst margin is
+// logged.
+func TestCommandBlackholed(t *testing.T) {
+	const holders, rounds = 10, 5
+	const ttl = 2 * time.Second
+	tc := startCluster(t, 1)
+	obs := tc.client(t)
+	rnd := seeded(t)
+	type result struct {
+		margin time.Duration
+		err    error
+	}
+	results := make(chan result, holders*rounds)
+	var wg sync.WaitGroup
+	for h := range holders {
+		name := fmt.Sprintf("t/cmd-blackhole/%d", h)
+		dels := watchDeletions(t, obs, name+"/")
+		px := newProxy(t, tc.endpoints()[0])
+		phases := make([]time.Duration, rounds)
+		for i := range phases {
+			phases[i] = phase(rnd, ttl)
+		}
+		wg.Go(func() {
+			for _, ph := range phases {
+				m, err := blackholeCommand(t, px, dels, name, ttl, ph)
+				results <- result{m, err}
+			}
+		})
+	}
+	wg.Wait()
+	close(results)
+	worst := time.Duration(1<<63 - 1)
+	n := 0
+	for r := range results {
+		if r.err != nil {
+			t.Error(r.err)
+			continue
+		}
+		n++
+		worst = min(worst, r.margin)
+	}
+	t.Logf("%d blackholed runs (TTL %v, grace %v, margin %v): COMMAND's group dead before the server's delete by at least %v (worst run)",
+		n, ttl, ttl/5, ttl/10, worst)
+}
+
+// blackholeCommand is one round: run, blackhole after ph, and the time
+// from the group's death to the key's deletion.
+func blackholeCommand(t *testing.T, px *proxy, dels *deletions, name string, ttl, ph time.Duration) (time.Duration, error) {
+	px.setBlackhole(false)
+	r := startCommand(t, append([]string{"run", "--ttl", ttl.String(), lockURL([]string{px.addr()}, name), "--"}, stubbornGroup...)...)
+	ready, err := r.next(30 * time.Second)
+	if err != nil {
+		return 0, err
+	}
+	keyLine, err := r.next(5 * time.Second)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(ready.text)
+	key := strings.Fields(keyLine.text)[0]
+	var ps []int
+	for _, s := range f[1:] {
+		n, _ := strconv.Atoi(s)
+		ps = append(ps, n)
+	}
+	time.Sleep(ph) // the random phase: not waiting for anything
+	px.setBlackhole(true)
+	dead := deathOf(ps)
+	deleted, ok := dels.of(key, 10*time.Second)
+	if !ok {
+		return 0, fmt.Errorf("the server did not delete %s within 10 s", key)
+	}
+	var diedAt time.Time
+	select {
+	case diedAt = <-dead:
+	case <-time.After(10 * time.Second):
+		return 0, fmt.Errorf("COMMAND's group %v lives 10 s after its key's deletion", ps)
+	}
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		return 0, fmt.Errorf("proclock runs on 10 s after the loss")
+	}
+	if r.code != 125 {
+		return 0, fmt.Errorf("proclock exit %d, want 125; stderr: %s", r.code, r.stderr.String())
+	}
+	if m := deleted.Sub(diedAt); m <= 0 {
+		return m, fmt.Errorf("phase %v: COMMAND's group died %v after the server deleted the key", ph, -m)
+	}
+	return deleted.Sub(diedAt), nil
+}
+
+// TestCommandStopped: SIGSTOP of the proclock process only (COMMAND runs
+// on), past the TTL: the next holder's COMMAND starts only after the
+// lock-delay from the key's deletion; the resumed proclock kills its
+// COMMAND's group at once and exits 125; a write fenced with its token
+// is refused.
+func TestCommandStopped(t *testing.T) {
+	const ttl = 2 * time.Second
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	name := "t/cmd-stopped"
+	url := lockURL(tc.endpoints(), name)
+	dels := watchDeletions(t, c, name+"/")
+	a := startCommand(t, append([]string{"run", "--ttl", ttl.String(), url, "--"}, stubbornGroup...)...)
+	ps := pids(t, a.line(t, 30*time.Second))
+	kf := strings.Fields(a.line(t, 5*time.Second).text)
+	key, fence := kf[0], kf[1]
+	a.cmd.Process.Signal(syscall.SIGSTOP)
+	b := startCommand(t, "run", "--ttl", ttl.String(), url, "--", "/bin/sh", "-c", `echo started; echo "$PROCLOCK_FENCE"; cat >/dev/null`)
+	deleted, ok := dels.of(key, 10*time.Second)
+	if !ok {
+		t.Fatalf("the stopped holder's key %s was not deleted", key)
+	}
+	started := b.line(t, 15*time.Second)
+	if gap := started.at.Sub(deleted); gap < ttl-50*time.Millisecond {
+		t.Errorf("the next holder's COMMAND started %v after the key's deletion, within the lock-delay (%v)", gap, ttl)
+	}
+	f, _ := strconv.ParseInt(fence, 10, 64)
+	if next, _ := strconv.ParseInt(b.line(t, time.Second).text, 10, 64); next <= f {
+		t.Errorf("the next holder's fence %d is not above the old one %d", next, f)
+	}
+	// The old holder's COMMAND, still running, writes with its token.
+	resp, err := c.Txn(ctxFor(t, 5*time.Second)).If(clientv3.Compare(clientv3.CreateRevision(key), "=", f)).
+		Then(clientv3.OpPut("t/cmd-stopped-resource", "stale")).Commit()
+	if err != nil || resp.Succeeded {
+		t.Errorf("a write fenced with the old token: succeeded %v, %v; want refused", resp != nil && resp.Succeeded, err)
+	}
+	for _, p := range ps {
+		if !alive(p) {
+			t.Fatalf("COMMAND's process %d died while proclock was stopped: the case needs it running", p)
+		}
+	}
+	resumed := time.Now()
+	dead := deathOf(ps)
+	a.cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case at := <-dead:
+		t.Logf("resumed proclock killed its COMMAND's group %v after SIGCONT", at.Sub(resumed))
+		if at.Sub(resumed) > time.Second {
+			t.Errorf("the resumed proclock took %v to kill its COMMAND", at.Sub(resumed))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the resumed proclock's COMMAND lives on")
+	}
+	if code := a.wait(t, 10*time.Second); code != 125 {
+		t.Errorf("resumed proclock exit %d, want 125; stderr: %s", code, a.stderr.String())
+	}
+	b.stdin.Close()
+	if code := b.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("next holder exit %d; stderr: %s", code, b.stderr.String())
+	}
+}
+
+// TestCommandLeaderKilled: the leader of a 3-member cluster killed while
+// proclock run holds: the lock stays held (the same key and fence), COMMAND
+// is neither stopped nor started again, and it ends as it would have.
+func TestCommandLeaderKilled(t *testing.T) {
+	const ttl = 3 * time.Second
+	tc := startCluster(t, 3)
+	c := tc.client(t)
+	name := "t/cmd-leader"
+	url := lockURL(tc.endpoints(), name)
+	r := startCommand(t, "run", "--ttl", ttl.String(), url, "--", "/bin/sh", "-c", `echo started $PROCLOCK_FENCE; cat >/dev/null; echo done`)
+	first := r.line(t, 30*time.Second)
+	leader := tc.waitLeader(t)
+	closed := tc.members[leader].kill()
+	defer func() { <-closed }()
+	tc.waitLeader(t)
+	// Wait out more than the TTL on the lock's own key: a holder that
+	// lost it would have stopped COMMAND by then.
+	time.Sleep(ttl + time.Second) // the time the lock must survive, not a wait for an event
+	select {
+	case l, ok := <-r.lines:
+		t.Fatalf("COMMAND said %q (more %v) after the leader died; stderr: %s", l.text, ok, r.stderr.String())
+	case <-r.done:
+		t.Fatalf("proclock exited %d after the leader died; stderr: %s", r.code, r.stderr.String())
+	default:
+	}
+	resp, err := c.Get(ctxFor(t, 5*time.Second), name+"/", clientv3.WithPrefix())
+	if err != nil || len(resp.Kvs) != 1 || "started "+strconv.FormatInt(resp.Kvs[0].CreateRevision, 10) != first.text {
+		t.Errorf("after the leader's death: %v, %v; want the one key of %q", resp, err, first.text)
+	}
+	r.stdin.Close()
+	if l := r.line(t, 10*time.Second); l.text != "done" {
+		t.Errorf("COMMAND said %q, want done", l.text)
+	}
+	if code := r.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("exit %d; stderr: %s", code, r.stderr.String())
+	}
+}
+
+// TestCommandBesideEtcdctl: etcdctl lock holds, and proclock run -n is
+// held (exit 1), naming etcdctl's lease; proclock run holds, and etcdctl
+// lock -- COMMAND waits until it lets go.
+func TestCommandBesideEtcdctl(t *testing.T) {
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	eps := tc.endpoints()
+	name := "t/cmd-etcdctl"
+	url := lockURL(eps, name)
+
+	l := startEtcdctlLock(t, eps, name)
+	key := <-l.keys
+	code, _, stderr := runCommand(t, "run", "-n", url, "--", "true")
+	lease := key[strings.LastIndexByte(key, '/')+1:]
+	if code != 1 || !strings.Contains(stderr, "etcdctl") || !strings.Contains(stderr, lease) {
+		t.Errorf("proclock run -n beside etcdctl lock: exit %d, %q; want 1 naming etcdctl and lease %s", code, stderr, lease)
+	}
+	l.stop(t)
+
+	r := startCommand(t, "run", url, "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
+	r.line(t, 30*time.Second)
+	ectl := exec.Command(etcdctl(t), "--endpoints", strings.Join(eps, ","), "lock", name, "--", "/bin/sh", "-c", "echo etcdctl-ran")
+	var eout bytes.Buffer
+	ectl.Stdout, ectl.Stderr = &eout, os.Stderr
+	if err := ectl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitKeys(t, c, name, 2) // etcdctl queues behind proclock
+	if eout.Len() != 0 {
+		t.Errorf("etcdctl ran its COMMAND while proclock held: %q", eout.String())
+	}
+	r.stdin.Close()
+	if code := r.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("proclock exit %d; stderr: %s", code, r.stderr.String())
+	}
+	if err := ectl.Wait(); err != nil || strings.TrimSpace(eout.String()) != "etcdctl-ran" {
+		t.Errorf("etcdctl lock after proclock let go: %v, %q", err, eout.String())
+	}
+}
+
+// TestCommandExitCodes: each situation's documented code on a cluster
+// lock, and bounded: an unreachable or blackholed server gives 123 within
+// the connect timeout (and a second), never a hang.
+func TestCommandExitCodes(t *testing.T) {
+	tc := startCluster(t, 1)
+	eps := tc.endpoints()
+	name := "t/cmd-codes"
+	url := lockURL(eps, name)
+	holder := startCommand(t, "run", url, "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
+	holder.line(t, 30*time.Second)
+	dead := freeURL(t) // nobody listens there
+	bh := newProxy(t, eps[0])
+	bh.setBlackhole(true)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		want  int
+		bound time.Duration
+	}{
+		{"COMMAND's status", []string{"run", lockURL(eps, "t/cmd-codes-free"), "--", "/bin/sh", "-c", "exit 3"}, 3, 0},
+		{"COMMAND killed by a signal", []string{"run", lockURL(eps, "t/cmd-codes-free"), "--", "/bin/sh", "-c", "kill -TERM $$"}, 128 + 15, 0},
+		{"held", []string{"run", "-n", url, "--", "true"}, 1, 0},
+		{"held -E", []string{"run", "-n", "-E", "75", url, "--", "true"}, 75, 0},
+		{"wait ran out", []string{"run", "-w", "300ms", url, "--", "true"}, 124, 0},
+		{"no server", []string{"run", "--connect-timeout", "1s", lockURL([]string{strings.TrimPrefix(dead, "http://")}, name), "--", "true"}, 123, 2 * time.Second},
+		{"blackholed server", []string{"run", "--connect-timeout", "1s", lockURL([]string{bh.addr()}, name), "--", "true"}, 123, 2 * time.Second},
+		{"status, no server", []string{"status", "--connect-timeout", "1s", lockURL([]string{strings.TrimPrefix(dead, "http://")}, name)}, 123, 2 * time.Second},
+		{"status held", []string{"status", url}, 1, 0},
+		{"status free", []string{"status", lockURL(eps, "t/cmd-codes-free")}, 0, 0},
+		{"grace too long for the TTL", []string{"run", "--ttl", "1", "--grace", "1s", url, "--", "true"}, 2, 0},
+		{"no name", []string{"run", "etcd://" + eps[0] + "/", "--", "true"}, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			began := time.Now()
+			code, _, stderr := runCommand(t, tc.args...)
+			if code != tc.want {
+				t.Errorf("proclock %q: exit %d, want %d; stderr: %s", tc.args, code, tc.want, stderr)
+			}
+			if took := time.Since(began); tc.bound > 0 && took > tc.bound {
+				t.Errorf("proclock %q took %v, over %v", tc.args, took, tc.bound)
+			}
+		})
+	}
+	holder.stdin.Close()
+	holder.wait(t, 10*time.Second)
+}
+
+// TestCommandEnvInnermost: a nested run's COMMAND sees the inner lock's
+// key and fence, set over the outer's.
+func TestCommandEnvInnermost(t *testing.T) {
+	tc := startCluster(t, 1)
+	eps := tc.endpoints()
+	code, out, stderr := runCommand(t, "run", lockURL(eps, "t/outer"), "--",
+		command(t), "run", lockURL(eps, "t/inner"), "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY $PROCLOCK_FENCE $ETCD_LOCK_KEY $ETCD_LOCK_REV"`)
+	f := strings.Fields(out)
+	if code != 0 || len(f) != 4 || !strings.HasPrefix(f[0], "t/inner/") || f[2] != f[0] || f[3] != f[1] {
+		t.Fatalf("nested run: exit %d, %q; want the inner key and fence twice; stderr: %s", code, out, stderr)
+	}
+	if f[0][len("t/inner/"):] == "" {
+		t.Errorf("key %q has no lease", f[0])
+	}
+}
+
+// statusGolden compares status --json of url with testdata/status/NAME.json
+// once the values of one run (revisions, leases, times, pids, ports) are
+// replaced by their kind.
+func statusGolden(t *testing.T, url, golden string, wantCode int) {
+	t.Helper()
+	code, out, stderr := runCommand(t, "status", "--json", url)
+	if code != wantCode {
+		t.Fatalf("status %s: exit %d, want %d; stderr: %s", url, code, wantCode, stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("status --json: %v: %q", err, out)
+	}
+	normalise(m)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	enc.Encode(m)
+	got := buf.Bytes()
+	path := filepath.Join("testdata", "status", golden+".json")
+	if os.Getenv("PROCLOCK_UPDATE_GOLDEN") != "" {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (PROCLOCK_UPDATE_GOLDEN=1 go test -run TestCommandStatusGolden writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("status --json for %s, normalised:\n%s\nwant (%s):\n%s", golden, got, path, want)
+	}
+}
+
+// normalise replaces what differs from run to run by its kind.
+func normalise(m map[string]any) {
+	for k, v := range m {
+		switch k {
+		case "revision", "fence", "pid", "startTime", "pidNamespace":
+			m[k] = "<number>"
+		case "heldForSeconds", "ttlLeftSeconds":
+			m[k] = "<seconds>"
+		case "acquiredAt", "lockDelayUntil", "processStart":
+			m[k] = "<time>"
+		case "lease", "host", "bootId":
+			m[k] = "<" + k + ">"
+		case "endpoints":
+			m[k] = []string{"<endpoint>"}
+		case "path", "key", "reason":
+			s := v.(string)
+			if i := strings.Index(s, "/t/"); k == "path" && i >= 0 {
+				s = "etcd://<endpoint>" + s[i:]
+			}
+			if i := strings.LastIndexByte(s, '/'); k == "key" && i >= 0 {
+				s = s[:i+1] + "<lease>"
+			}
+			if i := strings.LastIndex(s, "lease "); k == "reason" && i >= 0 {
+				s = s[:i] + "lease <lease>"
+			}
+			m[k] = s
+		case "holder":
+			normalise(v.(map[string]any))
+		}
+	}
+}
+
+// TestCommandStatusGolden: status --json for each state of a cluster
+// lock: free, held by proclock (with a waiter), held by etcdctl, free
+// after an unclean handoff, and held while serving the lock-delay.
+func TestCommandStatusGolden(t *testing.T) {
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	eps := tc.endpoints()
+	name := "t/cmd-status"
+	url := lockURL(eps, name)
+	statusGolden(t, url, "free", 0)
+
+	r := startCommand(t, "run", url, "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
+	r.line(t, 30*time.Second)
+	w := startCommand(t, "run", url, "--", "true")
+	waitKeys(t, c, name, 2)
+	statusGolden(t, url, "held", 1)
+	r.stdin.Close()
+	r.wait(t, 10*time.Second)
+	w.wait(t, 10*time.Second)
+
+	l := startEtcdctlLock(t, eps, name)
+	<-l.keys
+	statusGolden(t, url, "held-etcdctl", 1)
+	l.stop(t)
+
+	// A holder killed: free, but unclean until the next holder.
+	dels := watchDeletions(t, c, name+"/")
+	k := startCommand(t, "run", "--ttl", "1", url, "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY"; cat >/dev/null`)
+	key := k.line(t, 30*time.Second).text
+	k.cmd.Process.Kill()
+	if _, ok := dels.of(key, 10*time.Second); !ok {
+		t.Fatalf("the killed holder's key %s outlived its TTL", key)
+	}
+	statusGolden(t, url, "free-unclean", 0)
+
+	d := startCommand(t, "run", "--ttl", "1", "--lock-delay", "20s", url, "--", "true")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := Inspect(ctxFor(t, 5*time.Second), c, name)
+		if err == nil && st.LockDelay {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no lock-delay seen within 10 s: %+v, %v", st, err)
+		}
+		time.Sleep(10 * time.Millisecond) // polling etcd's state: there is no notice of it
+	}
+	statusGolden(t, url, "lock-delay", 1)
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	d.wait(t, 10*time.Second)
+}

@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/proclock/proclock"
+)
+
+// hostLoss is what the loss stop watches of a host lock: the library
+// tells its loss (its file or .holder removed or replaced at the path,
+// its directory gone) through Lock.Lost and Lock.Err; it has no
+// deadline. On a loss, run stops COMMAND's group as for a cluster lock's
+// event: SIGTERM, then SIGKILL after the grace (2 s unless --grace), and
+// exits 125: the path is free to take for anyone else at once, and COMMAND
+// must not outlive the lock (docs/command.md, "When the lock is lost").
+type hostLoss struct{ l *proclock.Lock }
+
+// teller is a lock that tells its loss. It is asked for by assertion,
+// so that this file builds on a library without Lock.Lost, where nothing
+// stops COMMAND.
+type teller interface {
+	Lost() <-chan struct{}
+	Err() error
+}
+
+func (h hostLoss) Lost() <-chan struct{} {
+	if t, ok := any(h.l).(teller); ok {
+		return t.Lost()
+	}
+	return nil
+}
+
+func (h hostLoss) Err() error {
+	if t, ok := any(h.l).(teller); ok {
+		return t.Err()
+	}
+	return nil
+}
+
+func (hostLoss) Deadline() time.Time { return time.Time{} }

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/platform"
+)
+
+// statusTarget is proclock status on a lock of backend b: the host
+// lock's status, and what a cluster lock adds (docs/command.md, "status
+// --json").
+func statusTarget(b Backend, o statusOptions, std streams) int {
+	t, err := b.Open(context.Background(), o.path)
+	if err != nil {
+		return failure(std.err, err, false)
+	}
+	defer t.Close()
+	rep, err := t.Inspect(context.Background())
+	if err != nil {
+		return failure(std.err, err, false)
+	}
+	if o.json {
+		if err := json.NewEncoder(std.out).Encode(reportRecord(rep, startedAt)); err != nil {
+			complain(std.err, err)
+			return exitUsage
+		}
+	} else {
+		fmt.Fprint(std.out, describeReport(rep))
+	}
+	return codeForState(rep.State)
+}
+
+// statusHelp is status's help, with the backends' parts.
+func statusHelp(backends []Backend) string {
+	help := statusUsage
+	for _, b := range backends {
+		help += "\n" + b.Usage()
+	}
+	return help
+}
+
+// jsonClusterStatus is status --json for a cluster lock: format 1's
+// fields, and the cluster's after them.
+type jsonClusterStatus struct {
+	jsonStatus
+	Endpoints []string `json:"endpoints"`
+	Name      string   `json:"name"`
+	Key       string   `json:"key,omitempty"`
+	Fence     int64    `json:"fence,omitempty"`
+	// Lease is in hex, as etcdctl writes it and as it ends the key.
+	Lease          string   `json:"lease,omitempty"`
+	TTLSeconds     *float64 `json:"ttlSeconds,omitempty"`
+	TTLLeftSeconds *float64 `json:"ttlLeftSeconds,omitempty"`
+	Waiters        int      `json:"waiters"`
+	LockDelay      bool     `json:"lockDelay"`
+	LockDelayUntil string   `json:"lockDelayUntil,omitempty"`
+	Unclean        bool     `json:"unclean,omitempty"`
+	Revision       int64    `json:"revision"`
+}
+
+// reportRecord is rep as status --json prints it: statusRecord's object,
+// with the cluster's fields when rep has them.
+func reportRecord(rep Report, started func(platform.Identity) (time.Time, bool)) any {
+	r := statusRecord(rep.Status, started)
+	c := rep.Cluster
+	if c == nil {
+		return r
+	}
+	cr := jsonClusterStatus{jsonStatus: r, Endpoints: c.Endpoints, Name: c.Name, Key: c.Key, Fence: c.Fence,
+		Waiters: c.Waiters, LockDelay: c.LockDelay, Unclean: c.Unclean, Revision: c.Revision}
+	if cr.Endpoints == nil {
+		cr.Endpoints = []string{}
+	}
+	if c.Lease != 0 {
+		cr.Lease = strconv.FormatInt(c.Lease, 16)
+	}
+	if c.TTL > 0 {
+		ttl, left := c.TTL.Seconds(), c.TTLLeft.Seconds()
+		cr.TTLSeconds, cr.TTLLeftSeconds = &ttl, &left
+	}
+	if c.LockDelay && !c.LockDelayUntil.IsZero() {
+		cr.LockDelayUntil = rfc3339(c.LockDelayUntil)
+	}
+	return cr
+}
+
+// describeReport words a backend's report for people: describeStatus's
+// lines, and a cluster lock's own facts on a line of their own.
+func describeReport(rep Report) string {
+	c := rep.Cluster
+	switch {
+	case rep.State == proclock.StateAbsent && c != nil && c.Unclean:
+		return fmt.Sprintf("%s: free (no key; mechanism %s); its last holder did not let go cleanly: the next holder serves the lock-delay\n",
+			rep.Path, rep.Mechanism)
+	case rep.State == proclock.StateAbsent && c != nil:
+		return fmt.Sprintf("%s: free (no key; mechanism %s)\n", rep.Path, rep.Mechanism)
+	case rep.State == proclock.StateHeld:
+		text := describeStatus(rep.Status)
+		if facts := clusterFacts(c); len(facts) > 0 {
+			text += "  " + joinFacts(facts) + "\n"
+		}
+		return text
+	}
+	return describeStatus(rep.Status)
+}
