@@ -45,7 +45,17 @@ func helperMainOS(args []string) int {
 		select {}
 	case "fds":
 		// Lists the files this process and its parent (proclock) have
-		// open, as "self <target>" and "parent <target>" lines.
+		// open, as "self <dev:ino> <target>" and "parent <dev:ino>
+		// <target>" lines (dev:ino "-" where the target is no file), and
+		// first, given a path, "lock <dev:ino> <path>" for it.
+		if len(args) > 1 {
+			var st unix.Stat_t
+			if err := unix.Stat(args[1], &st); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+			fmt.Printf("lock %d:%d %s\n", st.Dev, st.Ino, args[1])
+		}
 		listFDs("self", "/proc/self/fd")
 		listFDs("parent", fmt.Sprintf("/proc/%d/fd", os.Getppid()))
 		return 0
@@ -61,9 +71,17 @@ func listFDs(who, dir string) {
 		os.Exit(2)
 	}
 	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
-			fmt.Println(who, target)
+		fd := filepath.Join(dir, e.Name())
+		target, err := os.Readlink(fd)
+		if err != nil {
+			continue
 		}
+		id := "-"
+		var st unix.Stat_t
+		if unix.Stat(fd, &st) == nil {
+			id = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+		}
+		fmt.Println(who, id, target)
 	}
 }
 
@@ -211,7 +229,10 @@ func TestRunKilled(t *testing.T) {
 // TestRunLockInherited: COMMAND has the lock's file open once, as
 // proclock does (on linux: the descriptor whose kernel locks keep the lock
 // for COMMAND's processes should proclock be killed, docs/command.md, "The
-// lock and COMMAND's processes"), and no other file of the lock.
+// lock and COMMAND's processes"), and no other file of the lock. Files are
+// told apart by device and inode: /proc names a descriptor by the name it
+// was opened through, which for a lock file written whole is its
+// temporary name (docs/protocol.md, "Every record appears whole").
 func TestRunLockInherited(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc/<pid>/fd, and only linux passes the lock on")
@@ -220,16 +241,29 @@ func TestRunLockInherited(t *testing.T) {
 		t.Run(mech, func(t *testing.T) {
 			t.Parallel()
 			lock := filepath.Join(t.TempDir(), "x.lock")
-			res := runProclock(t, line("run", "--mechanism", mech, lock, helper("fds"))...)
+			res := runProclock(t, line("run", "--mechanism", mech, lock, helper("fds", lock))...)
 			if res.code != 0 {
 				t.Fatalf("exit %d; stderr: %s", res.code, res.stderr)
 			}
+			first, _, _ := strings.Cut(res.stdout, "\n")
+			f := strings.SplitN(first, " ", 3)
+			if len(f) != 3 || f[0] != "lock" || f[2] != lock {
+				t.Fatalf("helper's first line %q: want the lock file's dev:ino", first)
+			}
+			lockID := f[1]
 			var self, selfHasLock, parentHasLock int
 			for l := range strings.Lines(res.stdout) {
-				who, target, _ := strings.Cut(strings.TrimSpace(l), " ")
-				isLock := strings.HasPrefix(target, lock)
+				f := strings.SplitN(strings.TrimSpace(l), " ", 3)
+				if len(f) != 3 {
+					t.Fatalf("helper line %q: want who, dev:ino, target", l)
+				}
+				who, id, target := f[0], f[1], f[2]
+				if who == "lock" {
+					continue
+				}
+				isLock := id == lockID || strings.HasPrefix(target, lock)
 				switch {
-				case who == "self" && target == lock:
+				case who == "self" && id == lockID:
 					selfHasLock++
 				case who == "self" && isLock:
 					t.Errorf("COMMAND has %s open", target)
@@ -240,7 +274,7 @@ func TestRunLockInherited(t *testing.T) {
 				}
 			}
 			if self < 3 || selfHasLock != 1 {
-				t.Errorf("COMMAND lists %d files beside %d of the lock file, want stdin, stdout and stderr at least, and the lock file once:\n%s", self, selfHasLock, res.stdout)
+				t.Errorf("COMMAND lists %d files beside %d of the lock file (%s), want stdin, stdout and stderr at least, and the lock file once:\n%s", self, selfHasLock, lockID, res.stdout)
 			}
 			if parentHasLock == 0 {
 				t.Errorf("proclock has no file of the lock open:\n%s", res.stdout)
