@@ -130,8 +130,13 @@ func TestNativeChaos(t *testing.T) {
 			if worst > chaosReacquireBound {
 				t.Errorf("a kill was followed by the next critical section only after %v; want within %v", worst, chaosReacquireBound)
 			}
-			t.Logf("%s: %d critical sections in %v; %d processes killed (%d inside their section), %d markers taken over, %d overlaps, %d wedges (longest idle with nobody inside: %v); kill-to-reacquire over %d kills: median %v, max %v; %d leftovers of killed writers at the end",
-				mech, len(lines), took.Round(time.Millisecond), len(r.kills), inside, takeovers, len(overlaps), r.stalls, r.idle.Round(time.Millisecond), len(delays), median, worst, leftovers)
+			p99 := delays[min(len(delays)-1, len(delays)*99/100)]
+			longest := delays[max(0, len(delays)-5):]
+			for i := range longest {
+				longest[i] = longest[i].Round(100 * time.Microsecond)
+			}
+			t.Logf("%s: %d critical sections in %v; %d processes killed (%d inside their section), %d markers taken over, %d overlaps, %d wedges (longest idle with nobody inside: %v); kill-to-reacquire over %d kills: median %v, p99 %v, max %v (the longest: %v); %d leftovers of killed writers at the end",
+				mech, len(lines), took.Round(time.Millisecond), len(r.kills), inside, takeovers, len(overlaps), r.stalls, r.idle.Round(time.Millisecond), len(delays), median.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), worst.Round(10*time.Microsecond), longest, leftovers)
 		})
 	}
 }

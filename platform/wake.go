@@ -17,8 +17,12 @@ type Waker interface {
 	// this host and pid namespace, exits (pid <= 0: no process is
 	// watched, though linux then watches the holder of a flock(2) write
 	// lock on names[0] for a wait of 2 ms or more; a pid that is already
-	// gone returns at once); or when d has
-	// passed on the platform's clock. It says which with its Wakeup. It
+	// gone returns at once); with pid <= 0 (the fake world: with any),
+	// when the file at names[0], write-locked by a byte-range lock
+	// (SQLite's, a SQLite holder's kernel lock) as the wait began, is no
+	// longer, reported as WakeChange: its holder let go or died, and the
+	// caller's next try takes the lock; or when d has passed on the
+	// platform's clock. It says which with its Wakeup. It
 	// returns ctx.Err() when ctx ends first; any other error (a fake
 	// process that was killed) ends the wait as ctx's would.
 	//

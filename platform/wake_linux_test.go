@@ -456,3 +456,97 @@ func TestWakerFlockHolderExit(t *testing.T) {
 		t.Errorf("Wait = %v, %v; want exit, nil", r.why, r.err)
 	}
 }
+
+// lockOFD opens name for writing and takes an OFD write lock on SQLite's
+// lock bytes through it, as a SQLite holder does (sqlitelock).
+func lockOFD(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	must(t, err)
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: 0x40000000, Len: 512}
+	must(t, unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk))
+	return f
+}
+
+// A Wait without a pid on a lock file that another open file write-locks
+// (a SQLite holder's kernel lock) ends with WakeChange once that lock is
+// let go of: by closing the file (as a holder's release or death does),
+// or by unlocking it and then closing it, as SQLite does. Closes of the
+// file by others (every waiter's attempt opens it for writing and closes
+// it) while the lock stays wake nobody. On the Waker before this, the
+// first two waited out their d.
+func TestWakerKernelLockLetGo(t *testing.T) {
+	names := []string{"app.lock", "app.lock.holder", "app.lock.stale"}
+	for _, tc := range []struct {
+		name   string
+		letGo  func(t *testing.T, f *os.File)
+		wake   bool
+		timely time.Duration
+	}{
+		{"closed", func(t *testing.T, f *os.File) { must(t, f.Close()) }, true, wakeLong},
+		{"unlocked then closed", func(t *testing.T, f *os.File) {
+			lk := unix.Flock_t{Type: unix.F_UNLCK, Start: 0x40000000, Len: 512}
+			must(t, unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk))
+			must(t, f.Close())
+		}, true, wakeLong},
+		{"others close it, the lock stays", func(t *testing.T, f *os.File) {
+			for range 3 {
+				g, err := os.OpenFile(f.Name(), os.O_RDWR, 0)
+				must(t, err)
+				must(t, g.Close())
+			}
+		}, false, 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lock := filepath.Join(dir, "app.lock")
+			writeFile(t, lock)
+			f := lockOFD(t, lock)
+			defer f.Close()
+			res := startWait(t, context.Background(), dir, names, 0, tc.timely)
+			tc.letGo(t, f)
+			want := platform.WakeTimeout
+			if tc.wake {
+				want = platform.WakeChange
+			}
+			if r := <-res; r.why != want || r.err != nil {
+				t.Errorf("Wait = %v, %v; want %v, nil", r.why, r.err, want)
+			}
+		})
+	}
+}
+
+// A Wait with a pid watches that process, not the kernel's lock: the
+// holder's mark going away, or its exit, wakes it (the lock's release
+// follows its mark's removal). A wait whose file is not locked as it begins
+// has no kernel lock to watch, and waits out d.
+func TestWakerKernelLockNotWatched(t *testing.T) {
+	names := []string{"app.lock", "app.lock.holder", "app.lock.stale"}
+	for _, tc := range []struct {
+		name   string
+		pid    int
+		locked bool
+	}{
+		{"with a pid", os.Getpid(), true},
+		{"not locked as the wait began", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lock := filepath.Join(dir, "app.lock")
+			writeFile(t, lock)
+			var f *os.File
+			if tc.locked {
+				f = lockOFD(t, lock)
+			} else {
+				var err error
+				f, err = os.OpenFile(lock, os.O_RDWR, 0)
+				must(t, err)
+			}
+			res := startWait(t, context.Background(), dir, names, tc.pid, 200*time.Millisecond)
+			must(t, f.Close())
+			if r := <-res; r.why != platform.WakeTimeout || r.err != nil {
+				t.Errorf("Wait = %v, %v; want timeout, nil", r.why, r.err)
+			}
+		})
+	}
+}
