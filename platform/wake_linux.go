@@ -168,23 +168,15 @@ func writeLocked(fd int) bool {
 	}
 }
 
-// letGo reports whether the file of lw, closed by a writer, is no longer
-// write-locked. The kernel tells a file's watchers of its closing a
-// moment before it lets go of the file's locks, so a lock still seen is
-// asked about again after yielding the CPU a few times (to the closing
-// process, should it share this one).
-func (lw lockWatch) letGo() bool {
-	for range closeLooks {
-		if !writeLocked(lw.fd) {
-			return true
-		}
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	}
-	return !writeLocked(lw.fd)
-}
-
-// closeLooks bounds the looks at a file's locks after it was closed.
-const closeLooks = 8
+// closeRechecks are the looks again at a file's locks after a close by a
+// writer that left it locked, counted from the close: the kernel tells a
+// file's watchers of its closing a moment before it drops the file's locks
+// (the holder may even be preempted in between, by this waiter), so the
+// holder's own close can be seen with its lock still on. A later look that
+// finds it locked still was another's close (a waiter's attempt); the wait
+// goes on. A timer, not a spin: on a busy machine, yielding the CPU to find
+// the holder costs more than the moment it needs.
+var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
 	if ws.dir >= 0 {
@@ -370,12 +362,26 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	if ws.proc >= 0 {
 		fds = append(fds, unix.PollFd{Fd: int32(ws.proc), Events: unix.POLLIN})
 	}
+	var closedAt time.Time // a close that left the lock on, still to look at
+	rechecks := 0          // of closeRechecks, made since closedAt
 	for {
-		left := time.Until(deadline)
+		now := time.Now()
+		if !closedAt.IsZero() && !now.Before(closedAt.Add(closeRechecks[rechecks])) {
+			if !writeLocked(ws.unlock.fd) {
+				return WakeChange, nil
+			}
+			if rechecks++; rechecks == len(closeRechecks) {
+				closedAt = time.Time{}
+			}
+		}
+		left := deadline.Sub(now)
 		if left <= 0 {
 			return WakeTimeout, nil
 		}
-		ts := unix.NsecToTimespec(left.Nanoseconds())
+		if !closedAt.IsZero() {
+			left = min(left, closedAt.Add(closeRechecks[rechecks]).Sub(now))
+		}
+		ts := unix.NsecToTimespec(max(left, 0).Nanoseconds())
 		_, err := unix.Ppoll(fds, &ts, nil)
 		if err == unix.EINTR {
 			continue
@@ -398,7 +404,13 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 				return WakeChange, nil
 			}
 			change, closed := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
-			if change || (closed && ws.unlock.fd >= 0 && ws.unlock.letGo()) {
+			if closed && ws.unlock.fd >= 0 {
+				if !writeLocked(ws.unlock.fd) {
+					return WakeChange, nil
+				}
+				closedAt, rechecks = time.Now(), 0
+			}
+			if change {
 				return WakeChange, nil
 			}
 		}
