@@ -55,7 +55,9 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 // across waits: what goes away between them is queued in the inotify
 // instance until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
-	return w.watch(dir, names), nil
+	ws := w.watch(dir, names)
+	ws.kept = true
+	return ws, nil
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
@@ -88,6 +90,11 @@ type inotifyWatch struct {
 	// unlock is the kernel's lock watched during a Wait without a pid
 	// (watchUnlock); its fd is -1 when none is.
 	unlock lockWatch
+	// lockSeen: a Wait saw the first name's file write-locked, and no
+	// Wait since saw it let go of (watchUnlock).
+	lockSeen bool
+	// kept: a Watcher's kept watch, which serves more than one Wait.
+	kept bool
 }
 
 // lockWatch is a watch of the file at a kept watch's first name being
@@ -112,33 +119,39 @@ type lockWatch struct {
 // attempt opens the file for writing and closes it, so a waiter that woke
 // on any close would wake the others for ever; here a close while the
 // lock stays costs a look, not a wake-up of the caller.
-func (ws *inotifyWatch) watchUnlock() lockWatch {
+//
+// letGo reports a lock that an earlier wait of this kept watch saw on
+// (lockSeen) and that is gone now: let go of between the waits, as the
+// caller tried; the wait ends at once. A file never seen locked (a stamp,
+// a mark without a kernel lock) ends no wait so, and a lock seen gone
+// ends one wait only.
+func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
 	if ws.dir < 0 || len(ws.names) == 0 {
-		return noLockWatch
+		return noLockWatch, false
 	}
-	lw := lockWatch{inotify: ws.dir, fd: -1, wd: -1}
+	lw = lockWatch{inotify: ws.dir, fd: -1, wd: -1}
 	name := filepath.Join(ws.path, ws.names[0])
 	// Watched first, then asked: a let-go after the question is an event.
 	wd, err := unix.InotifyAddWatch(ws.dir, name, unix.IN_CLOSE_WRITE|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		return lw
+		return noLockWatch, false
 	}
 	lw.wd = wd
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		lw.close()
-		return noLockWatch
+		return noLockWatch, false
 	}
 	lw.fd = fd
 	if !writeLocked(fd) {
 		// Not the kernel's lock (a stamp, a mark without one), or let
-		// go of already: nothing to watch here. (The last costs the
-		// caller this wait: a let-go in the moment between its look and
-		// this one.)
+		// go of already.
 		lw.close()
-		return noLockWatch
+		letGo, ws.lockSeen = ws.lockSeen, false
+		return noLockWatch, letGo
 	}
-	return lw
+	ws.lockSeen = true
+	return lw, false
 }
 
 // noLockWatch is no lockWatch.
@@ -224,11 +237,15 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if pid <= 0 {
 		// No holder to watch: the holder of the kernel's lock on the
 		// first name's file, if any, letting go of it ends the wait.
-		ws.unlock = ws.watchUnlock()
+		var letGo bool
+		ws.unlock, letGo = ws.watchUnlock()
 		defer func() {
 			ws.unlock.close()
 			ws.unlock = noLockWatch
 		}()
+		if letGo {
+			return WakeChange, nil
+		}
 	}
 	if pid <= 0 && d >= flockLookFrom && len(ws.names) > 0 {
 		pid = flockHolder(filepath.Join(ws.path, ws.names[0]))
@@ -261,7 +278,31 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if ws.armed != nil {
 		ws.armed()
 	}
-	return ws.wait(ctx, deadline)
+	why, err := ws.wait(ctx, deadline)
+	switch {
+	case ws.unlock.fd >= 0 && why == WakeChange:
+		ws.lockSeen = false // let go of, or a name gone: looked at anew
+	case ws.kept && pid > 0 && why == WakeChange:
+		// A holder's mark gone: a SQLite holder lets go of the kernel's
+		// lock a moment later, maybe before the caller's next wait sets
+		// up its watch of it, which then finds the lock gone at once.
+		ws.lockSeen = ws.lockedNow()
+	}
+	return why, err
+}
+
+// lockedNow reports whether the file at the first name is write-locked
+// (the kernel's lock of a SQLite holder) now.
+func (ws *inotifyWatch) lockedNow() bool {
+	if len(ws.names) == 0 {
+		return false
+	}
+	fd, err := unix.Open(filepath.Join(ws.path, ws.names[0]), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return writeLocked(fd)
 }
 
 // flockLookFrom is the shortest wait without a pid for which the holder of

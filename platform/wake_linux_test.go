@@ -608,3 +608,55 @@ func BenchmarkWakeKernelLockLetGo(b *testing.B) {
 		})
 	}
 }
+
+// A kept watch whose wait saw the lock file write-locked, and whose next
+// wait (without a pid) finds it let go of meanwhile, ends that wait at
+// once: the let-go came between the waits, while the caller tried (a
+// woken SQLite waiter's try that came before the holder's unlock, the
+// holder then closing the file before the waiter watches it). Only once:
+// the wait after it, on a file nobody locks, waits out its time, as one
+// on a file never seen locked does. Before, the second wait waited out
+// its d.
+func TestWatchKernelLockLetGoBetweenWaits(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "app.lock")
+	writeFile(t, lock)
+	names := []string{"app.lock", "app.lock.holder", "app.lock.stale"}
+	f := lockOFD(t, lock)
+	defer f.Close()
+	kept, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, names)
+	must(t, err)
+	defer kept.Close()
+
+	// The first wait sees the lock on, and runs out its time.
+	if why, err := kept.Wait(context.Background(), 0, 20*time.Millisecond); why != platform.WakeTimeout || err != nil {
+		t.Fatalf("first Wait = %v, %v; want timeout", why, err)
+	}
+	must(t, f.Close()) // let go of between the waits
+	if why, err := kept.Wait(context.Background(), 0, wakeLong); why != platform.WakeChange || err != nil {
+		t.Errorf("Wait after the let-go = %v, %v; want change", why, err)
+	}
+	if why, err := kept.Wait(context.Background(), 0, 50*time.Millisecond); why != platform.WakeTimeout || err != nil {
+		t.Errorf("Wait after that = %v, %v; want timeout", why, err)
+	}
+
+	// The same after a wait with a holder's pid that a name's going away
+	// ended (the mark removed, the kernel's lock still on).
+	g := lockOFD(t, lock)
+	defer g.Close()
+	writeFile(t, filepath.Join(dir, "app.lock.holder"))
+	res := make(chan waitResult, 1)
+	go func() {
+		why, err := kept.Wait(context.Background(), os.Getpid(), wakeLong)
+		res <- waitResult{why, err}
+	}()
+	// The watch is kept: a removal before the Wait watches still ends it.
+	must(t, os.Remove(filepath.Join(dir, "app.lock.holder")))
+	if r := <-res; r.why != platform.WakeChange || r.err != nil {
+		t.Fatalf("Wait on the holder = %v, %v; want change", r.why, r.err)
+	}
+	must(t, g.Close())
+	if why, err := kept.Wait(context.Background(), 0, wakeLong); why != platform.WakeChange || err != nil {
+		t.Errorf("Wait after the holder's let-go = %v, %v; want change", why, err)
+	}
+}
