@@ -229,9 +229,9 @@ var queueRuns = []modelRun{
 	{"queue-2-look-first", []string{"-DNW=2", "-DM_LOOK_FIRST"}, lostWakeup, small},
 	{"queue-2-ring-first", []string{"-DNW=2", "-DM_RING_FIRST"}, lostWakeup, small},
 	{"queue-3", nil, "", large},
-	{"queue-3-twice", []string{"-DROUNDS=2"}, "", large},
-	{"queue-3-older-waiter", []string{"-DOLDW"}, "", large},
-	{"queue-3-crash", []string{"-DCRASH", "-DTIMEOUTS"}, "", large},
+	{"queue-3-twice", []string{"-DROUNDS=2"}, "", full},
+	{"queue-3-older-waiter", []string{"-DOLDW"}, "", full},
+	{"queue-3-crash", []string{"-DCRASH", "-DTIMEOUTS"}, "", full},
 	{"queue-3-ltl", []string{"-DLTL_LIVE"}, "", large},
 	{"queue-3-ltl-twice", []string{"-DLTL_LIVE", "-DROUNDS=2"}, "", full},
 	{"queue-3-ltl-older-waiter", []string{"-DLTL_LIVE", "-DOLDW"}, "", full},
@@ -259,9 +259,9 @@ func TestQueueModel(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			switch {
 			case r.size == large && testing.Short():
-				t.Skip("three waiters take seconds to minutes: skipped with -short")
+				t.Skip("three waiters take seconds each: skipped with -short")
 			case r.size == full && os.Getenv("PROCLOCK_SPIN_FULL") != "1":
-				t.Skip("the LTL runs of three waiters take minutes each: set PROCLOCK_SPIN_FULL=1")
+				t.Skip("the larger runs of three waiters take up to minutes each: set PROCLOCK_SPIN_FULL=1")
 			}
 			t.Parallel()
 			out := checkModel(t, spin, gcc, model, r)
