@@ -29,7 +29,7 @@ func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, err
 		return q, nil
 	}
 	q.Close()
-	return w.watch(dir, names), nil
+	return w.Watch(dir, names)
 }
 
 // queueWatch is a kept watch of a queued waiter; its descriptors are -1
@@ -99,6 +99,7 @@ func (q *queueWatch) lead() bool {
 	q.led = true
 	unix.EpollCtl(q.ep, unix.EPOLL_CTL_DEL, q.fd, nil)
 	q.head = q.w.watch(q.path, q.names)
+	q.head.kept = true // it serves the head's waits from now on
 	return true
 }
 
