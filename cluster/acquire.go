@@ -32,6 +32,10 @@ import (
 // key is kept alive; if its lease dies, it returns an error at once. It
 // leaves nothing behind when it fails: when it cannot tell whether its
 // key was created (the deadline passed in mid-call), it revokes its lease.
+// A lease that expires between its grant and the transaction that writes
+// the key with it (a server or a process too loaded for the TTL) is
+// replaced by a fresh one, leaseAttempts leases in all, within ctx; when
+// the last expires too, the error matches ErrLeaseGone.
 // Its other errors are *proclock.Error.
 func Acquire(ctx context.Context, c *clientv3.Client, name string, opts Options) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
@@ -43,18 +47,42 @@ func Acquire(ctx context.Context, c *clientv3.Client, name string, opts Options)
 	if name == "" {
 		return nil, &proclock.Error{Op: "acquire", Path: name, Err: errors.New("empty lock name")}
 	}
-	a := &acquisition{c: c, name: name, opts: opts}
-	l, err := a.run(ctx)
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		a := &acquisition{c: c, name: name, opts: opts}
+		l, err := a.run(ctx)
+		if err == nil {
+			held.add(l.key)
+			return l, nil
+		}
 		a.abandon()
+		if errors.Is(err, errLeaseBeforeKey) {
+			if attempt < leaseAttempts && ctx.Err() == nil {
+				continue
+			}
+			err = fmt.Errorf("%w: %d leases in a row expired between their grant and the write of the lock's key (the server or this process too slow for the TTL %v): %w",
+				ErrLeaseGone, attempt, a.ttl, err)
+		}
 		if _, ok := errors.AsType[*proclock.Error](err); ok || errors.Is(err, proclock.ErrHeld) {
 			return nil, err
 		}
 		return nil, &proclock.Error{Op: "acquire", Path: name, Err: err}
 	}
-	held.add(l.key)
-	return l, nil
 }
+
+// leaseAttempts bounds the leases an Acquire is granted when each
+// expires before the lock's key is written with it (a server or a process
+// so loaded that the TTL ran out between the grant and the transaction):
+// the first attempt and two more, within ctx.
+const leaseAttempts = 3
+
+// errLeaseBeforeKey marks the first transaction's failure for a lease
+// already gone: nothing was written with it, so a fresh lease may try
+// again.
+var errLeaseBeforeKey = errors.New("lease gone before the lock's key was written")
+
+// afterGrant, when set (by tests only), is called with the lock's name and
+// the lease just granted, before the transaction that writes the key.
+var afterGrant func(name string, lease clientv3.LeaseID)
 
 // acquisition is one Acquire under way.
 type acquisition struct {
@@ -103,8 +131,17 @@ func (a *acquisition) run(ctx context.Context) (*Lock, error) {
 	if a.opts.Wait {
 		otherwise = []clientv3.Op{put, clientv3.OpGet(a.prefix(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))}
 	}
+	if afterGrant != nil {
+		afterGrant(a.name, a.lease)
+	}
 	resp, err := a.c.Txn(ctx).If(free).Then(put, clientv3.OpGet(a.record()), clientv3.OpPut(a.record(), taking.marshal())).Else(otherwise...).Commit()
 	if err != nil {
+		if isLeaseNotFound(err) {
+			// The lease expired (or was revoked) before the
+			// transaction: it wrote nothing, since a put with a
+			// lease that is gone fails the whole transaction.
+			return nil, fmt.Errorf("lease %x: %w: %w", int64(a.lease), errLeaseBeforeKey, err)
+		}
 		// The key may or may not exist: abandon revokes the lease.
 		return nil, err
 	}

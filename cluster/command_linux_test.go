@@ -647,3 +647,32 @@ func TestCommandStatusGolden(t *testing.T) {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	d.wait(t, 10*time.Second)
 }
+
+// TestCommandHostOnlyOptions: the host lock's own options are refused on
+// an etcd:// name with exit 2 and a line that says why, as --ttl is on a
+// PATH; -x and -o are accepted (a cluster lock has no descriptor for
+// COMMAND to inherit). Before the fix, --remove, --mechanism and
+// --allow-network-fs ran COMMAND and exited 0 (review finding 11).
+func TestCommandHostOnlyOptions(t *testing.T) {
+	tc := startCluster(t, 1)
+	url := lockURL(tc.endpoints(), "t/cmd-host-only")
+	path := filepath.Join(t.TempDir(), "x.lock")
+	for _, c := range []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"run", "--remove", url, "--", "true"}, 2, "--remove applies to locks on this host (a PATH), not to " + url},
+		{[]string{"run", "--mechanism", "file", url, "--", "true"}, 2, "--mechanism applies to locks on this host"},
+		{[]string{"run", "--allow-network-fs", url, "--", "true"}, 2, "--allow-network-fs applies to locks on this host"},
+		{[]string{"status", "--mechanism", "sqlite", url}, 2, "--mechanism applies to locks on this host"},
+		{[]string{"run", "-x", "-o", url, "--", "true"}, 0, ""},
+		{[]string{"run", "--ttl", "5", path, "--", "true"}, 2, "--ttl applies to cluster locks"},
+		{[]string{"run", "--remove", "--mechanism", "file", "--allow-network-fs", path, "--", "true"}, 0, ""},
+	} {
+		code, _, stderr := runCommand(t, c.args...)
+		if code != c.want || !strings.Contains(stderr, c.says) {
+			t.Errorf("proclock %q: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.want, c.says)
+		}
+	}
+}

@@ -10,7 +10,8 @@ var (
 	// after it (it has not yet, when the margin holds).
 	ErrDeadline = errors.New("lease not renewed before its local deadline")
 	// ErrLeaseGone: the server says the lease is gone (revoked, or
-	// expired).
+	// expired); also the error of an Acquire whose every lease expired
+	// before its key could be written with it.
 	ErrLeaseGone = errors.New("lease revoked or expired on the server")
 	// ErrKeyGone: the lock's key was deleted or replaced by someone else
 	// (etcdctl del, a put), or never became the holder.

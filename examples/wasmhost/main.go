@@ -18,9 +18,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/tetratelabs/wazero"
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -57,7 +60,10 @@ func run(ctx context.Context, proc, cache, guest, lockDir string, args []string)
 	defer r.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, r)
 
-	fsConfig := wazero.NewFSConfig().WithDirMount(lockDir, lockDir)
+	// lockFS, not WithDirMount: wazero creates every file a guest
+	// creates with mode 0600, so another user of the lock's group could
+	// not take a lock a guest created.
+	fsConfig := wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(lockFS{sysfs.DirFS(lockDir)}, lockDir)
 	if proc != "" {
 		fsConfig = fsConfig.WithReadOnlyDirMount(proc, "/proc")
 	}
@@ -79,4 +85,23 @@ func run(ctx context.Context, proc, cache, guest, lockDir string, args []string)
 		return 2, err
 	}
 	return 0, nil
+}
+
+// createMode is the mode the guest's files are created with, before the
+// umask: a native proclock's (docs/security.md, "The files"), so that a
+// group's lock works alike whoever created its files. WASI gives a guest
+// no mode to create with and no chmod, and wazero creates with 0600
+// whatever the umask (its path_open); the kernel applies this process's
+// umask to createMode, as it does for a native proclock.
+const createMode fs.FileMode = 0o664
+
+// lockFS is the lock's directory as the guest sees it: wazero's own
+// directory filesystem, but files are created with createMode.
+type lockFS struct{ experimentalsys.FS }
+
+func (l lockFS) OpenFile(path string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if flag&experimentalsys.O_CREAT != 0 {
+		perm = createMode
+	}
+	return l.FS.OpenFile(path, flag, perm)
 }

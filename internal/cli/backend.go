@@ -140,3 +140,25 @@ func backendOptions(backends []Backend) []option {
 	}
 	return opts
 }
+
+// hostOnlyOption is o, noted in given (by its first long name) when
+// given: an option that only a lock on this host (a PATH) has, which
+// refuseHostOnly refuses on a backend's name.
+func hostOnlyOption(given *[]string, o option) option {
+	set, name := o.set, o.names[0]
+	o.set = func(v string) error {
+		*given = append(*given, name)
+		return set(v)
+	}
+	return o
+}
+
+// refuseHostOnly refuses the host-only options given for name, a
+// backend's lock: a usage error of sub, as a backend's option on a PATH
+// is (runExtra.hostOnly).
+func refuseHostOnly(sub, name string, given []string) error {
+	if len(given) == 0 {
+		return nil
+	}
+	return usagef(sub, "%s applies to locks on this host (a PATH), not to %s", given[0], name)
+}

@@ -175,6 +175,9 @@ type runOptions struct {
 	mechanism      string
 	path           string
 	command        []string
+	// hostOnly are the options given that only a lock on this host
+	// (a PATH) has: refused on a backend's name.
+	hostOnly []string
 }
 
 // shellCommand is -c's COMMAND: script run by the shell, as flock(1) runs
@@ -222,15 +225,15 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 			o.close = true
 			return nil
 		}},
-		{names: []string{"--remove"}, set: func(string) error {
+		hostOnlyOption(&o.hostOnly, option{names: []string{"--remove"}, set: func(string) error {
 			o.remove = true
 			return nil
-		}},
-		{names: []string{"--allow-network-fs"}, set: func(string) error {
+		}}),
+		hostOnlyOption(&o.hostOnly, option{names: []string{"--allow-network-fs"}, set: func(string) error {
 			o.allowNetworkFS = true
 			return nil
-		}},
-		mechanismOption(&o.mechanism),
+		}}),
+		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
 		refused("shared locks are not supported: a proclock lock has one holder at a time, the one it names",
 			"-s", "--shared"),
 		refused("not supported: the lock is released when COMMAND ends, and proclock holds no lock on a descriptor to unlock",
@@ -371,7 +374,9 @@ func runMain(args []string, std streams) int {
 	var x runExtra
 	o, err := parseRunArgsWith(args, x.options(std.backends))
 	if b := claimant(std.backends, o.path); err == nil && b != nil {
-		return runTarget(b, o, x, std)
+		if err = refuseHostOnly("run", o.path, o.hostOnly); err == nil {
+			return runTarget(b, o, x, std)
+		}
 	} else if err == nil {
 		err = x.hostOnly("run", o.path)
 	}

@@ -105,6 +105,7 @@ type statusOptions struct {
 	json      bool
 	mechanism string
 	path      string
+	hostOnly  []string // as runOptions.hostOnly
 }
 
 // parseStatusArgs reads proclock status's options and operand. It returns
@@ -114,14 +115,7 @@ func parseStatusArgs(args []string) (statusOptions, error) { return parseStatusA
 // parseStatusArgsWith is parseStatusArgs with the backends' options.
 func parseStatusArgsWith(args []string, extra []option) (statusOptions, error) {
 	o := statusOptions{mechanism: "auto"}
-	opts := append([]option{
-		{names: []string{"--json"}, set: func(string) error {
-			o.json = true
-			return nil
-		}},
-		mechanismOption(&o.mechanism),
-	}, append(extra, helpOptions...)...)
-	rest, err := parseOptions("status", opts, args)
+	rest, err := parseOptions("status", append(statusOptionTable(&o), append(extra, helpOptions...)...), args)
 	switch {
 	case err != nil:
 		return o, err
@@ -136,12 +130,25 @@ func parseStatusArgsWith(args []string, extra []option) (statusOptions, error) {
 	return o, nil
 }
 
+// statusOptionTable defines proclock status's own options.
+func statusOptionTable(o *statusOptions) []option {
+	return []option{
+		{names: []string{"--json"}, set: func(string) error {
+			o.json = true
+			return nil
+		}},
+		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
+	}
+}
+
 // statusMain is proclock status: it reports on the lock, writing nothing.
 func statusMain(args []string, std streams) int {
 	var x runExtra
 	o, err := parseStatusArgsWith(args, x.backendOptions(std.backends))
 	if b := claimant(std.backends, o.path); err == nil && b != nil {
-		return statusTarget(b, o, std)
+		if err = refuseHostOnly("status", o.path, o.hostOnly); err == nil {
+			return statusTarget(b, o, std)
+		}
 	} else if err == nil {
 		err = x.hostOnly("status", o.path)
 	}

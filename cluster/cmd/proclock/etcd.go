@@ -227,17 +227,31 @@ func (t *etcdTarget) options(wait bool) cluster.Options {
 
 func (t *etcdTarget) Acquire(ctx context.Context, wait bool) (cli.Held, error) {
 	l, err := cluster.Acquire(ctx, t.c, t.name, t.options(wait))
+	if err != nil {
+		return nil, t.acquireError(err)
+	}
+	return &etcdHeld{l: l}, nil
+}
+
+// acquireError is the command's error for Acquire's err: a held lock as
+// it is, and a server too slow for the lease (exit 123) as unreachable.
+func (t *etcdTarget) acquireError(err error) error {
 	switch {
-	case err == nil:
-		return &etcdHeld{l: l}, nil
 	case errors.Is(err, proclock.ErrHeld):
-		return nil, err
+		return err
 	case errors.Is(err, cluster.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
 		// The waiter's own lease could not be renewed, or the server
 		// did not answer before -w's time ran out.
-		return nil, t.unreachable(err)
+		return t.unreachable(err)
+	case errors.Is(err, cluster.ErrLeaseGone):
+		// The lease expired on the server before its key was written
+		// (each of the leases Acquire tried), or while it waited: the
+		// server or this host is too loaded for the TTL. Not a usage
+		// error: the same line may work a moment later.
+		return fmt.Errorf("proclock: etcd at %s: %w in time for the lease (TTL %v): %w",
+			strings.Join(t.endpoints, ","), cli.ErrUnreachable, t.b.ttl, err)
 	}
-	return nil, err
+	return err
 }
 
 func (t *etcdTarget) Inspect(ctx context.Context) (cli.Report, error) {
