@@ -425,6 +425,15 @@ func TestCommandKilledJobDies(t *testing.T) {
 	dead := deathOf(ps)
 	a.cmd.Process.Signal(syscall.SIGKILL)
 	killed := time.Now()
+	a.wait(t, 10*time.Second)
+	// While the lease lives on, status says its proclock is gone.
+	if code, out, errs := runCommand(t, "status", url); code == 1 {
+		if !strings.Contains(out, "its proclock is gone") {
+			t.Errorf("status of the killed proclock's lock does not say it is gone: %s", out)
+		}
+	} else {
+		t.Logf("status after the kill: exit %d (the lease ran out first): %s%s", code, out, errs)
+	}
 	b := startCommand(t, "run", "-w", "20", "--lock-delay", "0", "--ttl", ttl.String(), url, "--", "/bin/sh", "-c", `echo started; cat >/dev/null`)
 	started := b.line(t, 30*time.Second)
 	select {

@@ -77,6 +77,7 @@ func startGuard(w io.Writer) *guard {
 	defer theirs.Close()
 	launcher := exec.Command("/proc/self/exe", guardArg, "launch")
 	launcher.Env = []string{}
+	launcher.Dir = "/" // the guard keeps no directory of the user busy
 	launcher.ExtraFiles = []*os.File{theirs}
 	if err := launcher.Run(); err != nil {
 		ours.Close()

@@ -118,6 +118,11 @@ func TestRunKilledJobKeepsLock(t *testing.T) {
 				r.cmd.Process.Signal(syscall.SIGKILL)
 				r.wait()
 
+				if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
+					t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
+				} else {
+					t.Logf("status: %s", st.Reason)
+				}
 				next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
 				for range 2 {
 					if res := runProclock(t, next...); res.code != 1 {
