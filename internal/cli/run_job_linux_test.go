@@ -171,7 +171,7 @@ func TestRunKilledJobDies(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("second run: exit %d, want 0; stderr: %s", res.code, res.stderr)
 			}
-			t.Logf("the killed run's child was dead %v after the run's death", time.Since(killed))
+			t.Logf("the second run, waiting, had the lock and ended %v after the killed run's death, the child dead before", time.Since(killed))
 
 			// The blind taker, after the second run released the lock: the
 			// stamp or mark names a dead proclock, as it did for the first.
