@@ -374,6 +374,54 @@ func TestCommandStopped(t *testing.T) {
 	}
 }
 
+// TestCommandKilledJobDies: proclock run SIGKILLed while it holds a
+// cluster lock takes its job with it: COMMAND's guard kills COMMAND's
+// group (a shell and a background grandchild, both ignoring SIGTERM)
+// before the lease can expire, so that the next holder's COMMAND, which
+// waits with no lock-delay, starts after the last of them died. Without
+// the guard the grandchild (reparented, untouched by the parent-death
+// signal) ran on beside the next holder.
+func TestCommandKilledJobDies(t *testing.T) {
+	const ttl = 2 * time.Second
+	tc := startCluster(t, 1)
+	url := lockURL(tc.endpoints(), "t/cmd-killed")
+	a := startCommand(t, append([]string{"run", "--ttl", ttl.String(), url, "--"}, stubbornGroup...)...)
+	ps := pids(t, a.line(t, 30*time.Second))
+	a.line(t, 5*time.Second)
+	dead := deathOf(ps)
+	a.cmd.Process.Signal(syscall.SIGKILL)
+	killed := time.Now()
+	a.wait(t, 10*time.Second)
+	// While the lease lives on, status says its proclock is gone.
+	if code, out, errs := runCommand(t, "status", url); code == 1 {
+		if !strings.Contains(out, "its proclock is gone") {
+			t.Errorf("status of the killed proclock's lock does not say it is gone: %s", out)
+		}
+	} else {
+		t.Logf("status after the kill: exit %d (the lease ran out first): %s%s", code, out, errs)
+	}
+	b := startCommand(t, "run", "-w", "20", "--lock-delay", "0", "--ttl", ttl.String(), url, "--", "/bin/sh", "-c", `echo started; cat >/dev/null`)
+	started := b.line(t, 30*time.Second)
+	select {
+	case at := <-dead:
+		t.Logf("the killed proclock's group was dead %v after the SIGKILL, %v before the next COMMAND started",
+			at.Sub(killed), started.at.Sub(at))
+		if !at.Before(started.at) {
+			t.Errorf("the killed proclock's group died %v after the next holder's COMMAND started", at.Sub(started.at))
+		}
+	default:
+		for _, p := range ps {
+			if alive(p) {
+				t.Errorf("the killed proclock's COMMAND process %d runs beside the next holder's COMMAND", p)
+			}
+		}
+	}
+	b.stdin.Close()
+	if code := b.wait(t, 10*time.Second); code != 0 {
+		t.Errorf("next holder exit %d; stderr: %s", code, b.stderr.String())
+	}
+}
+
 // TestCommandLeaderKilled: the leader of a 3-member cluster killed while
 // proclock run holds: the lock stays held (the same key and fence), COMMAND
 // is neither stopped nor started again, and it ends as it would have.

@@ -34,11 +34,12 @@
 // directly and Ctrl-Z, fg and bg work (docs/command.md, "Signals").
 // On linux the lock lives as long as the job: proclock waits for every
 // process COMMAND leaves behind before it releases the lock, and COMMAND's
-// processes inherit the lock's descriptor (-o: not), so that a killed
-// proclock leaves the lock to them (docs/command.md, "The lock and
-// COMMAND's processes"). On linux and freebsd COMMAND is killed if
-// proclock itself dies (on windows it runs in a job object that dies with
-// proclock; elsewhere there is no such tie).
+// processes inherit the lock's descriptor (-o: not). A killed proclock
+// takes COMMAND's whole process group with it on linux: COMMAND's guard,
+// a proclock of its own, kills the group (docs/command.md, "The lock and
+// COMMAND's processes"). On freebsd COMMAND alone is killed if proclock
+// dies (on windows it runs in a job object that dies with proclock;
+// elsewhere there is no such tie).
 //
 // "proclock status" prints whether the lock at PATH is free or held, and by
 // whom, without taking it: exit 0 when it is free (no file, a free file, or

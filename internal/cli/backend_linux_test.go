@@ -183,6 +183,9 @@ func TestLossPastDeadlineKillsAtOnce(t *testing.T) {
 	if rest, _ := r.lines.ReadString('\n'); rest != "" {
 		t.Errorf("COMMAND said %q: it got a SIGTERM", rest)
 	}
+	if !strings.Contains(r.stderr.String(), "stopped COMMAND's process group: SIGKILL at once") {
+		t.Errorf("the loss line does not say SIGKILL went at once: %s", r.stderr.String())
+	}
 	if code != exitLost || groupAlive(t, pgid) {
 		t.Errorf("exit %d (want %d), group alive %v; stderr: %s", code, exitLost, groupAlive(t, pgid), r.stderr.String())
 	}

@@ -39,6 +39,11 @@ type streams struct {
 // backends claims is taken through it (cluster/cmd/proclock passes etcd's);
 // any other is a PATH on this host.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, backends ...Backend) int {
+	if guardHasIt && len(args) > 0 && args[0] == guardArg {
+		// proclock run's guard of COMMAND (guard_linux.go): before
+		// anything else, and with none of the command line's work.
+		return guardMain(args[1:])
+	}
 	return cli(args, streams{in: stdin, out: stdout, err: stderr, backends: backends})
 }
 

@@ -63,8 +63,8 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
                           exclusive
   -o, --close             COMMAND does not inherit the lock's descriptor
-                          (linux): killed, proclock leaves the lock to no
-                          one (below)
+                          (linux): a process that escapes the guard of a
+                          killed proclock then keeps no lock (below)
   -V, --version           print the version
   -h, --help              print this help
 Refused, with the reason: -s/--shared (one holder at a time, the one
@@ -90,9 +90,8 @@ lives as long as the job (linux): proclock holds it, and waits, until
 COMMAND and every process COMMAND leaves behind (a background child, a
 daemon that forks and calls setsid) have exited, then exits with COMMAND's
 status. COMMAND's processes inherit the lock's file as descriptor 3 with
-its kernel locks, as under flock(1); should proclock be killed, they keep
-the lock for as long as one of them keeps that descriptor open (-o: none).
-Elsewhere the lock lives as long as proclock.
+its kernel locks, as under flock(1) (-o: they do not). Elsewhere the lock
+lives as long as proclock.
 
 PROCLOCK_LAUNCHER_PID=PID in proclock's environment (a positive number)
 is recorded with the holder as the pid of whatever launched it, a
@@ -117,13 +116,29 @@ Under systemd, use KillMode=mixed: control-group also signals COMMAND
 directly, and COMMAND would get SIGTERM twice. On windows a console's
 Ctrl-C reaches COMMAND directly; proclock waits for it.
 
-COMMAND must not outlive the lock. If proclock itself is killed:
-  linux, freebsd  COMMAND gets SIGKILL (the parent-death signal); on linux
-                  the processes it started keep the lock (above)
+COMMAND must not outlive the lock. If proclock itself is killed (SIGKILL,
+the OOM killer):
+  linux           COMMAND's guard, a proclock of its own in a session of
+                  its own, kills COMMAND's whole process group at once,
+                  background children included, host and cluster locks
+                  alike; COMMAND also gets SIGKILL as its parent-death
+                  signal. A process that left the group (setsid, a
+                  daemon) is not reached: it runs on, and keeps a host
+                  lock from other native proclocks while it keeps
+                  descriptor 3, but not from a wasm guest, nor a cluster
+                  lock once its TTL runs out. A killed guard is told
+                  ("warning: COMMAND's guard ended").
+  freebsd         COMMAND gets SIGKILL (the parent-death signal); what it
+                  started runs on without the lock
   windows         COMMAND and the processes it starts run in a job object
                   that is closed, killing them, when proclock exits
   darwin, other   there is no parent-death signal: COMMAND keeps running
                   without the lock. Stop proclock with SIGTERM, not SIGKILL.
+A proclock stopped by itself (SIGSTOP to proclock, not COMMAND) cannot
+stop COMMAND until it is continued: a cluster lock whose TTL runs out
+meanwhile passes on while COMMAND runs. Stop the whole group (kill -STOP
+-PGID, Ctrl-Z), or run proclock under a supervisor that does not stop
+proclock alone.
 
 When the lock is lost while COMMAND runs (a host lock's file removed or
 replaced at PATH; a cluster lock's lease not renewed in time, revoked, or
@@ -131,8 +146,9 @@ its key deleted), proclock stops COMMAND's whole process group: SIGTERM,
 then SIGKILL once the grace is over, and exits 125. A cluster lock's
 SIGTERM comes the grace before its local deadline, and its SIGKILL at the
 deadline, so that the group is dead before the server can expire the
-lease; a proclock that finds its deadline long past (it was stopped)
-sends SIGKILL at once.
+lease; a proclock that wakes past its deadline (it was stopped) sends
+SIGKILL at once, even if a renewal came back since. The line on stderr
+says which was sent.
 
 Exit status:
   COMMAND's   COMMAND ran (128+N when signal N killed it)

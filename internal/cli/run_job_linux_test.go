@@ -15,6 +15,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -99,9 +100,10 @@ func skipUnlessFileSeesFlock(t *testing.T) {
 }
 
 // TestRunKilledJobKeepsLock: a `proclock run` killed with SIGKILL while a
-// child of COMMAND lives leaves the lock to that child: a second `run -n`
-// is refused until the child exits, then succeeds. On both mechanisms, and
-// with a taker of the other mechanism.
+// process of the job that left COMMAND's group (setsid: the guard does not
+// reach it) lives leaves the lock to that process: a second `run -n` is
+// refused until it exits, then succeeds. On both mechanisms, and with a
+// taker of the other mechanism.
 func TestRunKilledJobKeepsLock(t *testing.T) {
 	for _, holder := range mechanisms {
 		for _, taker := range mechanisms {
@@ -111,11 +113,16 @@ func TestRunKilledJobKeepsLock(t *testing.T) {
 				}
 				t.Parallel()
 				lock := filepath.Join(t.TempDir(), "x.lock")
-				r := startProclock(t, line("run", "--mechanism", holder, lock, jobScript(true))...)
+				r := startProclock(t, line("run", "--mechanism", holder, lock, "--", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)...)
 				child := r.readPID()
 				r.cmd.Process.Signal(syscall.SIGKILL)
 				r.wait()
 
+				if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
+					t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
+				} else {
+					t.Logf("status: %s", st.Reason)
+				}
 				next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
 				for range 2 {
 					if res := runProclock(t, next...); res.code != 1 {
@@ -129,6 +136,111 @@ func TestRunKilledJobKeepsLock(t *testing.T) {
 			})
 		}
 	}
+}
+
+// blindFS is the OS's FS without its flock(2) locks (lockfs.Flocker, and
+// every other optional power): a file mechanism on it sees none of the
+// kernel's locks, as a wasm guest's does.
+type blindFS struct{ lockfs.FS }
+
+// TestRunKilledJobDies: a `proclock run` killed with SIGKILL takes its
+// job with it: COMMAND's guard kills COMMAND's process group, a
+// background child included. A second run waiting for the lock gets it
+// only once the child is dead (the kernel's locks keep it out until
+// then), and a file mechanism blind to the kernel's locks (a wasm
+// guest's) finds the child dead and takes the lock. Today's code (no
+// guard) left the child running: the waiting run timed out.
+func TestRunKilledJobDies(t *testing.T) {
+	for _, holder := range mechanisms {
+		t.Run(holder, func(t *testing.T) {
+			t.Parallel()
+			lock := filepath.Join(t.TempDir(), "x.lock")
+			r := startProclock(t, line("run", "--mechanism", holder, lock, jobScript(true))...)
+			child := r.readPID()
+			dead := pidExit(t, child)
+			r.cmd.Process.Signal(syscall.SIGKILL)
+			r.wait()
+			killed := time.Now()
+
+			res := runProclock(t, line("run", "-w", "20", lock, "--", "true")...)
+			select {
+			case <-dead:
+			default:
+				t.Fatalf("a second run ended (exit %d) while the killed run's child %d lives; stderr: %s", res.code, child, res.stderr)
+			}
+			if res.code != 0 {
+				t.Fatalf("second run: exit %d, want 0; stderr: %s", res.code, res.stderr)
+			}
+			t.Logf("the second run, waiting, had the lock and ended %v after the killed run's death, the child dead before", time.Since(killed))
+
+			// The blind taker, after the second run released the lock: the
+			// stamp or mark names a dead proclock, as it did for the first.
+			blind := platform.Native().WithoutSQLite()
+			blind.FS = blindFS{blind.FS}
+			l, err := proclock.Acquire(context.Background(), blind, lock, proclock.Options{})
+			if err != nil {
+				t.Fatalf("blind file mechanism after the job died: %v", err)
+			}
+			l.Release()
+		})
+	}
+}
+
+// TestRunKilledJobDiesBlind: as TestRunKilledJobDies, with the blind file
+// mechanism (a wasm guest's) as the only next taker: it may take the lock
+// as soon as proclock is dead, and the child must be gone by then, or
+// within the guard's reaction, which is logged. Today's code left the
+// child running beside the blind holder.
+func TestRunKilledJobDiesBlind(t *testing.T) {
+	for _, holder := range mechanisms {
+		t.Run(holder, func(t *testing.T) {
+			t.Parallel()
+			lock := filepath.Join(t.TempDir(), "x.lock")
+			r := startProclock(t, line("run", "--mechanism", holder, lock, jobScript(true))...)
+			child := r.readPID()
+			dead := pidExit(t, child)
+			r.cmd.Process.Signal(syscall.SIGKILL)
+			r.wait()
+			blind := platform.Native().WithoutSQLite()
+			blind.FS = blindFS{blind.FS}
+			l, err := proclock.Acquire(context.Background(), blind, lock, proclock.Options{Wait: true})
+			if err != nil {
+				t.Fatalf("blind file mechanism after the run's death: %v", err)
+			}
+			held := time.Now()
+			defer l.Release()
+			select {
+			case at := <-dead:
+				t.Logf("the killed run's child died %v after the blind taker held the lock", at.Sub(held))
+			case <-time.After(deadline):
+				t.Fatalf("the killed run's child %d runs on beside the blind holder", child)
+			}
+		})
+	}
+}
+
+// pidExit returns a channel that gets the time pid exited, seen through
+// its pidfd (it need not be the test's child).
+func pidExit(t *testing.T, pid int) <-chan time.Time {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatalf("pidfd of %d: %v", pid, err)
+	}
+	ch := make(chan time.Time, 1)
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, -1)
+			if n > 0 || (err != nil && err != syscall.EINTR) {
+				ch <- time.Now()
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
+	return ch
 }
 
 // TestRunWaitsForLeftovers: a COMMAND that exits leaving a child behind

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -12,13 +13,17 @@ const canStartProcesses = true
 // startTied starts cmd with SIGKILL as its parent-death signal, so that
 // COMMAND dies with proclock, however proclock dies, and watches it.
 //
+// g, COMMAND's guard, gets a pidfd of COMMAND taken when it was created,
+// so that a killed proclock's job dies with it (guard_linux.go).
+//
 // proclock is the subreaper of COMMAND's processes, and reports COMMAND's
 // end only once the last of them has ended (run_job_linux.go).
-func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
+func startTied(cmd *exec.Cmd, g *guard, w io.Writer) (<-chan childEvent, error) {
 	if err := becomeSubreaper(); err != nil {
 		return nil, err
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	pidfd := g.tiePidfd(cmd.SysProcAttr)
 	started := make(chan error, 1)
 	events := make(chan childEvent, 1)
 	go func() {
@@ -31,6 +36,10 @@ func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
+		}
+		g.watch(cmd.Process.Pid, *pidfd, w)
+		if *pidfd >= 0 {
+			syscall.Close(*pidfd)
 		}
 		started <- nil
 		watchJob(cmd.Process.Pid, events)

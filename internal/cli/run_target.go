@@ -158,19 +158,21 @@ type heldLock interface {
 func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock heldLock, grace time.Duration) int {
 	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	stop := startLossStop(lock, grace, sigs)
-	code, killedBy := supervise(cmd, sigs, stderr)
+	g := startGuard(stderr)
+	code, killedBy := supervise(cmd, sigs, stderr, g)
 	pgid := 0
 	if cmd.Process != nil {
 		pgid = cmd.Process.Pid // COMMAND leads its own group
 	}
-	lost := stop.finish(pgid)
+	lost, how := stop.finish(pgid)
+	g.dismiss() // the job is over: nothing of it is left to kill
 	if err := lock.Release(); err != nil && lost == "" {
 		// COMMAND's status says how the work went; a failed clean-up is
 		// told, not folded into it.
 		complain(stderr, err)
 	}
 	if lost != "" {
-		tellLost(stderr, path, lost, grace)
+		tellLost(stderr, path, lost, how)
 		return exitLost
 	}
 	if killedBy != nil {
@@ -179,10 +181,11 @@ func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path
 	return code
 }
 
-// tellLost says, in one line, that the lock was lost and what run did.
-func tellLost(w io.Writer, path, why string, grace time.Duration) {
-	fmt.Fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: SIGTERM, then SIGKILL after %v\n",
-		path, strings.TrimPrefix(why, "proclock: "), grace)
+// tellLost says, in one line, that the lock was lost and what run did:
+// how, the signals it sent.
+func tellLost(w io.Writer, path, why, how string) {
+	fmt.Fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: %s\n",
+		path, strings.TrimPrefix(why, "proclock: "), how)
 }
 
 // failure reports an error that ends a run or a status before it could

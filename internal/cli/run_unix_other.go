@@ -2,7 +2,10 @@
 
 package cli
 
-import "os/exec"
+import (
+	"io"
+	"os/exec"
+)
 
 // canStartProcesses: proclock run can start COMMAND here.
 const canStartProcesses = true
@@ -11,7 +14,7 @@ const canStartProcesses = true
 // parent-death signal that a parent can set up for its child, so a
 // proclock killed with SIGKILL leaves COMMAND running without the lock;
 // the help says so. The signals of relayed are passed on instead.
-func startTied(cmd *exec.Cmd) (<-chan childEvent, error) {
+func startTied(cmd *exec.Cmd, _ *guard, _ io.Writer) (<-chan childEvent, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -24,7 +24,8 @@ const shell = "sh"
 // supervise starts COMMAND and waits for it to end, outliving the signals
 // it catches. It returns the exit code for COMMAND's end; there is no
 // signal that killed it to tell.
-func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.Signal) {
+// There is no guard here (g is nil).
+func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer, g *guard) (int, os.Signal) {
 	exited, err := startTied(cmd, stderr)
 	if err != nil {
 		return cannotStart(stderr, cmd.Args[0], err), nil

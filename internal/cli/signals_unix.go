@@ -188,7 +188,9 @@ func terminal() (tty *os.File, foreground bool) {
 // terminal's foreground when proclock is a foreground job of its own,
 // passes signals on to it and follows its stops until it ends. It returns
 // the exit code for its end, and the signal that killed it, if one did.
-func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.Signal) {
+//
+// g, COMMAND's guard, is handed COMMAND once it has started (startTied).
+func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer, g *guard) (int, os.Signal) {
 	tty, foreground := terminal()
 	if tty != nil {
 		defer tty.Close()
@@ -213,7 +215,7 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer) (int, os.
 		defer signal.Stop(stops)
 		stopSig = syscall.SIGSTOP
 	}
-	events, err := startTied(cmd)
+	events, err := startTied(cmd, g, stderr)
 	if err != nil {
 		return cannotStart(stderr, cmd.Args[0], err), nil
 	}

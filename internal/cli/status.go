@@ -57,8 +57,11 @@ one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
   reason          why stale ("pid gone", "pid reused", "other boot",
                   "unstamped past 30 s", "unreadable past 30 s"),
                   inaccessible ("permission denied"), foreign ("not a
-                  lock file: ..."), or what is known of an unknown holder
-                  ("a flock(2) lock"); omitted otherwise. Beside stale's,
+                  lock file: ..."), what is known of an unknown holder
+                  ("a flock(2) lock"), or why a holder that is gone
+                  still holds ("its pid is gone: the kernel's locks hold
+                  it for a process that inherited its descriptor");
+                  omitted otherwise. Beside stale's,
                   reasons are the words status prints, for people: tools
                   go by state
   holder          who holds it, or held it last when stale; omitted when
@@ -175,6 +178,9 @@ func statusMain(args []string, std streams) int {
 	if note := symlinkNote(o.path); st.State == proclock.StateForeign && note != "" && st.Reason != "" {
 		st.Reason += " (" + note + ")" // as run says it
 	}
+	if st.Reason == "" && holderGone(p, st) {
+		st.Reason = inheritedReason
+	}
 	if o.json {
 		// One object on one line: easy for jq and for line-based tools.
 		if err := json.NewEncoder(std.out).Encode(statusRecord(st, startedAt)); err != nil {
@@ -185,6 +191,26 @@ func statusMain(args []string, std streams) int {
 		fmt.Fprint(std.out, describeStatus(st))
 	}
 	return codeForState(st.State)
+}
+
+// inheritedReason is what status says of a lock held while its recorded
+// holder is dead: the kernel's locks, which only a process holding the
+// lock's open file can keep, hold it (docs/command.md, "The lock and
+// COMMAND's processes").
+const inheritedReason = "its pid is gone: the kernel's locks hold it for a process that inherited its descriptor (the job of a killed proclock run)"
+
+// holderGone reports whether st is held by a holder of this host that is
+// dead: the lock is held only because someone else keeps its kernel
+// locks.
+func holderGone(p *platform.Platform, st proclock.Status) bool {
+	if st.State != proclock.StateHeld || st.Holder == nil || p.Process == nil {
+		return false
+	}
+	self, err := p.Process.Self()
+	if err != nil {
+		return false
+	}
+	return platform.Judge(self, *st.Holder, p.Process.Lookup).Verdict == platform.Dead
 }
 
 // statusFormat is the version of status --json's format: it changes only

@@ -11,6 +11,11 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
+// goneHolderReason is what status says of a cluster lock whose holder,
+// of this host, is dead: nobody renews its lease, which the server
+// expires when its TTL runs out (the TTL left is among the facts).
+const goneHolderReason = "its proclock is gone: the lease is not renewed, and the lock passes on when its TTL runs out"
+
 // statusTarget is proclock status on a lock of backend b: the host
 // lock's status, and what a cluster lock adds (docs/command.md, "status
 // --json").
@@ -23,6 +28,11 @@ func statusTarget(b Backend, o statusOptions, std streams) int {
 	rep, err := t.Inspect(context.Background())
 	if err != nil {
 		return failure(std.err, err, false)
+	}
+	if rep.Reason == "" && holderGone(platform.Native(), rep.Status) {
+		// A holder of this host whose proclock is gone (SIGKILLed): its
+		// lease lives on until its TTL runs out, unrenewed.
+		rep.Reason = goneHolderReason
 	}
 	if o.json {
 		if err := json.NewEncoder(std.out).Encode(reportRecord(rep, startedAt)); err != nil {

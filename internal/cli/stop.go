@@ -62,6 +62,7 @@ type lossStop struct {
 
 	mu     sync.Mutex
 	why    string    // why COMMAND is being stopped; "" while it is not
+	how    string    // the signals it sends, for people
 	killAt time.Time // when SIGKILL is due
 }
 
@@ -94,6 +95,12 @@ func (s *lossStop) watch() {
 // awaitTrouble waits until COMMAND must be stopped, sends SIGTERM when
 // there is a grace left to give, and returns when SIGKILL is due; ok is
 // false when COMMAND ended first.
+//
+// A proclock that wakes past the deadline it was waiting for (it was
+// stopped, or starved) kills at once, whatever the lock says now: a
+// renewal that came back after that deadline (the keepalives resume with
+// proclock) is too late to have kept the lock, and must not buy COMMAND
+// a grace.
 func (s *lossStop) awaitTrouble() (killAt time.Time, ok bool) {
 	for {
 		var jeopardy <-chan time.Time
@@ -108,13 +115,16 @@ func (s *lossStop) awaitTrouble() (killAt time.Time, ok bool) {
 			return time.Time{}, false
 		case <-s.lock.Lost():
 			now := time.Now()
-			if d := s.lock.Deadline(); !d.IsZero() && !now.Before(d) {
+			if s.past(deadline, now) {
 				return s.begin(fmt.Sprintf("%v", s.lock.Err()), now)
 			}
 			return s.begin(fmt.Sprintf("%v", s.lock.Err()), now.Add(s.grace))
 		case <-jeopardy:
-			now := s.lock.Deadline()
-			if now.After(deadline) {
+			now := time.Now()
+			if s.past(deadline, now) {
+				return s.begin(fmt.Sprintf("not renewed before its local deadline, %v ago", roughly(now.Sub(deadline))), now)
+			}
+			if s.lock.Deadline().After(deadline) {
 				continue // renewed meanwhile
 			}
 			return s.begin(fmt.Sprintf("not renewed %v before its local deadline", s.grace), deadline)
@@ -122,13 +132,29 @@ func (s *lossStop) awaitTrouble() (killAt time.Time, ok bool) {
 	}
 }
 
+// past reports whether now is at or past the deadline proclock waited
+// for, or the lock's deadline as it is now.
+func (s *lossStop) past(waited, now time.Time) bool {
+	if !waited.IsZero() && !now.Before(waited) {
+		return true
+	}
+	d := s.lock.Deadline()
+	return !d.IsZero() && !now.Before(d)
+}
+
 // begin records why COMMAND is stopped and sends SIGTERM unless SIGKILL
 // is due already.
 func (s *lossStop) begin(why string, killAt time.Time) (time.Time, bool) {
+	now := time.Now()
 	s.mu.Lock()
 	s.why, s.killAt = why, killAt
+	if now.Before(killAt) {
+		s.how = fmt.Sprintf("SIGTERM, then SIGKILL after %v", roughly(killAt.Sub(now)))
+	} else {
+		s.how = "SIGKILL at once, its deadline being past"
+	}
 	s.mu.Unlock()
-	if time.Now().Before(killAt) {
+	if now.Before(killAt) {
 		s.send(syscall.SIGTERM)
 	}
 	return killAt, true
@@ -143,16 +169,16 @@ func (s *lossStop) send(sig syscall.Signal) {
 }
 
 // finish ends the watch once COMMAND (the group's leader) has ended, and
-// reports why COMMAND was stopped ("" when it was not). A stop under way
+// reports why COMMAND was stopped ("" when it was not) and how. A stop under way
 // is completed first: what is left of the group (a process that outlived
 // its leader) gets SIGKILL when it is due, sent to the group pgid
 // directly, as supervise no longer relays; a SIGKILL relayed already may
 // have come too late for supervise to pass on.
-func (s *lossStop) finish(pgid int) string {
+func (s *lossStop) finish(pgid int) (why, how string) {
 	close(s.quit)
 	<-s.done
 	s.mu.Lock()
-	why, killAt := s.why, s.killAt
+	why, how, killAt := s.why, s.how, s.killAt
 	s.mu.Unlock()
 	if why != "" && pgid > 0 {
 		if wait := time.Until(killAt); wait > 0 {
@@ -160,5 +186,5 @@ func (s *lossStop) finish(pgid int) string {
 		}
 		killGroup(pgid)
 	}
-	return why
+	return why, how
 }

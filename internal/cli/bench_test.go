@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkRunTrue: a whole `proclock run PATH -- true`, start to exit,
+// on each mechanism: on linux it includes starting COMMAND's guard
+// (guard_linux.go). PROCLOCK_TEST_BINARY=OLD gives another build's
+// figure beside it (docs/command.md, "The lock and COMMAND's processes").
+func BenchmarkRunTrue(b *testing.B) {
+	for _, mech := range mechanisms {
+		b.Run(mech, func(b *testing.B) {
+			lock := filepath.Join(b.TempDir(), "x.lock")
+			args := []string{"run", "--mechanism", mech, lock, "--", "true"}
+			for b.Loop() {
+				cmd := proclockCmd(args)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("proclock %q: %v: %s", args, err, out)
+				}
+			}
+		})
+	}
+}
