@@ -2,7 +2,6 @@ package platform
 
 import (
 	"encoding/binary"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,18 +51,19 @@ const maxLinks = 40
 // linksTo lists the symlinks met on the way to dir, resolved as the kernel
 // resolves a path (each link's target spliced in place of it, ".." taken
 // from the directory reached): nil when dir has none, or as far as it
-// could be resolved.
+// could be resolved. It costs an lstat(2) for each component, and no
+// allocation for those before the first symlink.
 func linksTo(dir string) []link {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
 	var out []link
-	rest := strings.Split(abs, "/")
-	at := "/"
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
+	var st unix.Stat_t
+	at, rest, plain := "/", abs, true
+	for rest != "" {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
 		switch c {
 		case "", ".":
 			continue
@@ -71,12 +71,18 @@ func linksTo(dir string) []link {
 			at = filepath.Dir(at)
 			continue
 		}
-		next := filepath.Join(at, c)
-		info, err := os.Lstat(next)
-		if err != nil {
+		var next string
+		if plain {
+			// abs is clean: until a symlink's target is spliced in,
+			// next is a prefix of it.
+			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
+		} else {
+			next = filepath.Join(at, c)
+		}
+		if err := unix.Lstat(next, &st); err != nil {
 			return out
 		}
-		if info.Mode()&fs.ModeSymlink == 0 {
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			at = next
 			continue
 		}
@@ -88,7 +94,10 @@ func linksTo(dir string) []link {
 		if filepath.IsAbs(target) {
 			at = "/"
 		}
-		rest = append(strings.Split(target, "/"), rest...)
+		if rest != "" {
+			target += "/" + rest
+		}
+		rest, plain = target, false
 	}
 	return out
 }
