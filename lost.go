@@ -25,7 +25,14 @@ var ErrReplaced = lockrec.ErrReplaced
 // of its loss (sqlitelock.Lock.Check, stamplock.Lock.Check). An interface,
 // not a method value, so that a lock that is never asked costs no
 // allocation.
-type checker interface{ Check() error }
+//
+// At is the lock's path made absolute when it was taken, which Check
+// judges and the watch watches: a process that changes its working
+// directory still watches the files it locked.
+type checker interface {
+	Check() error
+	At() string
+}
 
 // lossLookEvery is how often a held lock is looked at for its loss on a
 // platform that cannot tell of changes (no platform.ChangeWatcher).
@@ -136,8 +143,9 @@ func (l *Lock) watchChanges() platform.Changes {
 	if !ok {
 		return nil
 	}
-	base := filepath.Base(l.path)
-	c, err := cw.WatchChanges(filepath.Dir(l.path), []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix)})
+	at := l.check.At()
+	base := filepath.Base(at)
+	c, err := cw.WatchChanges(filepath.Dir(at), []string{base, lockrec.SidecarName(base, lockrec.MarkSuffix)})
 	if err != nil {
 		return nil
 	}

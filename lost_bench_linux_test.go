@@ -113,3 +113,34 @@ func BenchmarkAcquireWatchRelease(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAcquireWatchReleaseSymlinked: BenchmarkAcquireWatchRelease of
+// a lock reached through a symlinked directory (current -> v1), whose
+// symlink the watch watches too (a flip is a loss).
+func BenchmarkAcquireWatchReleaseSymlinked(b *testing.B) {
+	for _, mech := range mechanisms {
+		b.Run(string(mech), func(b *testing.B) {
+			p := nativePlatform(mech)
+			top := b.TempDir()
+			if err := os.Mkdir(filepath.Join(top, "v1"), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.Symlink("v1", filepath.Join(top, "current")); err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(top, "current", "bench.lock")
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Lost()
+				if err := l.Release(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -3,7 +3,9 @@ package platform
 import (
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +22,8 @@ const changeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix
 
 // changeBackstop is how often every held lock's watch is told of a change
 // it may have missed: a directory above the lock's moved, which inotify on
-// the lock's own directory does not see.
+// the lock's own directory (and on those holding the symlinks of its
+// path) does not see.
 const changeBackstop = 10 * time.Second
 
 // WatchChanges watches with the process's one inotify instance for held
@@ -28,8 +31,75 @@ const changeBackstop = 10 * time.Second
 // table (/proc/self/mountinfo, which polls readable on a mount or an
 // unmount): no thread waits, and no system call is made while nothing
 // changes, but for a look at every lock each changeBackstop.
+//
+// Each symlink met on the way to dir is watched too, by its name in the
+// directory that holds it: a symlinked directory flipped to another
+// (current -> v1, then v2) is told at once, as the path then names
+// other files (docs/protocol.md, "Release acts on what it locked").
 func (inotifyWaker) WatchChanges(dir string, names []string) (Changes, error) {
 	return changes.watch(dir, names)
+}
+
+// link is a symlink met on the way to a directory: its name in the
+// directory dir.
+type link struct{ dir, name string }
+
+// maxLinks bounds the symlinks followed on the way to a directory, as the
+// kernel's 40 do.
+const maxLinks = 40
+
+// linksTo lists the symlinks met on the way to dir, resolved as the kernel
+// resolves a path (each link's target spliced in place of it, ".." taken
+// from the directory reached): nil when dir has none, or as far as it
+// could be resolved. It costs an lstat(2) for each component, and no
+// allocation for those before the first symlink.
+func linksTo(dir string) []link {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out []link
+	var st unix.Stat_t
+	at, rest, plain := "/", abs, true
+	for rest != "" {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			at = filepath.Dir(at)
+			continue
+		}
+		var next string
+		if plain {
+			// abs is clean: until a symlink's target is spliced in,
+			// next is a prefix of it.
+			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
+		} else {
+			next = filepath.Join(at, c)
+		}
+		if err := unix.Lstat(next, &st); err != nil {
+			return out
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			at = next
+			continue
+		}
+		out = append(out, link{at, c})
+		target, err := os.Readlink(next)
+		if err != nil || len(out) >= maxLinks {
+			return out
+		}
+		if filepath.IsAbs(target) {
+			at = "/"
+		}
+		if rest != "" {
+			target += "/" + rest
+		}
+		rest, plain = target, false
+	}
+	return out
 }
 
 // changes is the process's hub of held locks' watches.
@@ -48,18 +118,25 @@ type changeHub struct {
 	inotify  *os.File // nil until the first watch; in the runtime's poller
 	ifd      int      // its descriptor (File.Fd would make it blocking)
 	mounts   *os.File // nil when it cannot be polled
-	byWD     map[int32][]*changeSub
+	byWD     map[int32][]*dirWatch
 	subs     map[*changeSub]struct{}
 	backstop *time.Timer
 }
 
-// changeSub is one watch.
+// changeSub is one watch: of names in its directory, and of the symlinks
+// on the way to it.
 type changeSub struct {
-	hub   *changeHub
+	hub  *changeHub
+	on   []*dirWatch // the directory's first, then the symlinks'
+	c    chan struct{}
+	once sync.Once
+}
+
+// dirWatch is a changeSub's watch of names in one directory.
+type dirWatch struct {
+	sub   *changeSub
 	wd    int32 // -1 once the kernel ended it
 	names []string
-	c     chan struct{}
-	once  sync.Once
 }
 
 func (s *changeSub) C() <-chan struct{} { return s.c }
@@ -98,7 +175,7 @@ func (h *changeHub) open() error {
 			h.mounts = m
 		}
 	}
-	h.byWD, h.subs = map[int32][]*changeSub{}, map[*changeSub]struct{}{}
+	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
 	return nil
 }
 
@@ -115,8 +192,15 @@ func (h *changeHub) watch(dir string, names []string) (Changes, error) {
 		h.mu.Unlock()
 		return nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
 	}
-	s := &changeSub{hub: h, wd: int32(wd), names: slices.Clone(names), c: make(chan struct{}, 1)}
-	h.byWD[s.wd] = append(h.byWD[s.wd], s)
+	s := &changeSub{hub: h, c: make(chan struct{}, 1)}
+	h.add(s, int32(wd), slices.Clone(names))
+	for _, ln := range linksTo(dir) {
+		// A directory that cannot be watched leaves its link to the
+		// backstop.
+		if wd, err := unix.InotifyAddWatch(h.ifd, ln.dir, changeEvents); err == nil {
+			h.add(s, int32(wd), []string{ln.name})
+		}
+	}
 	h.subs[s] = struct{}{}
 	if h.backstop == nil {
 		h.backstop = time.AfterFunc(changeBackstop, h.tellAll)
@@ -128,18 +212,28 @@ func (h *changeHub) watch(dir string, names []string) (Changes, error) {
 	return s, nil
 }
 
+// add adds s's watch of names on wd; h.mu is held.
+func (h *changeHub) add(s *changeSub, wd int32, names []string) {
+	w := &dirWatch{sub: s, wd: wd, names: names}
+	s.on = append(s.on, w)
+	h.byWD[wd] = append(h.byWD[wd], w)
+}
+
 func (h *changeHub) stop(s *changeSub) {
 	h.run.Lock()
 	defer h.run.Unlock()
 	h.mu.Lock()
 	delete(h.subs, s)
-	if s.wd >= 0 {
-		left := slices.DeleteFunc(h.byWD[s.wd], func(o *changeSub) bool { return o == s })
+	for _, w := range s.on {
+		if w.wd < 0 {
+			continue
+		}
+		left := slices.DeleteFunc(h.byWD[w.wd], func(o *dirWatch) bool { return o == w })
 		if len(left) == 0 {
-			delete(h.byWD, s.wd)
-			unix.InotifyRmWatch(h.ifd, uint32(s.wd))
+			delete(h.byWD, w.wd)
+			unix.InotifyRmWatch(h.ifd, uint32(w.wd))
 		} else {
-			h.byWD[s.wd] = left
+			h.byWD[w.wd] = left
 		}
 	}
 	idle := len(h.subs) == 0
@@ -239,12 +333,12 @@ func (h *changeHub) dispatch(ev []byte) {
 			}
 			continue
 		}
-		for _, s := range h.byWD[wd] {
-			if mask&watchEnded != 0 || slices.Contains(s.names, string(name)) {
-				s.tell()
+		for _, w := range h.byWD[wd] {
+			if mask&watchEnded != 0 || slices.Contains(w.names, string(name)) {
+				w.sub.tell()
 			}
 			if mask&unix.IN_IGNORED != 0 {
-				s.wd = -1 // the kernel ended the watch: nothing to remove
+				w.wd = -1 // the kernel ended the watch: nothing to remove
 			}
 		}
 		if mask&unix.IN_IGNORED != 0 {

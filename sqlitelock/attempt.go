@@ -102,6 +102,10 @@ type Attempt struct {
 type Lock struct {
 	fsys lockfs.FS
 	path string
+	// at is path made absolute when the attempt began (lockfs.Abs): the
+	// lock is judged (Check) by what it names, whatever the process's
+	// working directory is later.
+	at string
 	// name is what SQLite opens the file at path by (sqliteName).
 	name  string
 	conn  platform.SQLConn
@@ -141,6 +145,10 @@ type Lock struct {
 	// symlink in the path flipped).
 	dir lockfs.Dir
 }
+
+// At is the lock's path made absolute when it was taken: where Check
+// looks.
+func (l *Lock) At() string { return l.at }
 
 // fileID identifies the file at the lock's path, in the directory kept.
 func (l *Lock) fileID() (lockfs.FileID, error) {
@@ -224,7 +232,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 		pin.Close()
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
+	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
 	defer func() {
 		if l.kept != pin || !l.held {
 			pin.Close() // drops the locks on it

@@ -21,17 +21,22 @@ func (l *Lock) Check() error {
 	if l.released {
 		return nil
 	}
-	id, err := l.fsys.FileID(l.path)
-	if lost := lockrec.Gone(l.path, err, err == nil && !id.SameOpen(l.id)); lost != nil {
-		// The mark may be gone with it, and another's by the release.
-		l.markLost = true
+	id, err := l.fsys.FileID(l.at)
+	if lost := lockrec.Gone(l.at, err, err == nil && !id.SameOpen(l.id)); lost != nil {
+		// The mark may be gone with it, and another's by the release,
+		// unless the directory kept still has the file locked: the path
+		// names another directory (a symlink in it flipped, a directory
+		// renamed), and the mark beside the file locked is still ours.
+		if kept, err := l.fileID(); err != nil || !kept.SameOpen(l.id) {
+			l.markLost = true
+		}
 		return lost
 	}
 	if l.nonce == "" {
 		return nil // no mark of its own (never the case of a holder)
 	}
-	m := lockrec.ReadMark(l.fsys, l.path)
-	name := lockrec.MarkPath(l.path)
+	m := lockrec.ReadMark(l.fsys, l.at)
+	name := lockrec.MarkPath(l.at)
 	lost := l.checkMark(m, name)
 	if lost != nil {
 		// Another's, perhaps, by the time of the release.

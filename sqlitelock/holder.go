@@ -93,7 +93,7 @@ func (l *Lock) unmark() error {
 		return nil
 	}
 	if !l.held || l.markLost {
-		m := lockrec.ReadMark(l.fsys, l.path)
+		m := lockrec.ReadMark(l.fsys, l.at)
 		if m.Record == nil || m.Record.Nonce != l.nonce {
 			l.nonce = ""
 			return nil

@@ -25,7 +25,7 @@ func (l *Lock) removeUnopened() error {
 	if l.guard == nil {
 		return nil
 	}
-	release, err := l.guard(context.Background(), l.path)
+	release, err := l.guard(context.Background(), l.at)
 	if _, held := errors.AsType[*lockrec.HeldError](err); held {
 		return nil // being converted or cleared: not this process's to remove
 	}
@@ -33,14 +33,14 @@ func (l *Lock) removeUnopened() error {
 		return err
 	}
 	defer release()
-	seen, err := lockrec.Read(l.fsys, l.path)
+	seen, err := lockrec.Read(l.fsys, l.at)
 	switch {
 	case err != nil || !seen.ID.Same(l.id):
 		return nil // gone, or another file already
 	case seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty:
 		return nil // stamped since: a file-mechanism process's lock
 	}
-	if err := removeIfThere(l.fsys, l.path); err != nil && !lockfs.InUse(err) {
+	if err := removeIfThere(l.fsys, l.at); err != nil && !lockfs.InUse(err) {
 		return err
 	}
 	return nil

@@ -28,8 +28,12 @@ const (
 
 // Lock is a lock file this process stamped.
 type Lock struct {
-	fsys    lockfs.FS
-	path    string
+	fsys lockfs.FS
+	path string
+	// at is path made absolute when the attempt began (lockfs.Abs): the
+	// lock is judged (Check) by what it names, whatever the process's
+	// working directory is later.
+	at      string
 	stamp   lockrec.Record
 	content []byte
 	// file stays open while the lock is held: it pins the inode, so that
@@ -48,6 +52,10 @@ type Lock struct {
 
 // base is the lock file's name in its directory.
 func (l *Lock) base() string { return filepath.Base(l.path) }
+
+// At is the lock's path made absolute when it was taken: where Check
+// looks.
+func (l *Lock) At() string { return l.at }
 
 // close closes the lock's file and its directory.
 func (l *Lock) close() {
@@ -129,7 +137,7 @@ func newLock(p *platform.Platform, here platform.Identity, path string) (*Lock, 
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, dir: dir, stamp: lockrec.Record{
+	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), dir: dir, stamp: lockrec.Record{
 		Format:     lockrec.Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
@@ -323,7 +331,7 @@ func (l *Lock) owned() (bool, uint64, error) {
 		}
 		// The identity could not be read this time: the bytes tell.
 	}
-	seen, err := lockrec.Read(l.fsys, l.path)
+	seen, err := lockrec.Read(l.fsys, l.at)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, 0, nil

@@ -18,17 +18,17 @@ func (l *Lock) Check() error {
 		return nil // released
 	}
 	if l.pinned {
-		id, err := l.fsys.FileID(l.path)
-		if lost := lockrec.Gone(l.path, err, err == nil && !id.SameOpen(l.id)); lost != nil || err != nil {
+		id, err := l.fsys.FileID(l.at)
+		if lost := lockrec.Gone(l.at, err, err == nil && !id.SameOpen(l.id)); lost != nil || err != nil {
 			return lost
 		}
 		// The path names the file kept open: its bytes, which every
 		// other process judges the lock by, are read by the path (the
 		// handle may be write-only).
 	}
-	seen, err := lockrec.Read(l.fsys, l.path)
+	seen, err := lockrec.Read(l.fsys, l.at)
 	if err != nil {
-		return lockrec.Gone(l.path, err, false)
+		return lockrec.Gone(l.at, err, false)
 	}
 	switch {
 	case seen.Kind == lockrec.Torn, seen.Kind == lockrec.Foreign && seen.Content == nil:
@@ -36,7 +36,7 @@ func (l *Lock) Check() error {
 		// that failed: no proof.
 		return nil
 	case !bytes.Equal(seen.Content, l.content):
-		return lockrec.Gone(l.path, nil, true)
+		return lockrec.Gone(l.at, nil, true)
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ func (l *Lock) releaseLinked() error {
 // that writes it"): Release's way out when the file cannot be removed
 // (removeErr). A file that no longer holds the stamp is left alone.
 func (l *Lock) giveBackInUse(removeErr error) error {
-	f, err := l.fsys.OpenFile(l.path, os.O_RDWR, 0)
+	f, err := l.fsys.OpenFile(l.at, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -310,7 +310,7 @@ func describeStatus(st proclock.Status) string {
 		return line + "  last held by " + joinFacts(holderFacts(st)) + "\n"
 	case proclock.StateHeld:
 		facts := holderFacts(st)
-		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:]))
+		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:])) + unjudgedNote(st)
 	case proclock.StateForeign:
 		if st.Reason != "" { // it may name a sidecar: a user's file at the mark's name
 			return fmt.Sprintf("%s: %s\n", st.Path, st.Reason)
@@ -318,6 +318,17 @@ func describeStatus(st proclock.Status) string {
 		return fmt.Sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
 	}
 	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
+}
+
+// unjudgedNote is how to clear a lock file whose holder no process here
+// can judge: stamped in another pid namespace, it stays held after its
+// holder died, as nothing of the lock is the kernel's (docs/protocol.md,
+// "Limits"). "" for any other lock.
+func unjudgedNote(st proclock.Status) string {
+	if !st.OtherPIDNamespace || st.Mechanism != proclock.MechanismFile {
+		return ""
+	}
+	return fmt.Sprintf("  its pid is of another pid namespace: no process here can tell whether it lives, and if it died the lock stays held until someone removes the file; once sure it is gone (its container ended), rm %s\n", st.Path)
 }
 
 // holderFacts lists what is known of a lock's holder: who it is first,

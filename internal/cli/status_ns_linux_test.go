@@ -98,6 +98,12 @@ func TestStatusNamespaces(t *testing.T) {
 				t.Errorf("status, the SQLite holder killed: exit %d, %q; want 0, free", res.code, res.stdout)
 			case mech == "file" && (res.code != 1 || !strings.Contains(res.stdout, "held by pid 1 on ") || !strings.Contains(res.stdout, "(in another pid namespace)")):
 				t.Errorf("status, the file holder killed: exit %d, %q; want 1, held by pid 1 of another pid namespace", res.code, res.stdout)
+			case mech == "file" && !strings.Contains(res.stdout, "rm "+lock+"\n"):
+				// Nothing frees it by itself (docs/protocol.md, "Limits"):
+				// status says how.
+				t.Errorf("status, the file holder killed: %q; want how to clear it (rm %s)", res.stdout, lock)
+			case mech == "sqlite" && strings.Contains(res.stdout, "rm "):
+				t.Errorf("status of a free SQLite lock: %q; want no rm", res.stdout)
 			}
 		})
 	}
