@@ -9,18 +9,26 @@ import (
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/sqlitelock"
 )
 
 // pidRecorder is a platform's Waker that remembers the pid each Wait
-// watched, last.
+// watched, last. While gate is set, a Wait begins only once it is closed.
 type pidRecorder struct {
 	inner platform.Waker
 	mu    sync.Mutex
 	last  int
 	waits int
+	gate  chan struct{}
 }
 
 func (r *pidRecorder) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	r.mu.Lock()
+	gate := r.gate
+	r.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	r.mu.Lock()
 	r.last, r.waits = pid, r.waits+1
 	r.mu.Unlock()
@@ -116,7 +124,15 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 		}
 		return w.Sleepers() == len(idx)
 	}
-	drive("settling", 30*time.Millisecond, func() bool { return settled(holder.PID(), 0, 1, 2) })
+	// Settled past their first attempts too: a first attempt's busy
+	// ticks and short retries pause watching the holder as well
+	// (sqlitelock.BusyTimeout, then 3 retries 5-25 ms apart), and a
+	// waiter still in them when the holder lets go takes the lock without
+	// the herd's path this test is about.
+	firstDone := w.Now().Add(sqlitelock.BusyTimeout + 100*time.Millisecond)
+	drive("settling", 30*time.Millisecond, func() bool {
+		return !w.Now().Before(firstDone) && settled(holder.PID(), 0, 1, 2)
+	})
 
 	// The first release: all attempt; one wins.
 	if err := first.Release(); err != nil {
@@ -153,14 +169,30 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 	// moment (on no pid), which time moves through one at a time.
 	_, earlyWaits := recs[early].watching()
 	_, lateWaits := recs[late].watching()
-	if err := winner.l.Release(); err != nil {
+	// The release is two steps (the mark removed, then SQLite's lock let
+	// go), and a wait that begins between them ends at the second
+	// (docs/testing.md, "Time"): the losers' next waits begin once the
+	// release is over, so that their moments are the clock's alone.
+	gate := make(chan struct{})
+	for _, i := range losers {
+		recs[i].mu.Lock()
+		recs[i].gate = gate
+		recs[i].mu.Unlock()
+	}
+	err = winner.l.Release()
+	close(gate)
+	if err != nil {
 		t.Fatal(err)
 	}
 	until := func(what string, cond func() bool) {
 		t.Helper()
 		for !cond() {
 			if ctx.Err() != nil {
-				t.Fatalf("%s: never", what)
+				for i := range recs {
+					pid, n := recs[i].watching()
+					t.Logf("waiter %d (pid %d): last wait on %d, %d waits", i, procs[i].PID(), pid, n)
+				}
+				t.Fatalf("%s: never (early %d, late %d, %d sleepers)", what, early, late, w.Sleepers())
 			}
 			runtime.Gosched()
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -82,8 +83,15 @@ func TestStatusNamespaces(t *testing.T) {
 			// Killed: SQLite's lock is the kernel's, free at once; a lock
 			// file of another pid namespace cannot be judged from here,
 			// and stays held, its holder named as of that namespace.
+			// unshare's death kills its child (--kill-child), a moment
+			// later: the pipe's EOF says every process that had it (the
+			// proclock inside, COMMAND) is gone.
 			holder.cmd.Process.Signal(syscall.SIGKILL)
 			holder.wait()
+			holder.stdout.SetReadDeadline(time.Now().Add(deadline))
+			if _, err := io.ReadAll(holder.stdout); err != nil {
+				t.Fatalf("the holder's stdout after its death: %v", err)
+			}
 			res = runProclock(t, "status", lock)
 			switch {
 			case mech == "sqlite" && (res.code != 0 || !strings.Contains(res.stdout, ": free")):
