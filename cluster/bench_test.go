@@ -71,47 +71,79 @@ func BenchmarkHandoff(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			got := make(chan *Lock)
-			go func() {
-				l, err := Acquire(ctx, c2, "/b/handoff", Options{TTL: 10 * time.Second, Wait: true})
-				if err != nil {
-					b.Error(err)
-				}
-				got <- l
-			}()
-			waitKeys(b, c1, "/b/handoff", 2)
-			start := time.Now()
-			h.Release()
-			l := <-got
-			total += time.Since(start)
-			l.Release()
+			total += timeHandoff(b, c2, "/b/handoff", Options{TTL: 10 * time.Second}, func() { h.Release() })
 		}
-		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "handoff-ns/op")
+		reportPer(b, total, "handoff-ns/op")
 	})
 	b.Run("etcdctl-mutex", func(b *testing.B) {
 		var total time.Duration
 		for b.Loop() {
 			s1, _ := concurrency.NewSession(c1, concurrency.WithTTL(10))
-			s2, _ := concurrency.NewSession(c2, concurrency.WithTTL(10))
-			m1, m2 := concurrency.NewMutex(s1, "/b/handoff-mutex"), concurrency.NewMutex(s2, "/b/handoff-mutex")
+			m1 := concurrency.NewMutex(s1, "/b/handoff-mutex")
 			if err := m1.Lock(ctx); err != nil {
 				b.Fatal(err)
 			}
-			got := make(chan error)
-			go func() { got <- m2.Lock(ctx) }()
-			waitKeys(b, c1, "/b/handoff-mutex", 2)
-			start := time.Now()
-			m1.Unlock(ctx)
-			if err := <-got; err != nil {
-				b.Fatal(err)
-			}
-			total += time.Since(start)
-			m2.Unlock(ctx)
+			total += timeMutexHandoff(b, c2, "/b/handoff-mutex", 10, func() { m1.Unlock(ctx) })
 			s1.Close()
-			s2.Close()
 		}
-		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "handoff-ns/op")
+		reportPer(b, total, "handoff-ns/op")
 	})
+}
+
+// timeHandoff starts a waiting Acquire of name on c (opts with Wait)
+// while the lock is held, and once its key is queued, calls let, which
+// makes the holder let go one way or another. It returns the time from
+// let's start to the waiter's return, and releases the waiter's lock.
+func timeHandoff(b *testing.B, c *clientv3.Client, name string, opts Options, let func()) time.Duration {
+	b.Helper()
+	opts.Wait = true
+	got := make(chan *Lock, 1)
+	go func() {
+		l, err := Acquire(context.Background(), c, name, opts)
+		if err != nil {
+			b.Error(err)
+		}
+		got <- l
+	}()
+	waitKeys(b, c, name, 2)
+	start := time.Now()
+	let()
+	l := <-got
+	took := time.Since(start)
+	if l == nil {
+		b.FailNow()
+	}
+	l.Release()
+	return took
+}
+
+// timeMutexHandoff is timeHandoff for etcdctl lock's way, a
+// concurrency.Mutex on a Session of its own with the TTL in seconds.
+func timeMutexHandoff(b *testing.B, c *clientv3.Client, name string, ttl int, let func()) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	s, err := concurrency.NewSession(c, concurrency.WithTTL(ttl))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	m := concurrency.NewMutex(s, name)
+	got := make(chan error, 1)
+	go func() { got <- m.Lock(ctx) }()
+	waitKeys(b, c, name, 2)
+	start := time.Now()
+	let()
+	if err := <-got; err != nil {
+		b.Fatal(err)
+	}
+	took := time.Since(start)
+	m.Unlock(ctx)
+	return took
+}
+
+// reportPer reports total over the benchmark's iterations as unit.
+func reportPer(b *testing.B, total time.Duration, unit string) {
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), unit)
 }
 
 // A whole process that connects, takes the lock, lets go and exits: the
@@ -165,22 +197,9 @@ func BenchmarkKilledHolder(b *testing.B) {
 		for b.Loop() {
 			p := spawnPeer(b, peerConfig{endpoints: tc.endpoints(), ttl: time.Second, lockDelay: -1})
 			p.mustAcquire(ctx, "/b/killed", false)
-			got := make(chan *Lock)
-			go func() {
-				l, err := Acquire(ctx, c, "/b/killed", Options{TTL: time.Second, Wait: true, LockDelay: -1})
-				if err != nil {
-					b.Error(err)
-				}
-				got <- l
-			}()
-			waitKeys(b, c, "/b/killed", 2)
-			start := time.Now()
-			p.kill()
-			l := <-got
-			total += time.Since(start)
-			l.Release()
+			total += timeHandoff(b, c, "/b/killed", Options{TTL: time.Second, LockDelay: -1}, p.kill)
 		}
-		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "kill-to-next-ns/op")
+		reportPer(b, total, "kill-to-next-ns/op")
 	})
 	b.Run("etcdctl-ttl1s", func(b *testing.B) {
 		var total time.Duration
@@ -194,21 +213,47 @@ func BenchmarkKilledHolder(b *testing.B) {
 			if n, _ := out.Read(buf); !strings.HasPrefix(string(buf[:n]), "/b/killed-etcdctl/") {
 				b.Fatalf("etcdctl lock printed %q", buf[:n])
 			}
-			s, _ := concurrency.NewSession(c, concurrency.WithTTL(1))
-			m := concurrency.NewMutex(s, "/b/killed-etcdctl")
-			got := make(chan error)
-			go func() { got <- m.Lock(ctx) }()
-			waitKeys(b, c, "/b/killed-etcdctl", 2)
-			start := time.Now()
-			cmd.Process.Kill()
-			cmd.Wait()
-			if err := <-got; err != nil {
-				b.Fatal(err)
-			}
-			total += time.Since(start)
-			m.Unlock(ctx)
-			s.Close()
+			total += timeMutexHandoff(b, c, "/b/killed-etcdctl", 1, func() {
+				cmd.Process.Kill()
+				cmd.Wait()
+			})
 		}
-		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "kill-to-next-ns/op")
+		reportPer(b, total, "kill-to-next-ns/op")
 	})
+}
+
+// A revoke of the holder's lease, or a delete of its key, from another
+// client, while the lock is held with TTL 30 s (a keepalive every 10 s):
+// the time from the call's start to Lost (seen-ns/op). The holder's watch
+// on its own key sees it; issue 21 asks for 200 ms, etcd's own
+// Session.Done takes up to TTL/3. TestRevokeAndDeleteSeen checks that it
+// is the watch that tells, without timing it.
+func BenchmarkLossSeen(b *testing.B) {
+	tc := startCluster(b, 1)
+	holder, other := tc.client(b), tc.client(b)
+	ctx := context.Background()
+	for _, how := range []string{"revoke", "delete"} {
+		b.Run(how, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				l, err := Acquire(ctx, holder, "/b/seen", Options{TTL: 30 * time.Second, LockDelay: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if how == "revoke" {
+					_, err = other.Revoke(ctx, l.Lease())
+				} else {
+					_, err = other.Delete(ctx, l.Key())
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				<-l.Lost()
+				total += time.Since(start)
+				l.Release()
+			}
+			reportPer(b, total, "seen-ns/op")
+		})
+	}
 }

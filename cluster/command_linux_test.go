@@ -66,10 +66,29 @@ type cmdRun struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan stampedLine
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	done   chan struct{}
 	code   int
 	ended  time.Time
+}
+
+// lockedBuffer is a buffer that the test may read while os/exec's copier
+// writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 type stampedLine struct {
@@ -90,6 +109,10 @@ func startCommand(t testing.TB, args ...string) *cmdRun {
 	}
 	r := &cmdRun{cmd: cmd, stdin: stdin, lines: make(chan stampedLine, 64), done: make(chan struct{})}
 	cmd.Stderr = &r.stderr
+	// A process of COMMAND's that outlives proclock (a grandchild of a
+	// SIGKILLed proclock: the parent-death signal reaches the child
+	// only) keeps the pipes open; Wait gives up on them after this.
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +128,7 @@ func startCommand(t testing.TB, args ...string) *cmdRun {
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
+		stdin.Close() // COMMANDs that read stdin to the end end too
 		<-r.done
 	})
 	return r
@@ -444,21 +468,34 @@ func TestCommandBesideEtcdctl(t *testing.T) {
 	r := startCommand(t, "run", url, "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
 	r.line(t, 30*time.Second)
 	ectl := exec.Command(etcdctl(t), "--endpoints", strings.Join(eps, ","), "lock", name, "--", "/bin/sh", "-c", "echo etcdctl-ran")
-	var eout bytes.Buffer
-	ectl.Stdout, ectl.Stderr = &eout, os.Stderr
+	// etcdctl's output is read here while it runs: through a pipe, not
+	// a buffer that os/exec's copier writes meanwhile.
+	eout, err := ectl.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ectl.Stderr = os.Stderr
 	if err := ectl.Start(); err != nil {
 		t.Fatal(err)
 	}
+	ran := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(eout)
+		ran <- string(b)
+	}()
 	waitKeys(t, c, name, 2) // etcdctl queues behind proclock
-	if eout.Len() != 0 {
-		t.Errorf("etcdctl ran its COMMAND while proclock held: %q", eout.String())
+	select {
+	case out := <-ran:
+		t.Errorf("etcdctl ended while proclock held, printing %q", out)
+	default:
 	}
 	r.stdin.Close()
 	if code := r.wait(t, 10*time.Second); code != 0 {
 		t.Errorf("proclock exit %d; stderr: %s", code, r.stderr.String())
 	}
-	if err := ectl.Wait(); err != nil || strings.TrimSpace(eout.String()) != "etcdctl-ran" {
-		t.Errorf("etcdctl lock after proclock let go: %v, %q", err, eout.String())
+	out := <-ran
+	if err := ectl.Wait(); err != nil || strings.TrimSpace(out) != "etcdctl-ran" {
+		t.Errorf("etcdctl lock after proclock let go: %v, %q", err, out)
 	}
 }
 
@@ -565,7 +602,7 @@ func statusGolden(t *testing.T, url, golden string, wantCode int) {
 func normalise(m map[string]any) {
 	for k, v := range m {
 		switch k {
-		case "revision", "fence", "pid", "startTime", "pidNamespace":
+		case "revision", "fence", "pid", "startTime", "pidNamespace", "timeNamespace":
 			m[k] = "<number>"
 		case "heldForSeconds", "ttlLeftSeconds":
 			m[k] = "<seconds>"

@@ -154,8 +154,12 @@ func TestStoppedHolder(t *testing.T) {
 }
 
 // A revoke of the holder's lease, or a delete of its key, by another
-// client is seen at once through the holder's watch on its key, not at
-// the next keepalive (TTL/3, 10 s here).
+// client is seen through the holder's watch on its own key, not at the
+// next keepalive (TTL/3, 10 s here) nor at the deadline: the loss told is
+// ErrKeyGone, which only the watch gives (a keepalive would say
+// ErrLeaseGone, the deadline ErrDeadline). How soon is a figure, not an
+// assertion (a shared machine's noise): it is logged here, and
+// BenchmarkLossSeen measures it (docs/cluster.md, "How it is proven").
 func TestRevokeAndDeleteSeen(t *testing.T) {
 	const ttl = 30 * time.Second
 	tc := startCluster(t, 1)
@@ -176,17 +180,17 @@ func TestRevokeAndDeleteSeen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lost, ok := p.nextLoss(ttl / 3)
+		// A hang's bound, not a figure: the first keepalive goes at
+		// TTL/3, the deadline is near the TTL.
+		lost, ok := p.nextLoss(ttl)
 		if !ok {
-			t.Fatalf("%s: no loss told within TTL/3", how)
+			t.Fatalf("%s: no loss told within the TTL", how)
 		}
 		took := lost.at.Sub(start)
 		worst = max(worst, took)
 		t.Logf("%s: loss told %v after it (%s)", how, took, lost.cause)
-		// Bound well below the keepalive's TTL/3, and above this
-		// shared machine's noise; the figure is the log's.
-		if took > time.Second {
-			t.Errorf("%s: loss told %v after it; want it within a second", how, took)
+		if !lost.keyGone {
+			t.Errorf("%s: the loss told is %q; want the key's watch's (ErrKeyGone), not a keepalive's or the deadline's", how, lost.cause)
 		}
 		p.release(name)
 	}

@@ -86,6 +86,7 @@ type peerResponse struct {
 	Cause     string             `json:"cause,omitempty"`
 	Lost      bool               `json:"lost,omitempty"`
 	LostAfter time.Duration      `json:"lostAfter,omitempty"`
+	KeyGone   bool               `json:"keyGone,omitempty"` // a "lost" event's cause is ErrKeyGone
 }
 
 // wireError carries what callers branch on across the pipe.
@@ -268,7 +269,7 @@ func (s *peerServer) serve(ctx context.Context, req peerRequest) peerResponse {
 // tellLoss sends a "lost" event when l learns it is lost.
 func (s *peerServer) tellLoss(l *Lock) {
 	<-l.Lost()
-	s.send(peerResponse{Event: "lost", Name: l.Name(), Fence: l.Fence(), Cause: l.Err().Error()})
+	s.send(peerResponse{Event: "lost", Name: l.Name(), Fence: l.Fence(), Cause: l.Err().Error(), KeyGone: errors.Is(l.Err(), ErrKeyGone)})
 }
 
 // turns takes the lock req.Rounds times, waiting; under it, it marks
@@ -360,10 +361,11 @@ type heldKey struct {
 
 // lostEvent is a peer's "lost" event, stamped when it arrived here.
 type lostEvent struct {
-	name  string
-	fence int64
-	cause string
-	at    time.Time
+	name    string
+	fence   int64
+	cause   string
+	keyGone bool // the cause is ErrKeyGone: the holder's watch on its key told
+	at      time.Time
 }
 
 // peerConfig is what a peer's acquisitions use.
@@ -400,7 +402,7 @@ func (p *peer) read() {
 			return
 		}
 		if r.Event == "lost" {
-			p.lost <- lostEvent{name: r.Name, fence: r.Fence, cause: r.Cause, at: time.Now()}
+			p.lost <- lostEvent{name: r.Name, fence: r.Fence, cause: r.Cause, keyGone: r.KeyGone, at: time.Now()}
 			continue
 		}
 		p.mu.Lock()

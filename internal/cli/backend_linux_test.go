@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/proclock/proclock"
 )
 
 // fakeRun is the fake-backend proclock, its stdout piped to the test,
@@ -260,9 +258,6 @@ func TestBackendSignalWhileHolding(t *testing.T) {
 // runs is lost; run stops COMMAND's group (SIGTERM, then SIGKILL after
 // the grace) and exits 125.
 func TestHostLossStopsGroup(t *testing.T) {
-	if _, ok := any(&proclock.Lock{}).(teller); !ok {
-		t.Skip("this library's Lock does not tell its loss (no Lock.Lost): nothing to stop COMMAND on")
-	}
 	lock := filepath.Join(t.TempDir(), "x.lock")
 	cmd := proclockCmd(append([]string{"run", "--mechanism", "file", "--grace", "300ms", lock, "--"}, stubborn...))
 	out, err := cmd.StdoutPipe()

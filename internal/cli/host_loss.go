@@ -13,28 +13,7 @@ import (
 // event: SIGTERM, then SIGKILL after the grace (2 s unless --grace), and
 // exits 125: the path is free to take for anyone else at once, and COMMAND
 // must not outlive the lock (docs/command.md, "When the lock is lost").
-type hostLoss struct{ l *proclock.Lock }
+type hostLoss struct{ *proclock.Lock }
 
-// teller is a lock that tells its loss. It is asked for by assertion,
-// so that this file builds on a library without Lock.Lost, where nothing
-// stops COMMAND.
-type teller interface {
-	Lost() <-chan struct{}
-	Err() error
-}
-
-func (h hostLoss) Lost() <-chan struct{} {
-	if t, ok := any(h.l).(teller); ok {
-		return t.Lost()
-	}
-	return nil
-}
-
-func (h hostLoss) Err() error {
-	if t, ok := any(h.l).(teller); ok {
-		return t.Err()
-	}
-	return nil
-}
-
+// Deadline is the zero time: a host lock is lost only by an event.
 func (hostLoss) Deadline() time.Time { return time.Time{} }

@@ -385,27 +385,16 @@ func runMain(args []string, std streams) int {
 		complain(std.err, err)
 		return exitUsage
 	}
-	if !canStartProcesses {
-		complain(std.err, fmt.Errorf("proclock run: starting a command is not possible on %s", runtime.GOOS))
-		return exitUsage
-	}
-	// Look COMMAND up before taking the lock: a typo should not wait for
-	// the holder, nor take the lock from the next caller.
-	if _, err := exec.LookPath(o.command[0]); err != nil {
-		return cannotStart(std.err, o.command[0], err)
+	cmd, code := commandOf(o, std)
+	if cmd == nil {
+		return code
 	}
 	p, err := platformFor(o.mechanism)
 	if err != nil {
 		complain(std.err, err)
 		return exitUsage
 	}
-	cmd := exec.Command(o.command[0], o.command[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, std.out, std.err
-
-	// Catch the signals before the lock is taken, so that none of them
-	// kills proclock between taking the lock and starting COMMAND.
-	sigs := make(chan os.Signal, 8)
-	catch(sigs, relayed)
+	sigs := catchRelayed()
 	defer signal.Stop(sigs)
 
 	lock, sig, err := acquire(p, o, sigs, std.err)
@@ -440,21 +429,7 @@ func runMain(args []string, std streams) int {
 		complain(std.err, err)
 		return exitUsage
 	}
-	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
-	code, killedBy, lost := superviseWatched(cmd, sigs, std.err, hostLoss{lock}, x.graceOr(defaultGrace))
-	if err := lock.Release(); err != nil && lost == "" {
-		// COMMAND's status says how the work went; a failed clean-up is
-		// told, not folded into it.
-		complain(std.err, err)
-	}
-	if lost != "" {
-		tellLost(std.err, o.path, lost, x.graceOr(defaultGrace))
-		return exitLost
-	}
-	if killedBy != nil {
-		dieOf(killedBy)
-	}
-	return code
+	return holdWhileRunning(cmd, sigs, std.err, o.path, hostLoss{lock}, x.graceOr(defaultGrace))
 }
 
 // catch sends the signals of list to sigs, except those proclock was

@@ -68,12 +68,9 @@ func (x *runExtra) hostOnly(sub, path string) error {
 // (runMain), with the backend's acquisition, the loss stop and the exit
 // codes of docs/command.md.
 func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
-	if !canStartProcesses {
-		complain(std.err, fmt.Errorf("proclock run: starting a command is not possible on %s", runtime.GOOS))
-		return exitUsage
-	}
-	if _, err := exec.LookPath(o.command[0]); err != nil {
-		return cannotStart(std.err, o.command[0], err)
+	cmd, code := commandOf(o, std)
+	if cmd == nil {
+		return code
 	}
 	t, err := b.Open(context.Background(), o.path)
 	if err != nil {
@@ -85,11 +82,7 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 		complain(std.err, usagef("run", "%v", err))
 		return exitUsage
 	}
-	cmd := exec.Command(o.command[0], o.command[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, std.out, std.err
-
-	sigs := make(chan os.Signal, 8)
-	catch(sigs, relayed)
+	sigs := catchRelayed()
 	defer signal.Stop(sigs)
 
 	held, sig, err := acquireTarget(t, o, sigs, std.err)
@@ -121,32 +114,69 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 	// Set last: os/exec keeps the last of duplicates, so a nested run's
 	// values win over the ones it inherits.
 	cmd.Env = append(os.Environ(), held.Env()...)
-	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
-	code, killedBy, lost := superviseWatched(cmd, sigs, std.err, held, grace)
-	if err := held.Release(); err != nil && lost == "" {
-		complain(std.err, err)
-	}
-	if lost != "" {
-		tellLost(std.err, o.path, lost, grace)
-		return exitLost
-	}
-	if killedBy != nil {
-		dieOf(killedBy)
-	}
-	return code
+	return holdWhileRunning(cmd, sigs, std.err, o.path, held, grace)
 }
 
-// superviseWatched is supervise with the loss stop watching lock: it
-// returns COMMAND's exit code, the signal that killed it, and why
-// COMMAND was stopped for the lock's loss ("" when it was not).
-func superviseWatched(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, lock watched, grace time.Duration) (int, os.Signal, string) {
+// commandOf is COMMAND, ready to start with std's streams, or nil and
+// the exit code when it cannot start here. COMMAND is looked up before
+// the lock is taken: a typo should not wait for the holder, nor take the
+// lock from the next caller.
+func commandOf(o runOptions, std streams) (*exec.Cmd, int) {
+	if !canStartProcesses {
+		complain(std.err, fmt.Errorf("proclock run: starting a command is not possible on %s", runtime.GOOS))
+		return nil, exitUsage
+	}
+	if _, err := exec.LookPath(o.command[0]); err != nil {
+		return nil, cannotStart(std.err, o.command[0], err)
+	}
+	cmd := exec.Command(o.command[0], o.command[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = std.in, std.out, std.err
+	return cmd, 0
+}
+
+// catchRelayed catches the signals run relays, before the lock is
+// taken, so that none of them kills proclock between taking the lock and
+// starting COMMAND; the caller stops it (signal.Stop).
+func catchRelayed() chan os.Signal {
+	sigs := make(chan os.Signal, 8)
+	catch(sigs, relayed)
+	return sigs
+}
+
+// heldLock is a lock run holds while COMMAND runs, of this host or of a
+// backend: the loss stop watches it, and it is released after COMMAND.
+type heldLock interface {
+	watched
+	Release() error
+}
+
+// holdWhileRunning is the one run path of host and backend locks once
+// the lock is held: it runs COMMAND with the loss stop watching lock,
+// releases the lock, and returns run's exit code: exitLost when COMMAND
+// was stopped for the lock's loss, else COMMAND's own (dying of the
+// signal that killed COMMAND, as COMMAND did).
+func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock heldLock, grace time.Duration) int {
+	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	stop := startLossStop(lock, grace, sigs)
 	code, killedBy := supervise(cmd, sigs, stderr)
 	pgid := 0
 	if cmd.Process != nil {
 		pgid = cmd.Process.Pid // COMMAND leads its own group
 	}
-	return code, killedBy, stop.finish(pgid)
+	lost := stop.finish(pgid)
+	if err := lock.Release(); err != nil && lost == "" {
+		// COMMAND's status says how the work went; a failed clean-up is
+		// told, not folded into it.
+		complain(stderr, err)
+	}
+	if lost != "" {
+		tellLost(stderr, path, lost, grace)
+		return exitLost
+	}
+	if killedBy != nil {
+		dieOf(killedBy)
+	}
+	return code
 }
 
 // tellLost says, in one line, that the lock was lost and what run did.

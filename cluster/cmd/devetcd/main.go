@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 )
 
 func main() {
@@ -39,7 +40,10 @@ func run(listen, peer, dir string) error {
 		dir = tmp
 	}
 	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir, cfg.LogLevel = "devetcd", dir, "error"
+	cfg.Name, cfg.Dir = "devetcd", dir
+	// etcd logs its own shutdown at level error ("server closed"); what
+	// fails is returned, and said here.
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
 	cu := url.URL{Scheme: "http", Host: listen}
 	pu := url.URL{Scheme: "http", Host: peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}

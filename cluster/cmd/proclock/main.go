@@ -1,7 +1,7 @@
 // Command proclock is the proclock command (github.com/proclock/proclock/cmd/proclock)
 // with cluster locks on etcd besides the host's: one program for both.
 //
-//	go install github.com/proclock/proclock/cluster/cmd/proclock@latest
+//	cd cluster && go install ./cmd/proclock    # from a checkout
 //
 // A lock name etcd://ENDPOINTS/NAME is a cluster lock (the NAME etcdctl
 // lock takes, so that both exclude each other); any other is a PATH on
