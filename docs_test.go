@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/proclock/proclock/internal/mdblock"
 )
 
 // docFiles returns README.md and docs/*.md, by name, with their text.
@@ -421,22 +423,7 @@ func snippetsAreQuoted(t *testing.T, doc string, want int, roots ...string) {
 }
 
 // goBlocks returns the fenced Go blocks of a markdown text, fences left out.
-func goBlocks(text string) []string {
-	var blocks, block []string
-	in := false
-	for line := range strings.Lines(text) {
-		switch {
-		case !in && strings.TrimSpace(line) == "```go":
-			in, block = true, nil
-		case in && strings.TrimSpace(line) == "```":
-			in = false
-			blocks = append(blocks, strings.Join(block, ""))
-		case in:
-			block = append(block, line)
-		}
-	}
-	return blocks
-}
+func goBlocks(text string) []string { return mdblock.Fenced(text, "go") }
 
 // quotedIn reports whether snippet is in one of sources, as it is or with
 // every line that is not blank indented by the same number of tabs (up to

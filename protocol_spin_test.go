@@ -211,3 +211,73 @@ func checkModel(t *testing.T, spin, gcc, model string, r modelRun) string {
 	// error (an invalid end state).
 	return run(filepath.Join(dir, "pan"), panArgs...)
 }
+
+// What a lost wake-up looks like in pan's output: every waiter blocked,
+// and someone not done.
+const lostWakeup = "invalid end state"
+
+// queueRuns check docs/queue.pml, the waiters' queue behind the bell
+// (docs/protocol.md, "One waiter woken per release"). Without TIMEOUTS a
+// wait has no bound, so a wake-up the queue loses ends the run with a
+// waiter asleep for ever; the bound is needed after a crash, and enough.
+var queueRuns = []modelRun{
+	{"queue-2", []string{"-DNW=2"}, "", small},
+	{"queue-2-twice", []string{"-DNW=2", "-DROUNDS=2"}, "", small},
+	{"queue-2-older-waiter", []string{"-DNW=2", "-DOLDW"}, "", small},
+	{"queue-2-crash", []string{"-DNW=2", "-DCRASH", "-DTIMEOUTS"}, "", small},
+	{"queue-2-crash-unbounded", []string{"-DNW=2", "-DCRASH"}, lostWakeup, small},
+	{"queue-2-look-first", []string{"-DNW=2", "-DM_LOOK_FIRST"}, lostWakeup, small},
+	{"queue-2-ring-first", []string{"-DNW=2", "-DM_RING_FIRST"}, lostWakeup, small},
+	{"queue-3", nil, "", large},
+	{"queue-3-twice", []string{"-DROUNDS=2"}, "", full},
+	{"queue-3-older-waiter", []string{"-DOLDW"}, "", full},
+	{"queue-3-crash", []string{"-DCRASH", "-DTIMEOUTS"}, "", full},
+	{"queue-3-ltl", []string{"-DLTL_LIVE"}, "", large},
+	{"queue-3-ltl-twice", []string{"-DLTL_LIVE", "-DROUNDS=2"}, "", full},
+	{"queue-3-ltl-older-waiter", []string{"-DLTL_LIVE", "-DOLDW"}, "", full},
+	{"queue-3-ltl-crash", []string{"-DLTL_LIVE", "-DCRASH", "-DTIMEOUTS"}, "", full},
+	{"queue-3-ltl-ring-first", []string{"-DLTL_LIVE", "-DM_RING_FIRST"}, "acceptance cycle", large},
+}
+
+// TestQueueModel checks the Promela model of the waiters' queue
+// (docs/queue.pml) with spin: no wake-up is lost, a crash costs the
+// bound of a wait and no more, and each mutation loses a wake-up.
+func TestQueueModel(t *testing.T) {
+	spin, err := exec.LookPath("spin")
+	if err != nil {
+		t.Skip("spin is not installed (Debian: apt-get install spin): docs/queue.pml is not checked")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc is not installed: spin's verifier cannot be built, docs/queue.pml is not checked")
+	}
+	model, err := filepath.Abs(filepath.Join("docs", "queue.pml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range queueRuns {
+		t.Run(r.name, func(t *testing.T) {
+			switch {
+			case r.size == large && testing.Short():
+				t.Skip("three waiters take seconds each: skipped with -short")
+			case r.size == full && os.Getenv("PROCLOCK_SPIN_FULL") != "1":
+				t.Skip("the larger runs of three waiters take up to minutes each: set PROCLOCK_SPIN_FULL=1")
+			}
+			t.Parallel()
+			out := checkModel(t, spin, gcc, model, r)
+			m := panErrors.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no error count in pan's output:\n%s", out)
+			}
+			n, _ := strconv.Atoi(m[1])
+			switch {
+			case r.want == "" && n != 0:
+				t.Errorf("spin %v: %d errors; want none:\n%s", r.flags, n, out)
+			case r.want != "" && n == 0:
+				t.Errorf("spin %v: no error; want %q", r.flags, r.want)
+			case r.want != "" && !strings.Contains(out, r.want):
+				t.Errorf("spin %v: a violation, but not %q:\n%s", r.flags, r.want, out)
+			}
+		})
+	}
+}

@@ -146,7 +146,32 @@ func testTimeNamespace(t *testing.T, clock string, holderInside bool, holderMech
 // command line, makes a time namespace whose boot clock is that far
 // ahead of the host's, and execs the command line in it, as that role:
 // unshare(1) takes whole seconds, CRIU's offsets are to the nanosecond.
+// The work is done in init, on the main thread (timensExecMain): the
+// role's function only reports what failed there.
 var timensExec = locktest.NewRole("timens-exec", func(args []string) int {
+	fmt.Fprintln(os.Stderr, "timens-exec:", timensExecErr)
+	return 2
+})
+
+// timensExecErr is why timensExecMain did not exec.
+var timensExecErr error
+
+// unshare(CLONE_NEWTIME) sets the namespace for the calling thread's
+// children and exec, and /proc/self/timens_offsets is the main thread's
+// (there is no such file per thread): the unshare, the offsets and the
+// exec must all happen on the main thread, where Go runs init. Run from
+// the role's function instead, they failed with "permission denied"
+// whenever that goroutine ran on another thread.
+func init() {
+	if os.Getenv("PROCLOCK_TEST_ROLE") == "timens-exec" {
+		timensExecErr = timensExecMain(locktest.Args())
+	}
+}
+
+func timensExecMain(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("want an offset and a command line, got %q", args)
+	}
 	nanos, err := strconv.ParseInt(args[0], 10, 64)
 	if err == nil {
 		err = unix.Unshare(unix.CLONE_NEWTIME)
@@ -159,9 +184,8 @@ var timensExec = locktest.NewRole("timens-exec", func(args []string) int {
 		env := handoffHolder.Environ(os.Environ())
 		err = unix.Exec(args[1], args[1:], env)
 	}
-	fmt.Fprintln(os.Stderr, "timens-exec:", err)
-	return 2
-})
+	return err
+}
 
 // TestTimeNamespaceFractionalOffset: a holder in a time namespace whose
 // boot clock is set a fraction of a clock tick off (as a CRIU restore sets
@@ -174,13 +198,21 @@ func TestTimeNamespaceFractionalOffset(t *testing.T) {
 			t.Run(offset+"ns/"+string(mech)+" holds, file takes", func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "app.lock")
 				cmd := timensExec.Command(append([]string{offset}, handoffHolder.Argv(string(mech), path)...)...)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
+				// stderr in a file, read once the holder is gone: no
+				// goroutine of os/exec writes it while the test reads.
+				stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer stderr.Close()
+				cmd.Stderr = stderr
 				holder := locktest.Start(t, cmd)
 				if line, err := holder.Line(); line != "held" {
-					t.Fatalf("holder: %q, %v; stderr: %s", line, err, stderr.String())
+					holder.Kill()
+					b, _ := os.ReadFile(stderr.Name())
+					t.Fatalf("holder: %q, %v; stderr: %s", line, err, b)
 				}
-				_, err := proclock.Acquire(context.Background(), nativePlatform(proclock.MechanismFile), path, proclock.Options{})
+				_, err = proclock.Acquire(context.Background(), nativePlatform(proclock.MechanismFile), path, proclock.Options{})
 				if !errors.Is(err, proclock.ErrHeld) {
 					t.Fatalf("beside a live holder %s ns off the host's boot clock: %v; want held", offset, err)
 				}

@@ -50,7 +50,14 @@ var herdDelay = func(*platform.Platform) time.Duration { return rand.N(herdStagg
 // read, not an attempt) before it attempts, so that most of the herd find
 // the one that went first holding, and wait on it without trying.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
-	ctx, stop := p.Watching(ctx)
+	var stop func()
+	if opts.Wait {
+		// Behind the bell: a release wakes the queue's head alone
+		// (docs/protocol.md, "One waiter woken per release").
+		ctx, stop = p.Queueing(ctx, lockrec.Bell(t.path))
+	} else {
+		ctx, stop = p.Watching(ctx)
+	}
 	defer stop()
 	_, kept := p.Wake.(platform.Watcher)
 	var names []string // lockrec.Watched(t.path), once there is a wait
@@ -80,9 +87,16 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 	changing := false // woken since the last holder was seen
 	last := 0         // that holder's pid
 	for first := true; ; first = false {
-		if woke && herd {
-			if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
-				return nil, fmt.Errorf("%w while waiting: %w", err, held)
+		// Queued (docs/protocol.md, "One waiter woken per release"): a
+		// waiter that has just become the head, or whose wait behind the
+		// head reached its bound, looks before it attempts.
+		led, behind := p.Place(ctx)
+		look := !first && (led || (behind && !woke))
+		if (woke && herd) || look {
+			if !look {
+				if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
+					return nil, fmt.Errorf("%w while waiting: %w", err, held)
+				}
 			}
 			if pid := holderNow(p, t.path); pid > 0 {
 				last = pid

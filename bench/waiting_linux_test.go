@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,62 +30,66 @@ func BenchmarkWaitingCPU(b *testing.B) {
 	}
 }
 
-// herdSize is how many processes wait on one lock (4 under -short); each
-// holds it 20 ms when its turn comes.
-func herdSize() int {
+// herdSizes are how many processes wait on one lock, one run each (1
+// and 4 under -short); each holds it 20 ms when its turn comes.
+func herdSizes() []int {
 	if testing.Short() {
-		return 4
+		return []int{1, 4}
 	}
-	return 16
+	return []int{1, 4, 16}
 }
 
 const herdHold = 20 * time.Millisecond
 
-// BenchmarkHerd: 16 waiter processes on one lock, settled into their wait;
-// then the holder lets go and the lock passes through all of them, each
-// holding it 20 ms. Each waiter counts the CPU it burns from the first
-// release until it holds the lock (its own acquisition included). Reports
-// their sum per release as cpu-µs/release and over the time the lock took
-// to pass through all as %cpu-herd: what the waiters cost the machine,
-// in percent of one core, while the lock changes hands every 20 ms.
+// BenchmarkHerd: N waiter processes (1, 4, 16) on one lock, settled into
+// their wait; then the holder lets go and the lock passes through all of
+// them, each holding it 20 ms. Each waiter counts the CPU it burns from
+// the first release until it holds the lock (its own acquisition
+// included). Reports their sum per release as cpu-µs/release, and that
+// over the 20 ms between releases as %cpu-herd: what the waiters cost the
+// machine, in percent of one core, while the lock changes hands every
+// 20 ms. Run it with -benchtime 1x: one pass through the herd.
 func BenchmarkHerd(b *testing.B) {
 	for _, kind := range waitKinds {
-		b.Run(kind, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "app.lock")
-			holder := holding(b, kind, path)
-			n := herdSize()
-			herd := make([]*helper, n)
-			for i := range herd {
-				herd[i] = startHelper(b, "herd", kind, path, herdHold.String())
-			}
-			for _, h := range herd {
-				h.expect("ready")
-			}
-			var burnt, span int64
-			oneRound(b, func() {
-				for _, h := range herd {
-					h.say("go")
-				}
-				// Not waiting for anything: past every waiter's first attempt.
-				time.Sleep(300 * time.Millisecond)
-				for _, h := range herd {
-					h.say("mark")
-				}
-				for _, h := range herd {
-					h.expect("marked")
-				}
-				holder.say("release")
-				from := holder.expect("released")[0]
-				for _, h := range herd {
-					got := h.expect("done")
-					burnt += got[0]
-					span = max(span, got[1]-from)
-				}
+		for _, n := range herdSizes() {
+			b.Run(fmt.Sprintf("%s/waiters=%d", kind, n), func(b *testing.B) {
+				herdRun(b, kind, n)
 			})
-			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(float64(burnt)/float64(n)/1e3, "cpu-µs/release")
-			b.ReportMetric(100*float64(burnt)/float64(span), "%cpu-herd")
-			b.ReportMetric(float64(n), "waiters")
-		})
+		}
 	}
+}
+
+func herdRun(b *testing.B, kind string, n int) {
+	path := filepath.Join(b.TempDir(), "app.lock")
+	holder := holding(b, kind, path)
+	herd := make([]*helper, n)
+	for i := range herd {
+		herd[i] = startHelper(b, "herd", kind, path, herdHold.String())
+	}
+	for _, h := range herd {
+		h.expect("ready")
+	}
+	var burnt int64
+	oneRound(b, func() {
+		for _, h := range herd {
+			h.say("go")
+		}
+		// Not waiting for anything: past every waiter's first attempt.
+		time.Sleep(300 * time.Millisecond)
+		for _, h := range herd {
+			h.say("mark")
+		}
+		for _, h := range herd {
+			h.expect("marked")
+		}
+		holder.say("release")
+		holder.expect("released")
+		for _, h := range herd {
+			burnt += h.expect("done")[0]
+		}
+	})
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(burnt)/float64(n)/1e3, "cpu-µs/release")
+	b.ReportMetric(100*float64(burnt)/float64(n)/float64(herdHold), "%cpu-herd")
+	b.ReportMetric(float64(n), "waiters")
 }

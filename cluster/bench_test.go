@@ -10,7 +10,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
-	"go.uber.org/zap"
 
 	"github.com/proclock/proclock/internal/locktest"
 )
@@ -167,7 +166,7 @@ func BenchmarkProcess(b *testing.B) {
 // onceRole takes the lock named by its second argument at the endpoint
 // named by its first, lets go and exits 0.
 var onceRole = locktest.NewRole("cluster-once", func(args []string) int {
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{args[0]}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	c, err := clientv3.New(clientConfig([]string{args[0]}))
 	if err != nil {
 		return 1
 	}

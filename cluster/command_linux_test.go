@@ -257,44 +257,10 @@ func deathOf(pids []int) <-chan time.Time {
 // 10 holders of 5 rounds each run side by side; the worst margin is
 // logged.
 func TestCommandBlackholed(t *testing.T) {
-	const holders, rounds = 10, 5
 	const ttl = 2 * time.Second
-	tc := startCluster(t, 1)
-	obs := tc.client(t)
-	rnd := seeded(t)
-	type result struct {
-		margin time.Duration
-		err    error
-	}
-	results := make(chan result, holders*rounds)
-	var wg sync.WaitGroup
-	for h := range holders {
-		name := fmt.Sprintf("t/cmd-blackhole/%d", h)
-		dels := watchDeletions(t, obs, name+"/")
-		px := newProxy(t, tc.endpoints()[0])
-		phases := make([]time.Duration, rounds)
-		for i := range phases {
-			phases[i] = phase(rnd, ttl)
-		}
-		wg.Go(func() {
-			for _, ph := range phases {
-				m, err := blackholeCommand(t, px, dels, name, ttl, ph)
-				results <- result{m, err}
-			}
-		})
-	}
-	wg.Wait()
-	close(results)
-	worst := time.Duration(1<<63 - 1)
-	n := 0
-	for r := range results {
-		if r.err != nil {
-			t.Error(r.err)
-			continue
-		}
-		n++
-		worst = min(worst, r.margin)
-	}
+	n, worst := blackholeRuns(t, "t/cmd-blackhole", ttl, func(px *proxy, dels *deletions, name string) func(time.Duration) (time.Duration, error) {
+		return func(ph time.Duration) (time.Duration, error) { return blackholeCommand(t, px, dels, name, ttl, ph) }
+	})
 	t.Logf("%d blackholed runs (TTL %v, grace %v, margin %v): COMMAND's group dead before the server's delete by at least %v (worst run)",
 		n, ttl, ttl/5, ttl/10, worst)
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proclock/proclock/internal/mdblock"
 )
 
 // The copy-paste commands of docs/cluster.md and README.md's cluster
@@ -33,21 +35,7 @@ func shBlocks(t *testing.T, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks []string
-	var cur []string
-	in := false
-	for l := range strings.Lines(string(b)) {
-		switch {
-		case !in && strings.TrimSpace(l) == "```sh":
-			in, cur = true, nil
-		case in && strings.TrimSpace(l) == "```":
-			in = false
-			blocks = append(blocks, strings.Join(cur, ""))
-		case in:
-			cur = append(cur, l)
-		}
-	}
-	return blocks
+	return mdblock.Fenced(string(b), "sh")
 }
 
 // docShell is sh running script in dir, in a process group of its own

@@ -63,10 +63,15 @@ func Inspect(ctx context.Context, c *clientv3.Client, name string) (Status, erro
 	if err := checkArgs(ctx, c, name); err != nil {
 		return st, &proclock.Error{Op: "inspect", Path: name, Err: err}
 	}
-	resp, err := c.Txn(ctx).Then(
-		clientv3.OpGet(name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)),
-		clientv3.OpGet(name+HandoffSuffix),
-	).Commit()
+	// A read-only transaction is safe to send again, which etcd's client
+	// does not do for a Txn: a leader change or a member restart under
+	// way is retried here, until ctx ends.
+	resp, err := retried(ctx, inspectAttempt, func(ctx context.Context) (*clientv3.TxnResponse, error) {
+		return c.Txn(ctx).Then(
+			clientv3.OpGet(name+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend)),
+			clientv3.OpGet(name+HandoffSuffix),
+		).Commit()
+	})
 	if err != nil {
 		return st, &proclock.Error{Op: "inspect", Path: name, Err: err}
 	}
@@ -97,7 +102,9 @@ func Inspect(ctx context.Context, c *clientv3.Client, name string) (Status, erro
 		}
 	}
 	if h.Lease != 0 {
-		ttl, err := c.TimeToLive(ctx, clientv3.LeaseID(h.Lease))
+		ttl, err := retried(ctx, inspectAttempt, func(ctx context.Context) (*clientv3.LeaseTimeToLiveResponse, error) {
+			return c.TimeToLive(ctx, clientv3.LeaseID(h.Lease))
+		})
 		switch {
 		case err == nil && ttl.TTL >= 0: // -1: gone; 0: under a second left
 			st.TTL, st.TTLLeft = time.Duration(ttl.GrantedTTL)*time.Second, time.Duration(ttl.TTL)*time.Second
@@ -107,6 +114,9 @@ func Inspect(ctx context.Context, c *clientv3.Client, name string) (Status, erro
 	}
 	return st, nil
 }
+
+// inspectAttempt bounds each attempt of Inspect's reads.
+const inspectAttempt = 2 * time.Second
 
 func checkArgs(ctx context.Context, c *clientv3.Client, name string) error {
 	if err := ctx.Err(); err != nil {

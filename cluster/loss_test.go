@@ -16,8 +16,27 @@ import (
 // delete its key, in every run. Holders are real processes, each behind
 // its own proxy; the worst margin is logged.
 func TestBlackholeLostBeforeExpiry(t *testing.T) {
-	const holders, rounds = 10, 5
 	const ttl = 2 * time.Second
+	n, worst := blackholeRuns(t, "/t/blackhole", ttl, func(px *proxy, dels *deletions, name string) func(time.Duration) (time.Duration, error) {
+		p := spawnPeer(t, peerConfig{endpoints: []string{px.addr()}, ttl: ttl, lockDelay: -1})
+		return func(ph time.Duration) (time.Duration, error) {
+			r := blackholeRound(p, px, dels, name, ph)
+			return r.margin, r.err
+		}
+	})
+	t.Logf("%d blackholed holders (TTL %v, default margin): Lost fired before the server's delete by at least %v (worst run)", n, ttl, worst)
+}
+
+// blackholeRuns is the harness of the blackhole cases: 10 holders, each
+// behind its own proxy in front of one member, 5 rounds each at random
+// phases of ttl, side by side. holder prepares one holder of the lock
+// name (its deletions watched by an observer) and returns its round: the
+// margin by which the holder's reaction to the blackhole came before the
+// server's delete of its key. It fails t for each round's error or a
+// margin not above 0, and returns the rounds counted and the worst margin.
+func blackholeRuns(t *testing.T, prefix string, ttl time.Duration, holder func(px *proxy, dels *deletions, name string) func(ph time.Duration) (time.Duration, error)) (int, time.Duration) {
+	t.Helper()
+	const holders, rounds = 10, 5
 	tc := startCluster(t, 1)
 	obs := tc.client(t)
 	rnd := seeded(t)
@@ -28,17 +47,17 @@ func TestBlackholeLostBeforeExpiry(t *testing.T) {
 	results := make(chan result, holders*rounds)
 	var wg sync.WaitGroup
 	for h := range holders {
-		name := fmt.Sprintf("/t/blackhole/%d", h)
+		name := fmt.Sprintf("%s/%d", prefix, h)
 		dels := watchDeletions(t, obs, name+"/")
-		px := newProxy(t, tc.endpoints()[0])
-		p := spawnPeer(t, peerConfig{endpoints: []string{px.addr()}, ttl: ttl, lockDelay: -1})
+		round := holder(newProxy(t, tc.endpoints()[0]), dels, name)
 		phases := make([]time.Duration, rounds)
 		for i := range phases {
 			phases[i] = phase(rnd, ttl)
 		}
 		wg.Go(func() {
 			for _, ph := range phases {
-				results <- blackholeRound(p, px, dels, name, ph)
+				m, err := round(ph)
+				results <- result{m, err}
 			}
 		})
 	}
@@ -47,17 +66,17 @@ func TestBlackholeLostBeforeExpiry(t *testing.T) {
 	worst := time.Duration(1<<63 - 1)
 	n := 0
 	for r := range results {
-		if r.err != nil {
+		switch {
+		case r.err != nil:
 			t.Error(r.err)
-			continue
-		}
-		n++
-		worst = min(worst, r.margin)
-		if r.margin <= 0 {
-			t.Errorf("holder told of its loss %v after the server deleted its key", -r.margin)
+		case r.margin <= 0:
+			t.Errorf("the holder reacted to its loss %v after the server deleted its key", -r.margin)
+		default:
+			n++
+			worst = min(worst, r.margin)
 		}
 	}
-	t.Logf("%d blackholed holders (TTL %v, default margin): Lost fired before the server's delete by at least %v (worst run)", n, ttl, worst)
+	return n, worst
 }
 
 // blackholeRound takes the lock, blackholes the holder after ph, and

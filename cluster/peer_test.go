@@ -14,7 +14,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
@@ -42,7 +41,7 @@ var peerRole = locktest.NewRole("cluster-peer", func(args []string) int {
 		}
 		*d = v
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(args[0], ","), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	c, err := clientv3.New(clientConfig(strings.Split(args[0], ",")))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cluster-peer:", err)
 		return 2

@@ -125,13 +125,19 @@ func TestNativeChaos(t *testing.T) {
 			if len(delays) == 0 {
 				t.Fatal("no kill was followed by a critical section")
 			}
+			logSlowest(t, r, lines)
 			slices.Sort(delays)
 			median, worst := delays[len(delays)/2], delays[len(delays)-1]
 			if worst > chaosReacquireBound {
 				t.Errorf("a kill was followed by the next critical section only after %v; want within %v", worst, chaosReacquireBound)
 			}
-			t.Logf("%s: %d critical sections in %v; %d processes killed (%d inside their section), %d markers taken over, %d overlaps, %d wedges (longest idle with nobody inside: %v); kill-to-reacquire over %d kills: median %v, max %v; %d leftovers of killed writers at the end",
-				mech, len(lines), took.Round(time.Millisecond), len(r.kills), inside, takeovers, len(overlaps), r.stalls, r.idle.Round(time.Millisecond), len(delays), median, worst, leftovers)
+			p99 := delays[min(len(delays)-1, len(delays)*99/100)]
+			longest := delays[max(0, len(delays)-5):]
+			for i := range longest {
+				longest[i] = longest[i].Round(100 * time.Microsecond)
+			}
+			t.Logf("%s: %d critical sections in %v; %d processes killed (%d inside their section), %d markers taken over, %d overlaps, %d wedges (longest idle with nobody inside: %v); kill-to-reacquire over %d kills: median %v, p99 %v, max %v (the longest: %v); %d leftovers of killed writers at the end",
+				mech, len(lines), took.Round(time.Millisecond), len(r.kills), inside, takeovers, len(overlaps), r.stalls, r.idle.Round(time.Millisecond), len(delays), median.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), worst.Round(10*time.Microsecond), longest, leftovers)
 		})
 	}
 }
@@ -181,6 +187,7 @@ func runChaos(t *testing.T, mechs []proclock.Mechanism, sections int, opts procl
 		Log:       filepath.Join(dir, "log"),
 		Takeovers: filepath.Join(dir, "takeovers"),
 		Overlaps:  filepath.Join(dir, "overlaps"),
+		Waits:     filepath.Join(dir, "waits"),
 		Limit:     sections,
 		Hold:      chaosHold,
 		Opts:      opts,
@@ -488,4 +495,38 @@ func reacquireDelays(t *testing.T, kills []chaosKill, lines []chaosLine, want in
 		delays = append(delays, lines[i].at.Sub(k.at))
 	}
 	return delays
+}
+
+// logSlowest logs, for the kills followed by the five longest
+// kill-to-reacquire, the waits the next holder made while it acquired
+// (ChaosPlan.Waits: written for acquisitions of 10 ms or more): whether
+// its last wait ran out its time or was woken, and when.
+func logSlowest(t *testing.T, r chaosRun, lines []chaosLine) {
+	t.Helper()
+	waits := map[string]string{} // "<pid> <entered>": the waits
+	for _, l := range readLines(t, r.plan.Waits) {
+		if f := strings.SplitN(l, " ", 3); len(f) == 3 {
+			waits[f[0]+" "+f[1]] = f[2]
+		}
+	}
+	type slow struct {
+		delay  time.Duration
+		next   chaosLine
+		inside bool
+	}
+	var all []slow
+	for _, k := range r.kills {
+		i := slices.IndexFunc(lines, func(l chaosLine) bool { return l.pid != k.pid && l.at.After(k.at) })
+		if i >= 0 {
+			all = append(all, slow{lines[i].at.Sub(k.at), lines[i], k.inside})
+		}
+	}
+	slices.SortFunc(all, func(a, b slow) int { return int(b.delay - a.delay) })
+	for _, s := range all[:min(5, len(all))] {
+		w, ok := waits[fmt.Sprintf("%d %d", s.next.pid, s.next.at.UnixNano())]
+		if !ok {
+			w = "(its acquisition took under 10 ms: the time went before it began)"
+		}
+		t.Logf("  kill-to-reacquire %v (killed inside: %v): pid %d's acquisition: %s", s.delay.Round(10*time.Microsecond), s.inside, s.next.pid, w)
+	}
 }

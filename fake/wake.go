@@ -117,8 +117,9 @@ func (u *universe) watchNames(dir string, names []string, onChange func()) *name
 // there now, or the file at the first name, locked then, is no longer
 // locked by anyone: a SQLite holder lets go of its kernel lock a moment
 // after it removes its mark, and natively the waiter that the mark's
-// removal woke finds the lock free on its next try, 100 µs later; on a
-// frozen clock that try would never come. m.mu is held.
+// removal woke, should its try come in between, is woken again as the
+// holder closes the file (platform.Waker); on a frozen clock a try after
+// a pause would never come. m.mu is held.
 func (w *nameWatch) gone() bool {
 	if w.locked != nil && len(w.locked.locks) == 0 {
 		return true

@@ -17,8 +17,12 @@ type Waker interface {
 	// this host and pid namespace, exits (pid <= 0: no process is
 	// watched, though linux then watches the holder of a flock(2) write
 	// lock on names[0] for a wait of 2 ms or more; a pid that is already
-	// gone returns at once); or when d has
-	// passed on the platform's clock. It says which with its Wakeup. It
+	// gone returns at once); with pid <= 0 (the fake world: with any),
+	// when the file at names[0], write-locked by a byte-range lock
+	// (SQLite's, a SQLite holder's kernel lock) as the wait began, is no
+	// longer, reported as WakeChange: its holder let go or died, and the
+	// caller's next try takes the lock; or when d has passed on the
+	// platform's clock. It says which with its Wakeup. It
 	// returns ctx.Err() when ctx ends first; any other error (a fake
 	// process that was killed) ends the wait as ctx's would.
 	//
@@ -84,6 +88,62 @@ type Watch interface {
 	Close()
 }
 
+// Queuer is an optional power of a Waker: waiters of other processes
+// queued behind a bell, so that a release wakes one of them, not all
+// (docs/protocol.md, "One waiter woken per release").
+type Queuer interface {
+	// Queue joins the queue of the lock whose bell is the entry bell of
+	// dir, and returns a kept watch of names as Watcher.Watch does, with
+	// this difference: only the queue's head watches names and the pid
+	// it is given; the others sleep until the head lets them lead (or d
+	// passes: they then wait as Waker.Wait says, d bounding it). Its
+	// Wait reports WakeChange when the waiter has just become the head:
+	// what went away before was not watched, so the caller looks again.
+	// Its Close leaves the queue, and a head that leaves wakes the next.
+	// A bell that cannot be made or used (not a FIFO, no permission)
+	// gives the Watcher's watch instead.
+	Queue(dir string, names []string, bell string) (Watch, error)
+}
+
+// placer is a queue's kept watch that tells its waiter's place.
+type placer interface {
+	// place: whether the last Wait ended as the waiter became the head,
+	// and whether it waits behind a head now.
+	place() (led, behind bool)
+}
+
+// Place reports, under a Queueing context, whether the last Pause ended
+// because this waiter became the head of its queue (it then looks at the
+// lock's files before it attempts), and whether it waits behind the head
+// (a Pause that ends without a wake-up is then the bound of its wait, not
+// a change: it too looks before it attempts). Elsewhere both are false.
+func (p *Platform) Place(ctx context.Context) (led, behind bool) {
+	s := watchingFor(ctx, p)
+	if s == nil {
+		return false, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q, ok := s.w.(placer); ok {
+		return q.place()
+	}
+	return false, false
+}
+
+// Queueing is Watching for a waiter that may sleep in a queue behind the
+// lock's bell (Queuer), the entry bell of the directory the Pauses name.
+// Where p's Wake has no queue it is Watching.
+func (p *Platform) Queueing(ctx context.Context, bell string) (context.Context, func()) {
+	if _, ok := p.Wake.(Queuer); !ok || bell == "" {
+		return p.Watching(ctx)
+	}
+	if _, ok := p.Wake.(Watcher); !ok || watchingFor(ctx, p) != nil {
+		return ctx, func() {}
+	}
+	s := &watchScope{p: p, bell: bell}
+	return context.WithValue(ctx, watchKey{}, s), s.close
+}
+
 // Watching returns a context under which p's Pauses share one kept watch
 // (Watcher), set up by the first of them, and stop, which ends it. Under
 // a context that has one for p already, or when p's Wake keeps no watch,
@@ -105,8 +165,9 @@ type watchScope struct {
 	mu    sync.Mutex
 	dir   string
 	names []string
-	w     Watch // nil until the first Pause, or after stop
-	done  bool  // stopped
+	w     Watch  // nil until the first Pause, or after stop
+	done  bool   // stopped
+	bell  string // the queue's bell (Queuer); "": none
 }
 
 func watchingFor(ctx context.Context, p *Platform) *watchScope {
@@ -145,7 +206,13 @@ func (s *watchScope) pause(ctx context.Context, dir string, names []string, pid 
 			s.w.Close()
 			s.w = nil
 		}
-		w, err := s.p.Wake.(Watcher).Watch(dir, names)
+		var w Watch
+		var err error
+		if q, ok := s.p.Wake.(Queuer); ok && s.bell != "" {
+			w, err = q.Queue(dir, names, s.bell)
+		} else {
+			w, err = s.p.Wake.(Watcher).Watch(dir, names)
+		}
 		if err != nil {
 			return false, false, nil
 		}

@@ -55,11 +55,13 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 // across waits: what goes away between them is queued in the inotify
 // instance until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
-	return w.watch(dir, names), nil
+	ws := w.watch(dir, names)
+	ws.kept = true
+	return ws, nil
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
-	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1}
+	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, unlock: noLockWatch}
 	if fd, err := watchers.get(); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
@@ -85,7 +87,109 @@ type inotifyWatch struct {
 	wd     int // its watch of the directory
 	pid    int // the pid proc is of; 0: none
 	proc   int // pidfd
+	// unlock is the kernel's lock watched during a Wait without a pid
+	// (watchUnlock); its fd is -1 when none is.
+	unlock lockWatch
+	// lockSeen: a Wait saw the first name's file write-locked, and no
+	// Wait since saw it let go of (watchUnlock).
+	lockSeen bool
+	// kept: a Watcher's kept watch, which serves more than one Wait.
+	kept bool
 }
+
+// lockWatch is a watch of the file at a kept watch's first name being
+// closed by a writer (inotify's IN_CLOSE_WRITE on the file itself, wd in
+// the kept watch's instance), and fd, the file opened for reading, through
+// which the kernel is asked whether anyone still write-locks it.
+type lockWatch struct {
+	inotify int // the instance wd is in
+	fd, wd  int
+}
+
+// watchUnlock starts watching the file at the first name being let go of
+// by the holder of a write lock on it (an OFD or POSIX byte-range lock:
+// SQLite's). A holder lets go of such a lock when it closes the file, or
+// just before (SQLite's own unlock), and closing a file opened for
+// writing is an inotify event (IN_CLOSE_WRITE), so that is what is
+// watched; the kernel is then asked whether the file is still locked.
+// The returned watch's fd is -1 when the file is not locked now (or
+// cannot be watched): nothing to wait for there.
+//
+// Only the file itself is watched, only for this one Wait: every waiter's
+// attempt opens the file for writing and closes it, so a waiter that woke
+// on any close would wake the others for ever; here a close while the
+// lock stays costs a look, not a wake-up of the caller.
+//
+// letGo reports a lock that an earlier wait of this kept watch saw on
+// (lockSeen) and that is gone now: let go of between the waits, as the
+// caller tried; the wait ends at once. A file never seen locked (a stamp,
+// a mark without a kernel lock) ends no wait so, and a lock seen gone
+// ends one wait only.
+func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
+	if ws.dir < 0 || len(ws.names) == 0 {
+		return noLockWatch, false
+	}
+	lw = lockWatch{inotify: ws.dir, fd: -1, wd: -1}
+	name := filepath.Join(ws.path, ws.names[0])
+	// Watched first, then asked: a let-go after the question is an event.
+	wd, err := unix.InotifyAddWatch(ws.dir, name, unix.IN_CLOSE_WRITE|unix.IN_DONT_FOLLOW)
+	if err != nil {
+		return noLockWatch, false
+	}
+	lw.wd = wd
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		lw.close()
+		return noLockWatch, false
+	}
+	lw.fd = fd
+	if !writeLocked(fd) {
+		// Not the kernel's lock (a stamp, a mark without one), or let
+		// go of already.
+		lw.close()
+		letGo, ws.lockSeen = ws.lockSeen, false
+		return noLockWatch, letGo
+	}
+	ws.lockSeen = true
+	return lw, false
+}
+
+// noLockWatch is no lockWatch.
+var noLockWatch = lockWatch{inotify: -1, fd: -1, wd: -1}
+
+// close ends the watch.
+func (lw lockWatch) close() {
+	if lw.wd >= 0 {
+		unix.InotifyRmWatch(lw.inotify, uint32(lw.wd))
+	}
+	if lw.fd >= 0 {
+		unix.Close(lw.fd)
+	}
+}
+
+// writeLocked reports whether another open file holds a write lock on any
+// byte of the file open at fd (what keeps a read lock out); a failure to
+// ask counts as locked (the wait goes on until its time).
+func writeLocked(fd int) bool {
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: 0, Len: 0}
+	for {
+		err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || lk.Type != unix.F_UNLCK
+	}
+}
+
+// closeRechecks are the looks again at a file's locks after a close by a
+// writer that left it locked, counted from the close: the kernel tells a
+// file's watchers of its closing a moment before it drops the file's locks
+// (the holder may even be preempted in between, by this waiter), so the
+// holder's own close can be seen with its lock still on. A later look that
+// finds it locked still was another's close (a waiter's attempt); the wait
+// goes on. A timer, not a spin: on a busy machine, yielding the CPU to find
+// the holder costs more than the moment it needs.
+var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
 	if ws.dir >= 0 {
@@ -130,6 +234,19 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		return WakeTimeout, err
 	}
 	deadline := time.Now().Add(d)
+	if pid <= 0 {
+		// No holder to watch: the holder of the kernel's lock on the
+		// first name's file, if any, letting go of it ends the wait.
+		var letGo bool
+		ws.unlock, letGo = ws.watchUnlock()
+		defer func() {
+			ws.unlock.close()
+			ws.unlock = noLockWatch
+		}()
+		if letGo {
+			return WakeChange, nil
+		}
+	}
 	if pid <= 0 && d >= flockLookFrom && len(ws.names) > 0 {
 		pid = flockHolder(filepath.Join(ws.path, ws.names[0]))
 	}
@@ -161,7 +278,20 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if ws.armed != nil {
 		ws.armed()
 	}
-	return ws.wait(ctx, deadline)
+	why, err := ws.wait(ctx, deadline)
+	switch {
+	case ws.unlock.fd >= 0 && why == WakeChange:
+		ws.lockSeen = false // let go of, or a name gone: looked at anew
+	case ws.kept && pid > 0 && why == WakeChange:
+		// A holder's mark gone: a SQLite holder lets go of the kernel's
+		// lock a moment later, maybe before the caller's next wait sets
+		// up its watch of it, which then finds the lock gone at once.
+		// Taken as seen, not asked (no system call before the caller's
+		// try): a holder without a kernel lock costs one wait ended at
+		// once.
+		ws.lockSeen = true
+	}
+	return why, err
 }
 
 // flockLookFrom is the shortest wait without a pid for which the holder of
@@ -262,12 +392,26 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	if ws.proc >= 0 {
 		fds = append(fds, unix.PollFd{Fd: int32(ws.proc), Events: unix.POLLIN})
 	}
+	var closedAt time.Time // a close that left the lock on, still to look at
+	rechecks := 0          // of closeRechecks, made since closedAt
 	for {
-		left := time.Until(deadline)
+		now := time.Now()
+		if !closedAt.IsZero() && !now.Before(closedAt.Add(closeRechecks[rechecks])) {
+			if !writeLocked(ws.unlock.fd) {
+				return WakeChange, nil
+			}
+			if rechecks++; rechecks == len(closeRechecks) {
+				closedAt = time.Time{}
+			}
+		}
+		left := deadline.Sub(now)
 		if left <= 0 {
 			return WakeTimeout, nil
 		}
-		ts := unix.NsecToTimespec(left.Nanoseconds())
+		if !closedAt.IsZero() {
+			left = min(left, closedAt.Add(closeRechecks[rechecks]).Sub(now))
+		}
+		ts := unix.NsecToTimespec(max(left, 0).Nanoseconds())
 		_, err := unix.Ppoll(fds, &ts, nil)
 		if err == unix.EINTR {
 			continue
@@ -279,12 +423,24 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
 		}
 		for _, f := range fds[1:] {
-			switch {
-			case f.Revents == 0:
-			case int(f.Fd) == ws.proc:
+			if f.Revents == 0 {
+				continue
+			}
+			if int(f.Fd) == ws.proc {
 				return WakeExit, nil
-			case f.Revents&unix.POLLIN == 0 || changed(ws.dir, ws.wd, ws.names):
+			}
+			if f.Revents&unix.POLLIN == 0 {
 				// POLLERR or the like on inotify: look, rather than spin.
+				return WakeChange, nil
+			}
+			change, closed := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
+			if closed && ws.unlock.fd >= 0 {
+				if !writeLocked(ws.unlock.fd) {
+					return WakeChange, nil
+				}
+				closedAt, rechecks = time.Now(), 0
+			}
+			if change {
 				return WakeChange, nil
 			}
 		}
@@ -293,8 +449,9 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 
 // changed reads the inotify events queued on fd and reports whether one
 // of watch wd is about one of names or ended the watch, or events were
-// lost.
-func changed(fd, wd int, names []string) bool {
+// lost; and, as closed, whether the file watch closeWD (-1: none) saw its
+// file closed by a writer.
+func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 	var buf [4096]byte // room for at least one event with the longest name
 	for {
 		n, err := unix.Read(fd, buf[:])
@@ -303,7 +460,7 @@ func changed(fd, wd int, names []string) bool {
 		}
 		if err != nil || n <= 0 {
 			// EAGAIN: all read. Any other failure: look anyway.
-			return !errors.Is(err, unix.EAGAIN)
+			return !errors.Is(err, unix.EAGAIN), closed
 		}
 		for ev := buf[:n]; len(ev) >= unix.SizeofInotifyEvent; {
 			evWD := int32(binary.NativeEndian.Uint32(ev[0:4]))
@@ -316,10 +473,12 @@ func changed(fd, wd int, names []string) bool {
 			}
 			switch {
 			case mask&unix.IN_Q_OVERFLOW != 0:
-				return true
+				return true, closed
+			case closeWD >= 0 && int(evWD) == closeWD:
+				closed = closed || mask&unix.IN_CLOSE_WRITE != 0
 			case int(evWD) != wd: // an earlier Wait's watch
 			case mask&watchEnded != 0 || slices.Contains(names, string(name)):
-				return true
+				return true, closed
 			}
 			ev = ev[end:]
 		}

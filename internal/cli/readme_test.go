@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/proclock/proclock/internal/mdblock"
 )
 
 // The README's code is checked here, beside the command its demo runs:
@@ -27,21 +29,7 @@ func readmeBlocks(t *testing.T, lang string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks []string
-	var cur []string
-	in := false
-	for l := range strings.Lines(string(b)) {
-		switch {
-		case !in && strings.TrimSpace(l) == "```"+lang:
-			in, cur = true, nil
-		case in && strings.TrimSpace(l) == "```":
-			in = false
-			blocks = append(blocks, strings.Join(cur, ""))
-		case in:
-			cur = append(cur, l)
-		}
-	}
-	return blocks
+	return mdblock.Fenced(string(b), lang)
 }
 
 // snippetImports are the packages README snippets may use, by the name

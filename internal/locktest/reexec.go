@@ -75,11 +75,18 @@ func MaybePlay() {
 		fmt.Fprintf(os.Stderr, "locktest: %s=%q names no role of this test binary\n", roleEnv, name)
 		os.Exit(2)
 	}
+	os.Exit(r.run(Args()))
+}
+
+// Args are the arguments of the role this process plays: its command
+// line without the test binary's own flag. A role whose work must happen
+// in init (on the main thread) reads them there.
+func Args() []string {
 	args := os.Args[1:]
 	if len(args) > 0 && args[0] == noTests {
 		args = args[1:]
 	}
-	os.Exit(r.run(args))
+	return args
 }
 
 // Self is the path of this test binary.

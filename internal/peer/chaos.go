@@ -49,6 +49,9 @@ type ChaosPlan struct {
 	// inside, and a second holder would read the same count as the first.
 	Hold time.Duration    `json:"hold"`
 	Opts proclock.Options `json:"opts"`
+	// Waits, when set, gets one line for every acquisition that took
+	// 10 ms or more, with the wake-up waits it made (waitRecorder).
+	Waits string `json:"waits,omitempty"`
 }
 
 // ChaosResult is what one peer of a chaos run saw, reported when it stops
@@ -87,7 +90,9 @@ func chaos(ctx context.Context, p *platform.Platform, plan ChaosPlan) (ChaosResu
 	}
 	defer m.close()
 	plan.Opts.Wait = true
+	p, rec := recordWaits(p, plan.Waits)
 	for {
+		rec.start()
 		l, err := proclock.Acquire(ctx, p, plan.Lock, plan.Opts)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -95,7 +100,7 @@ func chaos(ctx context.Context, p *platform.Platform, plan ChaosPlan) (ChaosResu
 			}
 			return res, err
 		}
-		more, err := m.criticalSection(&res)
+		more, err := m.criticalSection(&res, rec)
 		if rerr := l.Release(); err == nil {
 			err = rerr
 		}
@@ -160,8 +165,9 @@ func (m *chaosMember) close() {
 // criticalSection runs one section while the lock is held: mark, count the
 // log's lines, work, append the next line, unmark. It reports whether the
 // log wants more lines.
-func (m *chaosMember) criticalSection(res *ChaosResult) (more bool, err error) {
+func (m *chaosMember) criticalSection(res *ChaosResult, rec *waitRecorder) (more bool, err error) {
 	entered := time.Now() // the lock's been taken: what kill-to-reacquire measures
+	rec.done(entered)
 	marked, err := m.enter(res)
 	if err != nil {
 		return false, err

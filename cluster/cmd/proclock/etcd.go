@@ -11,6 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/cluster"
@@ -118,6 +120,7 @@ func (b *etcdBackend) Open(ctx context.Context, operand string) (cli.Target, err
 		DialKeepAliveTime:    2 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
 		Logger:               zap.NewNop(), // its retries are not the user's news
+		DialOptions:          []grpc.DialOption{reconnect(b.ttl)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("proclock: %s: %w", operand, err)
@@ -179,6 +182,18 @@ func (t *etcdTarget) probe(ctx context.Context) error {
 		return t.unreachable(err)
 	}
 	return nil
+}
+
+// reconnect is the client's connect backoff for a lease of ttl: gRPC's
+// default waits 1 s (then 1.6 times longer each time) after a failed
+// connection, which a short TTL cannot afford after an etcd member's
+// restart; here the waits stay under a tenth of the TTL
+// (docs/cluster.md, "Limits").
+func reconnect(ttl time.Duration) grpc.DialOption {
+	return grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: min(max(ttl/10, 100*time.Millisecond), time.Second)},
+		MinConnectTimeout: 2 * time.Second,
+	})
 }
 
 // margin is the library's default margin for ttl (cluster.Options).

@@ -1,0 +1,193 @@
+package platform
+
+import (
+	"context"
+	"encoding/binary"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+var _ Queuer = inotifyWaker{}
+
+// bellMode is the mode a bell is made with, before the umask: its
+// owner's and group's to open read-write, as the lock's other files; no
+// one else's, since a reader could take the rings meant for the waiters
+// (docs/protocol.md, "One waiter woken per release").
+const bellMode = 0o660
+
+// Queue makes the bell (a FIFO) if it is not there, holds it open
+// read-write, and polls it with EPOLLEXCLUSIVE: a byte written into it
+// wakes one of the processes that sleep on it, the one that joined first
+// among those asleep. The head of the queue is the one that holds a
+// flock(2) lock on the bell; it watches names and the holder as
+// inotifyWatch does, and rings the bell when it leaves.
+func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, error) {
+	q := &queueWatch{w: w, path: dir, names: names, fd: -1, ep: -1, cancel: -1}
+	if q.join(filepath.Join(dir, bell)) {
+		return q, nil
+	}
+	q.Close()
+	return w.Watch(dir, names)
+}
+
+// queueWatch is a kept watch of a queued waiter; its descriptors are -1
+// when not open.
+type queueWatch struct {
+	w      inotifyWaker
+	path   string
+	names  []string
+	fd     int           // the bell, read-write
+	ep     int           // epoll of the bell (exclusive) and cancel
+	cancel int           // eventfd, written when ctx ends
+	head   *inotifyWatch // the head's watch; nil: not the head
+	led    bool          // the last Wait made this waiter the head
+}
+
+func (q *queueWatch) place() (led, behind bool) { return q.led, q.head == nil }
+
+// join opens the bell and sleeps on it; false: no bell to be had.
+func (q *queueWatch) join(name string) bool {
+	if err := unix.Mkfifo(name, bellMode); err != nil && err != unix.EEXIST {
+		return false
+	}
+	// Only a FIFO is opened: another file at the name (a user's, a
+	// device, a symlink) is left alone, and the waiter watches as every
+	// waiter did before the queue.
+	var before, st unix.Stat_t
+	if err := unix.Lstat(name, &before); err != nil || before.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	fd, err := unix.Open(name, unix.O_RDWR|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	q.fd = fd
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != before.Ino || st.Dev != before.Dev {
+		return false
+	}
+	if q.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return false
+	}
+	if q.cancel, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return false
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(q.cancel)}
+	if unix.EpollCtl(q.ep, unix.EPOLL_CTL_ADD, q.cancel, &ev) != nil {
+		return false
+	}
+	// Exclusive: a ring wakes one sleeper, not every one. (Before linux
+	// 4.5 the flag is refused: no queue, the watch of every waiter.)
+	ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+	if unix.EpollCtl(q.ep, unix.EPOLL_CTL_ADD, fd, &ev) != nil {
+		return false
+	}
+	return true
+}
+
+// lead makes this waiter the head when there is none: it takes the
+// bell's flock(2) lock, stops sleeping on the bell (a ring is for the
+// others) and watches names. It reports whether it is the head.
+func (q *queueWatch) lead() bool {
+	if q.head != nil {
+		return true
+	}
+	if unix.Flock(q.fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false
+	}
+	q.led = true
+	unix.EpollCtl(q.ep, unix.EPOLL_CTL_DEL, q.fd, nil)
+	q.head = q.w.watch(q.path, q.names)
+	q.head.kept = true // it serves the head's waits from now on
+	return true
+}
+
+// Wait is the head's inotifyWatch.Wait. A waiter behind the head sleeps
+// on the bell until d passes, leading if the bell rings and the head is
+// gone; it leads too when d has passed and there is no head. It reports
+// WakeChange once it leads, and then watches from that moment only.
+func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error) {
+	q.led = false
+	if err := ctx.Err(); err != nil || d <= 0 {
+		return WakeTimeout, err
+	}
+	if q.head != nil {
+		return q.head.Wait(ctx, pid, d)
+	}
+	if q.lead() {
+		return WakeChange, nil
+	}
+	deadline := time.Now().Add(d)
+	fd := q.cancel
+	written := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(written)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(fd, one[:])
+	})
+	defer func() {
+		if !stop() {
+			<-written
+			var buf [8]byte
+			unix.Read(fd, buf[:]) // reset it for the next Wait
+		}
+	}()
+	if q.w.armed != nil {
+		q.w.armed()
+	}
+	var evs [2]unix.EpollEvent
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		ms := int((left + time.Millisecond - 1) / time.Millisecond)
+		n, err := unix.EpollWait(q.ep, evs[:], ms)
+		if err := ctx.Err(); err != nil {
+			return WakeTimeout, err
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
+		}
+		for _, ev := range evs[:n] {
+			if ev.Fd != int32(q.fd) {
+				continue
+			}
+			// A ring: take it (another sleeper may have taken it
+			// first: EAGAIN), and lead if the head has gone.
+			var one [1]byte
+			unix.Read(q.fd, one[:])
+			if q.lead() {
+				return WakeChange, nil
+			}
+		}
+	}
+	if q.lead() {
+		return WakeChange, nil
+	}
+	return WakeTimeout, nil
+}
+
+// Close leaves the queue. A head lets go of its flock(2) lock first and
+// then rings, so that the sleeper the ring wakes finds no head, and
+// leads.
+func (q *queueWatch) Close() {
+	if q.head != nil {
+		q.head.Close()
+		q.head = nil
+		unix.Flock(q.fd, unix.LOCK_UN)
+		// EAGAIN (a full bell: rings enough for all) is no matter.
+		unix.Write(q.fd, []byte{1})
+	}
+	for _, fd := range []int{q.ep, q.cancel, q.fd} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	q.ep, q.cancel, q.fd = -1, -1, -1
+}
