@@ -172,6 +172,12 @@ type lockTarget struct {
 // turns), the identity of the file's directory (its device and inode,
 // which every name of it shares, symlinked or not), then its base name.
 func target(p *platform.Platform, path string) (lockTarget, error) {
+	return targetKeyed(p, path, true)
+}
+
+// targetKeyed is target; without keyed it leaves the key out, and the
+// stat of the directory it costs.
+func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, error) {
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
 	}
@@ -188,21 +194,33 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
-	dir := filepath.Dir(path)
-	dirID, err := p.FS.DirID(dir)
+	t := lockTarget{path: path, dir: filepath.Dir(path)}
+	if !keyed {
+		return t, t.unkeyed(p)
+	}
+	dirID, err := p.FS.DirID(t.dir)
 	if err != nil {
 		return lockTarget{}, err
 	}
-	t := lockTarget{path: path, dir: dir}
-	if !reflect.TypeOf(p.FS).Comparable() {
-		return lockTarget{}, fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
-	}
-	if p.SQLite != nil && !reflect.TypeOf(p.SQLite).Comparable() {
-		return lockTarget{}, fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
+	if err := t.unkeyed(p); err != nil {
+		return lockTarget{}, err
 	}
 	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
-	t.mech = mechanismFor(p, path)
 	return t, nil
+}
+
+// unkeyed sets t's mechanism, checking that p's values can key turns and
+// connections: all of target but its key, which costs a stat of the
+// directory.
+func (t *lockTarget) unkeyed(p *platform.Platform) error {
+	if !reflect.TypeOf(p.FS).Comparable() {
+		return fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
+	}
+	if p.SQLite != nil && !reflect.TypeOf(p.SQLite).Comparable() {
+		return fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
+	}
+	t.mech = mechanismFor(p, t.path)
+	return nil
 }
 
 // selfIdentity is this process's identity, or nil when unknown (or

@@ -118,6 +118,23 @@ func inspectCause(ctx context.Context, p *platform.Platform, path string, detail
 	if err := ctx.Err(); err != nil {
 		return Status{Path: path}, err
 	}
+	if turns.empty() {
+		// Nothing is held or attempted in this process: no turn to
+		// look up, and no stat of the directory for its key (the cost
+		// of a probe is mostly system calls). A lock found absent
+		// then has its directory checked as a key would.
+		t, err := targetKeyed(p, path, false)
+		if err != nil {
+			return Status{Path: path}, err
+		}
+		st, err := t.mech.inspect(detail)
+		if err == nil && st.State == StateAbsent {
+			if _, err := p.FS.DirID(t.dir); err != nil {
+				return Status{Path: path}, err
+			}
+		}
+		return st, err
+	}
 	t, err := target(p, path)
 	if err != nil {
 		return Status{Path: path}, err

@@ -270,7 +270,11 @@ func (m *fileMechanism) inspect(detail bool) (Status, error) {
 // detail it also looks at the guard of a stale lock.
 func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
-	pr, err := stamplock.Look(p, here, path)
+	look := stamplock.Look
+	if !detail {
+		look = stamplock.LookHeld // IsHeld: a live stamp is enough
+	}
+	pr, err := look(p, here, path)
 	if err != nil {
 		return failedInspect(st, err)
 	}

@@ -139,7 +139,7 @@ func TestKilledWhileMarkingKeepsNoOneOut(t *testing.T) {
 		{"stamp", true, false, appLock},
 		{"guard", true, true, appLock + lockrec.GuardSuffix},
 	} {
-		for _, op := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpLink} {
+		for _, op := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpRenameNoReplace} {
 			for _, nextFile := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/next file mechanism %v", tc.name, op, nextFile), func(t *testing.T) {
 					w := fake.New()
@@ -154,7 +154,7 @@ func TestKilledWhileMarkingKeepsNoOneOut(t *testing.T) {
 					var killed atomic.Bool
 					w.Hook(op, "", fake.After, func(ev fake.Event) error {
 						name := ev.Path
-						if op == fake.OpLink {
+						if op == fake.OpRenameNoReplace {
 							name = ev.NewPath
 						}
 						if ev.PID == victim.PID() && ev.Err == nil && (name == tc.at || strings.HasPrefix(name, tc.at+".new-")) {

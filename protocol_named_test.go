@@ -472,13 +472,16 @@ func TestCaseConvertMeetsReusedInodeNumber(t *testing.T) {
 // stops at each write first; an operation runs the hooks there were when
 // it began, so it is added before c comes to its write.
 // noLinks makes the world's filesystem one without hard links, as FAT
-// is: link(2) fails with EPERM, and records are created with O_EXCL and
+// is, nor renameat2's RENAME_NOREPLACE (which FAT has), as some FUSE and
+// network filesystems are: link(2) fails with EPERM, the rename with
+// EINVAL, and records are created with O_EXCL and
 // then written, where a file created and not yet written can be found
 // (docs/protocol.md, "Every record appears whole").
 // There the 30 s rule is the protocol's, and a fresh process after the
 // run may wait it out (afterRun).
 func noLinks(w *fake.World) {
 	linkless.Store(w, true)
+	w.Hook(fake.OpRenameNoReplace, "", fake.Before, func(fake.Event) error { return syscall.EINVAL })
 	w.Hook(fake.OpLink, "", fake.Before, func(fake.Event) error { return syscall.EPERM })
 }
 

@@ -210,6 +210,13 @@ func (t *turnTable) hold(key turnKey, l *Lock) {
 	t.m[key].holder = l
 }
 
+// empty reports whether no lock is held or attempted in this process.
+func (t *turnTable) empty() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m) == 0
+}
+
 // held reports whether an acquisition in this process holds key.
 func (t *turnTable) held(key turnKey) bool {
 	t.mu.Lock()

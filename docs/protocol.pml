@@ -663,7 +663,7 @@ create:	/* 1. create P with O_EXCL */
 	atomic {
 		if
 #ifdef WHOLE
-		/* written in a temporary file, linked in place whole */
+		/* written in a temporary file, renamed (or linked) in place whole: one step either way */
 		:: P == 0 -> newinode(my); P = my; kind[my] = STAMP; owner[my] = me; goto stamped
 #else
 		:: P == 0 -> newinode(my); P = my; writing[my] = me; wr = my; goto created

@@ -68,12 +68,12 @@
 // test takes Platform().WithoutSQLite() to use the file mechanism.
 //
 // A test that stages a crash of the file mechanism after it wrote its
-// stamp in a temporary file, before linking it to the lock's path
+// stamp in a temporary file, before renaming it to the lock's path
 // (docs/protocol.md, "Every record appears whole"):
 //
 //	w := fake.New()
 //	p := w.Spawn()
-//	w.Hook(fake.OpLink, "/tmp/app.lock", fake.Before, func(ev fake.Event) error {
+//	w.Hook(fake.OpRenameNoReplace, "/tmp/app.lock", fake.Before, func(ev fake.Event) error {
 //		if ev.PID == p.PID() {
 //			p.Kill() // dies with its stamp written, not yet in place
 //		}

@@ -57,7 +57,7 @@ func (s step) fail(err error) error {
 	switch {
 	case err == io.EOF, errors.As(err, &pe), errors.As(err, &le):
 		return err
-	case s.op == OpRename || s.op == OpLink:
+	case s.op == OpRename || s.op == OpRenameNoReplace || s.op == OpLink:
 		return &os.LinkError{Op: s.verb, Old: s.path, New: s.newPath, Err: err}
 	}
 	return &fs.PathError{Op: s.verb, Path: s.path, Err: err}
@@ -114,7 +114,7 @@ func (s step) check() error {
 		return nil
 	}
 	err := lockfs.CheckPath(s.verb, s.path)
-	if err == nil && (s.op == OpRename || s.op == OpLink) {
+	if err == nil && (s.op == OpRename || s.op == OpRenameNoReplace || s.op == OpLink) {
 		err = lockfs.CheckPath(s.verb, s.newPath)
 	}
 	return err
@@ -160,6 +160,24 @@ func (a *actor) Rename(oldname, newname string) error {
 	return exec(a, step{op: OpRename, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.rename(a, oldname, newname)
 	})
+}
+
+// RenameNoReplace is renameat2 with RENAME_NOREPLACE
+// (lockfs.NoReplaceRenamer), which the fake's filesystem has.
+// A hook's EINVAL, ENOSYS or EPERM stages a filesystem without it:
+// the error then matches lockfs.ErrNoReplaceUnsupported, as OS's does.
+func (a *actor) RenameNoReplace(oldname, newname string) error {
+	err := exec(a, step{op: OpRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
+		return a.m.renameNoReplace(a, oldname, newname)
+	})
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		switch le.Err {
+		case syscall.EINVAL, syscall.ENOSYS, syscall.EPERM:
+			le.Err = lockfs.NoReplaceUnsupported(le.Err)
+		}
+	}
+	return err
 }
 
 func (a *actor) Link(oldname, newname string) error {

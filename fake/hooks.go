@@ -26,6 +26,9 @@ const (
 	OpStat Op = "stat"
 	// OpRename is Rename; it matches the old name or the new one.
 	OpRename Op = "rename"
+	// OpRenameNoReplace is RenameNoReplace (lockfs.NoReplaceRenamer);
+	// it matches the old name or the new one.
+	OpRenameNoReplace Op = "rename-noreplace"
 	// OpRemove is Remove.
 	OpRemove Op = "remove"
 	// OpLink is Link; it matches the old name or the new one.
@@ -65,7 +68,8 @@ type Event struct {
 	// Path is the path acted on, cleaned: absolute, slash-separated,
 	// symlinks not resolved. For Rename and Link it is the old name.
 	Path string
-	// NewPath is the new name for Rename and Link; "" otherwise.
+	// NewPath is the new name for Rename, RenameNoReplace and Link; ""
+	// otherwise.
 	NewPath string
 	When    When
 	// Flag is the open(2) flags of an OpOpen (os.O_CREATE, os.O_EXCL,

@@ -365,6 +365,35 @@ func replaceable(from, to where) error {
 
 // link gives the file at oldname (a symlink itself, not its target, as
 // linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
+// renameNoReplace is rename(2) that fails with EEXIST when newname exists
+// (RENAME_NOREPLACE), whatever is there, as linux checks it first.
+func (m *memfs) renameNoReplace(a *actor, oldname, newname string) error {
+	from, err := m.existing(a, oldname, false)
+	if err != nil {
+		return err
+	}
+	to, err := m.freeName(a, newname)
+	switch {
+	case err != nil:
+		return err
+	case from.dir == nil:
+		return syscall.EBUSY
+	case from.viaLink:
+		return syscall.ENOTDIR
+	case !a.mayChange(from.dir):
+		return syscall.EACCES
+	}
+	if err := replaceable(from, to); err != nil {
+		return err
+	}
+	if err := m.inUse(from.node); err != nil {
+		return err
+	}
+	m.dropName(from.dir, from.base)
+	m.addName(to.dir, to.base, from.node)
+	return nil
+}
+
 func (m *memfs) link(a *actor, oldname, newname string) error {
 	from, err := m.existing(a, oldname, false)
 	if err != nil {

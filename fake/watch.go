@@ -107,7 +107,7 @@ func (w *changeWatch) touches(path string) bool {
 // mutates reports whether ev may have changed a name or a file's bytes.
 func mutates(ev Event) bool {
 	switch ev.Op {
-	case OpRemove, OpRename, OpLink, OpWrite, OpTruncate:
+	case OpRemove, OpRename, OpRenameNoReplace, OpLink, OpWrite, OpTruncate:
 		return true
 	case OpOpen:
 		return ev.Flag&(os.O_CREATE|os.O_TRUNC) != 0

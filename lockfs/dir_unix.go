@@ -6,20 +6,36 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 // OpenDir opens dir for the *at system calls (DirOpener): on linux with
 // O_PATH, which reads nothing and needs no permission to read dir.
+//
+// Directories kept at once share a descriptor: a second OpenDir of a
+// path whose directory is open here already, and is still the one the
+// path names (same device and inode: the open descriptor keeps its inode
+// from being given to another), takes that descriptor, with one stat
+// instead of an open. So a process holding many locks of one directory
+// keeps one descriptor for it, not one a lock (docs/performance.md). The
+// descriptor is closed when the last keeping of it is.
 func (osFS) OpenDir(dir string) (Dir, error) {
 	if err := CheckPath("open", dir); err != nil {
 		return nil, err
 	}
+	if d := shareDir(dir); d != nil {
+		return &osDir{d: d}, nil
+	}
 	for {
 		fd, err := unix.Open(dir, dirOpenFlags|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err == nil {
-			return &osDir{fd: fd, name: dir}, nil
+			d := &dirFd{name: dir, fd: fd, refs: 1}
+			sharedDirs.mu.Lock()
+			sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
+			sharedDirs.mu.Unlock()
+			return &osDir{d: d}, nil
 		}
 		if err != unix.EINTR {
 			return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
@@ -27,27 +43,81 @@ func (osFS) OpenDir(dir string) (Dir, error) {
 	}
 }
 
-// osDir is a directory kept open by its descriptor.
-type osDir struct {
+// sharedDirs are the directories kept open here, by the path each was
+// opened by.
+var sharedDirs = struct {
+	mu sync.Mutex
+	m  map[string]*dirFd
+}{m: map[string]*dirFd{}}
+
+// shareDir is the kept directory that dir names, taken once more, or nil
+// when none is kept or dir names another directory now (or fails to be
+// looked at: the open tells why).
+func shareDir(dir string) *dirFd {
+	sharedDirs.mu.Lock()
+	d := sharedDirs.m[dir]
+	sharedDirs.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := retryEINTR(func() error { return unix.Stat(dir, &st) }); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return nil
+	}
+	sharedDirs.mu.Lock()
+	defer sharedDirs.mu.Unlock()
+	if d.refs == 0 {
+		return nil // closed meanwhile
+	}
+	if !d.known {
+		var own unix.Stat_t
+		if err := retryEINTR(func() error { return unix.Fstat(d.fd, &own) }); err != nil {
+			return nil
+		}
+		d.dev, d.ino, d.known = uint64(own.Dev), uint64(own.Ino), true
+	}
+	if d.dev != uint64(st.Dev) || d.ino != uint64(st.Ino) {
+		return nil
+	}
+	d.refs++
+	return d
+}
+
+// dirFd is a directory's descriptor, shared by its keepings (osDir).
+type dirFd struct {
 	name string
 	mu   sync.RWMutex // fd is not closed while a call uses it
 	fd   int          // -1 once closed
+	// Under sharedDirs.mu: how many keepings have it, and the
+	// directory's device and inode, once known.
+	refs     int
+	known    bool
+	dev, ino uint64
+}
+
+// osDir is one keeping of a directory's descriptor.
+type osDir struct {
+	d      *dirFd
+	closed atomic.Bool
 }
 
 // use runs fn on the directory's descriptor, or fails as a closed file.
 func (d *osDir) use(op, base string, fn func(fd int) error) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if d.fd < 0 {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.name, base), Err: fs.ErrClosed}
+	if d.closed.Load() {
+		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
+	}
+	d.d.mu.RLock()
+	defer d.d.mu.RUnlock()
+	if d.d.fd < 0 {
+		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
 	}
 	for {
-		err := fn(d.fd)
+		err := fn(d.d.fd)
 		if err == nil {
 			return nil
 		}
 		if err != unix.EINTR {
-			return &fs.PathError{Op: op, Path: filepath.Join(d.name, base), Err: err}
+			return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
 		}
 	}
 }
@@ -81,16 +151,27 @@ func (d *osDir) Remove(base string) error {
 	})
 }
 
+// Close lets go of this keeping; the descriptor is closed with the last.
 func (d *osDir) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.fd < 0 {
+	if d.closed.Swap(true) {
 		return nil
 	}
-	err := unix.Close(d.fd)
-	d.fd = -1
+	sharedDirs.mu.Lock()
+	d.d.refs--
+	last := d.d.refs == 0
+	if last && sharedDirs.m[d.d.name] == d.d {
+		delete(sharedDirs.m, d.d.name)
+	}
+	sharedDirs.mu.Unlock()
+	if !last {
+		return nil
+	}
+	d.d.mu.Lock()
+	defer d.d.mu.Unlock()
+	err := unix.Close(d.d.fd)
+	d.d.fd = -1
 	if err != nil {
-		return &fs.PathError{Op: "close", Path: d.name, Err: err}
+		return &fs.PathError{Op: "close", Path: d.d.name, Err: err}
 	}
 	return nil
 }

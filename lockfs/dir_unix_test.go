@@ -110,3 +110,91 @@ func TestExhausted(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepDirShared: directories kept at once share one descriptor while
+// the path names the same directory (many locks of one directory keep one
+// descriptor, not one each), which stays open until the last keeping
+// closes; once the path names another directory, a new keeping gets its
+// own descriptor, which reaches the new directory while the older
+// keepings still reach theirs.
+func TestKeepDirShared(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("needs /proc/self/fd to count descriptors")
+	}
+	fsys := lockfs.OS()
+	base := t.TempDir()
+	dir := filepath.Join(base, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("first"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := fds()
+	var kept []lockfs.Dir
+	for range 10 {
+		d, err := lockfs.KeepDir(fsys, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, d)
+	}
+	if got := fds() - before; got != 1 {
+		t.Errorf("10 keepings of one directory hold %d descriptors, want 1", got)
+	}
+	firstID, err := kept[0].FileID("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The path now names another directory.
+	if err := os.Rename(dir, filepath.Join(base, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("second"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := lockfs.KeepDir(fsys, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fds() - before; got != 2 {
+		t.Errorf("a keeping of the new directory beside the old one's: %d descriptors, want 2", got)
+	}
+	freshID, err := fresh.FileID("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oldID, err := kept[9].FileID("x"); err != nil || !oldID.Same(firstID) || oldID.Same(freshID) {
+		t.Errorf("an old keeping reaches %+v, %v; want the first directory's x %+v, not the new one's %+v", oldID, err, firstID, freshID)
+	}
+	for i, d := range kept {
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if i < len(kept)-1 {
+			if _, err := d.FileID("x"); !errors.Is(err, fs.ErrClosed) {
+				t.Errorf("a closed keeping: %v, want fs.ErrClosed", err)
+			}
+			if _, err := kept[len(kept)-1].FileID("x"); err != nil {
+				t.Errorf("a keeping after another's Close: %v", err)
+			}
+		}
+	}
+	if got := fds() - before; got != 1 {
+		t.Errorf("after the old keepings closed: %d descriptors, want 1 (the new directory's)", got)
+	}
+	fresh.Close()
+	if got := fds() - before; got != 0 {
+		t.Errorf("after every keeping closed: %d descriptors left open", got)
+	}
+}

@@ -4,6 +4,7 @@ package lockfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"runtime"
 	"time"
@@ -86,4 +87,26 @@ func retryEINTR(call func() error) error {
 			return err
 		}
 	}
+}
+
+// statIDFd is fstat and the file's identity of fd, in one statx where
+// there is one.
+func statIDFd(fd int, name string) (fs.FileInfo, FileID, error) {
+	if useStatx {
+		var stx unix.Statx_t
+		err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
+		if err == nil {
+			info := &lookInfo{name: name, size: int64(stx.Size), mode: modeOf(uint32(stx.Mode)),
+				mtime: time.Unix(stx.Mtime.Sec, int64(stx.Mtime.Nsec))}
+			return info, fileIDOfStatx(&stx), nil
+		}
+		if !statxMissing(err) {
+			return nil, FileID{}, err
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, FileID{}, err
+	}
+	return infoOfStat(name, &st), FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }

@@ -4,6 +4,7 @@ package lockfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -45,4 +46,13 @@ func retryEINTR(call func() error) error {
 			return err
 		}
 	}
+}
+
+// statIDFd is fstat and the file's identity of fd, from one fstat.
+func statIDFd(fd int, name string) (fs.FileInfo, FileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, FileID{}, err
+	}
+	return infoOfStat(name, &st), fileIDOfStat(&st), nil
 }

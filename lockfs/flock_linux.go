@@ -3,7 +3,6 @@ package lockfs
 import (
 	"errors"
 	"io/fs"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,11 +29,10 @@ func (osFS) Unflock(f File) error { return flock(f, unix.LOCK_UN) }
 // flock runs flock(2) with how on f's descriptor, again when interrupted;
 // its failure is a *fs.PathError wrapping the system's error.
 func flock(f File, how int) error {
-	osf, ok := f.(*os.File)
-	if !ok || osf == nil {
+	if f == nil {
 		return &fs.PathError{Op: "flock", Path: "", Err: fs.ErrInvalid}
 	}
-	err := withFd(osf, func(fd uintptr) error {
+	err := controlFd(f, func(fd uintptr) error {
 		for {
 			if err := unix.Flock(int(fd), how); err != unix.EINTR {
 				return err
@@ -42,7 +40,7 @@ func flock(f File, how int) error {
 		}
 	})
 	if err != nil {
-		return &fs.PathError{Op: "flock", Path: osf.Name(), Err: err}
+		return &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
 	}
 	return nil
 }

@@ -85,6 +85,13 @@ func (osFS) FileID(name string) (FileID, error) {
 // FileIDOf identifies files opened by this FS, which are *os.File; any
 // other File has no identity here.
 func (osFS) FileIDOf(f File) (FileID, error) {
+	if s, ok := f.(statIDer); ok {
+		_, id, err := s.statID()
+		if err != nil {
+			return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
+		}
+		return id, nil
+	}
 	osf, isOS := f.(*os.File)
 	if f == nil || (isOS && osf == nil) {
 		return FileID{}, &fs.PathError{Op: "fileid", Path: "", Err: fs.ErrInvalid}

@@ -1,6 +1,9 @@
 package lockfs_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -67,5 +70,45 @@ func TestRangeWriteLockedWriteOnly(t *testing.T) {
 		if locked, err := rl.RangeWriteLocked(f, 1<<30, 512); err != nil || !locked {
 			t.Errorf("beside the lock: %v, %v; want locked", locked, err)
 		}
+	}
+}
+
+// RenameNoReplace moves a file to a free name, and fails with fs.ErrExist,
+// changing nothing, when anything is at the new name (a symlink there,
+// dangling, included).
+func TestRenameNoReplace(t *testing.T) {
+	fsys := lockfs.OS()
+	rn, ok := fsys.(lockfs.NoReplaceRenamer)
+	if !ok {
+		t.Fatal("OS has no RenameNoReplace on linux")
+	}
+	dir := t.TempDir()
+	from, to, taken, link := filepath.Join(dir, "from"), filepath.Join(dir, "to"), filepath.Join(dir, "taken"), filepath.Join(dir, "link")
+	writeFile(t, fsys, from, "record")
+	writeFile(t, fsys, taken, "other")
+	mustSymlink(t, fsys, "missing", link)
+	for _, target := range []string{taken, link} {
+		err := rn.RenameNoReplace(from, target)
+		if errors.Is(err, lockfs.ErrNoReplaceUnsupported) {
+			t.Skipf("the temporary directory's filesystem has no RENAME_NOREPLACE: %v", err)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			t.Errorf("RenameNoReplace onto %s = %v, want fs.ErrExist", filepath.Base(target), err)
+		}
+		if _, err := fsys.Lstat(from); err != nil {
+			t.Errorf("the failed rename moved the file: %v", err)
+		}
+	}
+	if err := rn.RenameNoReplace(from, to); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(to); err != nil || string(got) != "record" {
+		t.Errorf("renamed file reads %q, %v", got, err)
+	}
+	if _, err := fsys.Lstat(from); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old name after the rename: %v, want gone", err)
+	}
+	if got, err := os.ReadFile(taken); err != nil || string(got) != "other" {
+		t.Errorf("the taken name reads %q, %v after the refused renames", got, err)
 	}
 }

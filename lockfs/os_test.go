@@ -195,6 +195,14 @@ func TestCreateExclHasOneWinner(t *testing.T) {
 
 func TestOpenNoFollow(t *testing.T) {
 	fsys := lockfs.OS()
+	t.Run("OpenNoFollow", func(t *testing.T) { testOpenNoFollow(t, fsys, fsys.OpenNoFollow) })
+	// OpenLook opens as OpenNoFollow does (a bare descriptor on unix).
+	t.Run("OpenLook", func(t *testing.T) {
+		testOpenNoFollow(t, fsys, func(name string) (lockfs.File, error) { return lockfs.OpenLook(fsys, name) })
+	})
+}
+
+func testOpenNoFollow(t *testing.T, fsys lockfs.FS, open func(string) (lockfs.File, error)) {
 	dir := t.TempDir()
 	file, sub := filepath.Join(dir, "file"), filepath.Join(dir, "sub")
 	writeFile(t, fsys, file, "stamp")
@@ -203,7 +211,7 @@ func TestOpenNoFollow(t *testing.T) {
 	}
 
 	t.Run("regular file reads", func(t *testing.T) {
-		f := mustOpen(t, fsys.OpenNoFollow, file)
+		f := mustOpen(t, open, file)
 		b, err := io.ReadAll(f)
 		if err != nil || string(b) != "stamp" {
 			t.Errorf("read %q, %v; want %q", b, err, "stamp")
@@ -211,7 +219,7 @@ func TestOpenNoFollow(t *testing.T) {
 	})
 	t.Run("directory opens", func(t *testing.T) {
 		// Telling a directory from a lock file is the caller's job, by Stat.
-		fi, err := mustOpen(t, fsys.OpenNoFollow, sub).Stat()
+		fi, err := mustOpen(t, open, sub).Stat()
 		if err != nil || !fi.IsDir() {
 			t.Errorf("Stat = %v, %v; want a directory", fi, err)
 		}
@@ -238,7 +246,7 @@ func TestOpenNoFollow(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := fsys.OpenNoFollow(tc.path)
+			f, err := open(tc.path)
 			if err == nil {
 				f.Close()
 				t.Fatalf("OpenNoFollow(%q) succeeded, want an error", tc.path)

@@ -45,11 +45,10 @@ func (osFS) RangeWriteLocked(f File, off, n int64) (bool, error) {
 
 // ofd runs one OFD lock command on f's descriptor.
 func ofd(f File, cmd int, lk *unix.Flock_t) error {
-	osf, ok := f.(*os.File)
-	if !ok || osf == nil {
+	if f == nil {
 		return fs.ErrInvalid
 	}
-	return withFd(osf, func(fd uintptr) error {
+	return controlFd(f, func(fd uintptr) error {
 		for {
 			if err := unix.FcntlFlock(fd, cmd, lk); err != unix.EINTR {
 				return err

@@ -286,3 +286,40 @@ func TestLeaderExitedProcessIsAlive(t *testing.T) {
 		t.Fatalf("Lookup(%d) = %+v, %v for a live process whose main thread exited; want it to exist", pid, info, err)
 	}
 }
+
+// A second lookup of a running process is answered by the pid cache (a
+// poll of a kept pidfd instead of a read of /proc), with the start time
+// read the first time; once the process has exited, even unreaped, the
+// cache answers no more and the lookup says so.
+func TestNativeLookupCached(t *testing.T) {
+	p := platform.Native().Process
+	c := locktest.Start(t, locktest.Block.Command())
+	pid := c.Pid()
+	first, err := p.Lookup(pid)
+	if err != nil || !first.Exists {
+		t.Fatalf("Lookup(child) = %+v, %v; want it to exist", first, err)
+	}
+	hits := platform.PIDCacheHits()
+	again, err := p.Lookup(pid)
+	if err != nil || again != first {
+		t.Errorf("second Lookup(child) = %+v, %v; want %+v", again, err, first)
+	}
+	if got := platform.PIDCacheHits(); got != hits+1 {
+		t.Errorf("pid cache answered %d of one lookup, want 1", got-hits)
+	}
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var si unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, pid, &si, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		t.Fatalf("waitid: %v", err)
+	}
+	hits = platform.PIDCacheHits()
+	if info, err := p.Lookup(pid); err != nil || info.Exists {
+		t.Errorf("Lookup(zombie child) = %+v, %v; want not existing", info, err)
+	}
+	if got := platform.PIDCacheHits(); got != hits {
+		t.Errorf("pid cache answered a lookup of an exited process")
+	}
+	c.Wait()
+}

@@ -30,9 +30,10 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
-	// One open of the file serves the read of its bytes and the look for
-	// a flock(2) lock on it.
-	f, err := p.FS.OpenNoFollow(path)
+	// One open of the file, for a look (lockfs.OpenLook: not kept),
+	// serves the read of its bytes and the looks for a SQLite lock and a
+	// flock(2) lock on it.
+	f, err := lockfs.OpenLook(p.FS, path)
 	if err != nil {
 		// Gone, or swapped for what does not open: as its bytes tell.
 		state, err := classify(p, path)

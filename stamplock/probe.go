@@ -80,6 +80,20 @@ func (p Probe) Holder() *platform.Identity {
 // held nor stale; and so is a file that is not a lock file (matching
 // lockrec.ErrNotLockFile).
 func Look(p *platform.Platform, here platform.Identity, path string) (Probe, error) {
+	return look(p, here, path, false)
+}
+
+// LookHeld is Look for a caller that asks only whether the lock is held
+// (IsHeld): a stamp judged live holds the lock whatever the mark says (a
+// live mark's holder holds it then, or is backing off from the stamp), so
+// the mark is not read then, and the Probe has no Mark. Otherwise it is
+// Look.
+func LookHeld(p *platform.Platform, here platform.Identity, path string) (Probe, error) {
+	return look(p, here, path, true)
+}
+
+// look is Look; with quick it is LookHeld.
+func look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
 	seen, err := lockrec.Read(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -91,6 +105,22 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 		return Probe{}, &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	pr := Probe{seen: seen, Kind: seen.Kind, Age: lockrec.Age(p, seen.ID, path, seen.Mtime)}
+	var stamp *Probe // the stamp judged, once it is
+	if quick && seen.Kind == lockrec.Stamp {
+		pr.Stamp = seen.Stamp
+		j := judged(p, here, pr)
+		if j.State == lockrec.StateHeld {
+			return j, nil
+		}
+		pr.Stamp, stamp = nil, &j
+	}
+	judgedStamp := func() Probe {
+		if stamp == nil {
+			j := judged(p, here, pr)
+			stamp = &j
+		}
+		return *stamp
+	}
 	m := lockrec.ReadMark(p.FS, path)
 	if m.Err != nil {
 		return Probe{}, m.Err
@@ -103,7 +133,7 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 			// backed off, or died before it could. A dead one's is
 			// cleared (Clear), whoever holds the file.
 			pr.Stamp = seen.Stamp
-			pr.StampDead = judged(p, here, pr).State == lockrec.StateStale
+			pr.StampDead = judgedStamp().State == lockrec.StateStale
 		case lockrec.Torn:
 			// So is a torn one past the window: its writer is gone.
 			pr.StampDead = pr.Age > UnstampedWindow
@@ -113,7 +143,7 @@ func Look(p *platform.Platform, here platform.Identity, path string) (Probe, err
 	switch seen.Kind {
 	case lockrec.Stamp:
 		pr.Stamp = seen.Stamp
-		return lockedLook(p, path, judged(p, here, pr))
+		return lockedLook(p, path, judgedStamp())
 	case lockrec.SQLite:
 		// Only SQLite processes write a database: no stamp is on its
 		// way, and without a live mark nobody holds it, unless a SQLite

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -119,7 +121,7 @@ func TestStampReplacedBeforeReread(t *testing.T) {
 	w := fake.New()
 	slow, late := w.Spawn(), w.Spawn()
 	lateStamp := lockrec.Record{Format: lockrec.Format, Identity: late.Identity(), AcquiredAt: w.Now(), Nonce: "late"}.Marshal()
-	w.Hook(fake.OpLink, "", fake.After, func(ev fake.Event) error {
+	w.Hook(fake.OpRenameNoReplace, "", fake.After, func(ev fake.Event) error {
 		if ev.PID == slow.PID() && ev.NewPath == lockPath {
 			// What a reclaimer that judged slow's file stale does.
 			if err := w.FS().Remove(lockPath); err != nil {
@@ -137,15 +139,19 @@ func TestStampReplacedBeforeReread(t *testing.T) {
 }
 
 // A crash at any instant of writing the stamp keeps no one out: the
-// stamp is written whole in a temporary file and linked in place, so the
+// stamp is written whole in a temporary file and renamed in place (or,
+// on a filesystem without renameat2's RENAME_NOREPLACE, linked), so the
 // crashed writer leaves, at most, its temporary file, and the next
 // process takes the lock at once, on the same clock (docs/protocol.md,
 // "Every record appears whole"). On the code that created the lock file
 // and then wrote it, this left an empty file, held for 30 s.
 func TestCrashWritingStampKeepsNoOneOut(t *testing.T) {
-	for _, at := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpLink} {
+	for _, at := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpRenameNoReplace, fake.OpLink} {
 		t.Run(string(at), func(t *testing.T) {
 			w := fake.New()
+			if at == fake.OpLink {
+				noRenameNoReplace(w)
+			}
 			crasher, next := w.Spawn(), w.Spawn()
 			w.Hook(at, "", fake.After, func(ev fake.Event) error {
 				if ev.PID == crasher.PID() && strings.HasPrefix(ev.Path, lockPath) {
@@ -309,5 +315,54 @@ func TestDirectoryAtPath(t *testing.T) {
 	_, err := take(p)
 	if _, ok := errors.AsType[*fs.PathError](err); !ok || !errors.Is(err, lockfs.ErrIsDir) {
 		t.Fatalf("Acquire on a directory = %v; want *fs.PathError with EISDIR", err)
+	}
+}
+
+// noRenameNoReplace makes w's filesystem one without renameat2's
+// RENAME_NOREPLACE (EINVAL), where records are linked into place.
+func noRenameNoReplace(w *fake.World) {
+	w.Hook(fake.OpRenameNoReplace, "", fake.Before, func(fake.Event) error { return syscall.EINVAL })
+}
+
+// Where renameat2's RENAME_NOREPLACE is missing, the stamp is linked in
+// place, and the temporary name removed: the lock is taken, nothing else
+// is left, and a second attempt finds it held.
+func TestStampLinkedWithoutRenameNoReplace(t *testing.T) {
+	w := fake.New()
+	noRenameNoReplace(w)
+	var links, renames atomic.Int32
+	w.Hook(fake.OpLink, "", fake.After, func(ev fake.Event) error {
+		if ev.Err == nil {
+			links.Add(1)
+		}
+		return nil
+	})
+	w.Hook(fake.OpRenameNoReplace, "", fake.After, func(ev fake.Event) error {
+		if ev.Err == nil {
+			renames.Add(1)
+		}
+		return nil
+	})
+	a, b := w.Spawn(), w.Spawn()
+	l := mustTake(t, a)
+	if links.Load() != 1 || renames.Load() != 0 {
+		t.Errorf("stamp placed by %d links and %d renames, want 1 link", links.Load(), renames.Load())
+	}
+	d, err := w.FS().OpenNoFollow(filepath.Dir(lockPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := d.(interface{ Readdirnames(int) ([]string, error) }).Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0] != filepath.Base(lockPath) {
+		t.Errorf("directory holds %q, want only the lock file", names)
+	}
+	_, err = take(b)
+	wantBusy(t, err, a)
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -230,9 +230,11 @@ func TestRunKilled(t *testing.T) {
 // proclock does (on linux: the descriptor whose kernel locks keep the lock
 // for COMMAND's processes should proclock be killed, docs/command.md, "The
 // lock and COMMAND's processes"), and no other file of the lock. Files are
-// told apart by device and inode: /proc names a descriptor by the name it
-// was opened through, which for a lock file written whole is its
-// temporary name (docs/protocol.md, "Every record appears whole").
+// told apart by device and inode; /proc names a descriptor by the name it
+// was opened through, and a lock file written whole, opened through its
+// temporary name, shows the lock's path there, since the temporary file
+// is renamed to it (docs/protocol.md, "Every record appears whole"; it
+// showed "x.lock.new-<pid>-<random> (deleted)" when linked).
 func TestRunLockInherited(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs /proc/<pid>/fd, and only linux passes the lock on")
@@ -265,6 +267,9 @@ func TestRunLockInherited(t *testing.T) {
 				switch {
 				case who == "self" && id == lockID:
 					selfHasLock++
+					if target != lock {
+						t.Errorf("COMMAND's descriptor of the lock file is named %q in /proc, want %q", target, lock)
+					}
 				case who == "self" && isLock:
 					t.Errorf("COMMAND has %s open", target)
 				case who == "self":

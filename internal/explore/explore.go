@@ -163,7 +163,7 @@ func accesses(s Step) []access {
 		return []access{name(s.Path, false), bytes(s.Path, false)}
 	case fake.OpRemove:
 		return []access{name(s.Path, true)}
-	case fake.OpRename, fake.OpLink:
+	case fake.OpRename, fake.OpRenameNoReplace, fake.OpLink:
 		return []access{name(s.Path, true), name(s.NewPath, true)}
 	}
 	// Anything else: everything about the name, changed.

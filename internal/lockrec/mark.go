@@ -83,7 +83,7 @@ func ReadHolder(fsys lockfs.FS, path string) *Record {
 // which another process might name shorter.
 func ReadMark(fsys lockfs.FS, path string) Mark {
 	name := MarkPath(path)
-	f, err := fsys.OpenNoFollow(name)
+	f, err := lockfs.OpenLook(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
 		return Mark{}
 	}

@@ -45,7 +45,7 @@ func (a Sighting) Same(b Sighting) bool {
 // fs.ErrNotExist; a directory, a permission failure or running out of
 // file descriptors (lockfs.Exhausted) is an error.
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
-	f, err := fsys.OpenNoFollow(path)
+	f, err := lockfs.OpenLook(fsys, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || lockfs.Exhausted(err) {
 			return Sighting{}, err
@@ -69,15 +69,16 @@ var errNoStat = errors.New("lockrec: open file could not be stat'ed")
 // which a read by path and an open after it cannot promise (another file
 // may have taken the path and its inode number in between).
 func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
-	info, err := f.Stat()
+	// One stat for both where the file can (lockfs.StatID); without an
+	// identity, size, time and bytes still tell files apart.
+	info, id, err := lockfs.StatID(fsys, f)
 	if err != nil {
 		return Sighting{}, fmt.Errorf("%w: %w", errNoStat, err)
 	}
 	if info.IsDir() {
 		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
-	s := Sighting{Kind: Foreign}
-	s.ID, _ = fsys.FileIDOf(f) // without an identity, size, time and bytes still tell files apart
+	s := Sighting{Kind: Foreign, ID: id}
 	info, s.Content, err = readStable(f, info)
 	for range settleReads {
 		// A read that met a writer's one write in place (lockrec.Cover)

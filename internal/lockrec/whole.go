@@ -24,9 +24,11 @@ func TempName(name string, pid int, random string) string {
 
 // CreateWhole creates name holding data, exclusively, so that no one ever
 // sees it at its name but whole: data is written into a temporary file of
-// this writer (pid, TempName), which is then linked to name, an operation
-// that fails with fs.ErrExist when something is there, as O_EXCL does;
-// the temporary name is removed either way. A writer killed on the way
+// this writer (pid, TempName), which then takes name, by a rename that
+// replaces nothing (lockfs.NoReplaceRenamer) or, on a filesystem without
+// one, by a link after which the temporary name is removed; both fail
+// with fs.ErrExist when something is there, as O_EXCL does, and the
+// temporary name is removed then. A writer killed on the way
 // leaves, at most, its temporary file, which keeps no one out and is
 // removed once it is seen dead (Sweep), or a whole record at name
 // (docs/protocol.md, "Every record appears whole").
@@ -55,9 +57,27 @@ func CreateWhole(fsys lockfs.FS, name string, data []byte, pid int) (f lockfs.Fi
 		// existing file (fs.ErrExist, to judge) first.
 		return createDirect(fsys, name, data)
 	}
-	if _, err = f.Write(data); err == nil {
-		err = fsys.Link(temp, name)
+	if _, err = f.Write(data); err != nil {
+		fsys.Remove(temp)
+		f.Close()
+		return nil, false, err
 	}
+	if rn, ok := fsys.(lockfs.NoReplaceRenamer); ok {
+		// The temporary file takes the name in one step, and its open
+		// handle then shows the name (/proc/<pid>/fd, lsof).
+		err = rn.RenameNoReplace(temp, name)
+		switch {
+		case err == nil:
+			return f, true, nil
+		case !errors.Is(err, lockfs.ErrNoReplaceUnsupported):
+			// Taken (fs.ErrExist), or failing as a link would.
+			fsys.Remove(temp)
+			f.Close()
+			return nil, false, err
+		}
+		// Not on this filesystem: linked, as without the power.
+	}
+	err = fsys.Link(temp, name)
 	// Linked or not, the temporary name goes; one left (the removal
 	// failing, or this process killed first) is a second name of a whole
 	// record, or a file never linked, and is swept once its writer is

@@ -1,0 +1,216 @@
+//go:build unix
+
+package lockfs
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// OpenLook opens name as OpenNoFollow does, as a bare descriptor
+// (LookOpener).
+func (osFS) OpenLook(name string) (File, error) {
+	if err := CheckPath("open", name); err != nil {
+		return nil, err
+	}
+	for {
+		fd, err := unix.Open(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			f := &lookFile{fd: fd, name: name}
+			f.cleanup = runtime.AddCleanup(f, closeFd, fd)
+			return f, nil
+		}
+		if err != unix.EINTR {
+			return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
+		}
+	}
+}
+
+// closeFd closes a look's descriptor that its File, dropped unclosed,
+// left open, as an *os.File's cleanup does.
+func closeFd(fd int) { unix.Close(fd) }
+
+// lookFile is a File of OpenLook: a descriptor, its uses kept from racing
+// its Close (so that none reaches a number the system gave to another
+// file since).
+type lookFile struct {
+	mu      sync.RWMutex
+	fd      int // -1 once closed
+	name    string
+	cleanup runtime.Cleanup
+}
+
+// use runs fn on the descriptor, unless the file is closed.
+func (f *lookFile) use(op string, fn func(fd int) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.fd < 0 {
+		return &fs.PathError{Op: op, Path: f.name, Err: fs.ErrClosed}
+	}
+	for {
+		err := fn(f.fd)
+		if err == nil {
+			return nil
+		}
+		if err != unix.EINTR {
+			return &fs.PathError{Op: op, Path: f.name, Err: err}
+		}
+	}
+}
+
+// control is use for the package's own calls on the descriptor (flock,
+// OFD locks, identity), which wrap their errors themselves.
+func (f *lookFile) control(fn func(fd uintptr) error) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.fd < 0 {
+		return fs.ErrClosed
+	}
+	return fn(uintptr(f.fd))
+}
+
+func (f *lookFile) Name() string { return f.name }
+
+func (f *lookFile) Read(b []byte) (int, error) {
+	var n int
+	err := f.use("read", func(fd int) (err error) { n, err = unix.Read(fd, b); return err })
+	return eof(n, len(b), err)
+}
+
+func (f *lookFile) ReadAt(b []byte, off int64) (int, error) {
+	got := 0
+	for got < len(b) {
+		var n int
+		err := f.use("read", func(fd int) (err error) { n, err = unix.Pread(fd, b[got:], off+int64(got)); return err })
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			return got, io.EOF
+		}
+		got += n
+	}
+	return got, nil
+}
+
+func (f *lookFile) Write(b []byte) (int, error) {
+	var n int
+	err := f.use("write", func(fd int) (err error) { n, err = unix.Write(fd, b); return err })
+	return max(n, 0), err
+}
+
+func (f *lookFile) WriteAt(b []byte, off int64) (int, error) {
+	var n int
+	err := f.use("write", func(fd int) (err error) { n, err = unix.Pwrite(fd, b, off); return err })
+	return max(n, 0), err
+}
+
+func (f *lookFile) Truncate(size int64) error {
+	return f.use("truncate", func(fd int) error { return unix.Ftruncate(fd, size) })
+}
+
+func (f *lookFile) Stat() (fs.FileInfo, error) {
+	var info fs.FileInfo
+	err := f.use("stat", func(fd int) error {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		info = infoOfStat(filepath.Base(f.name), &st)
+		return nil
+	})
+	return info, err
+}
+
+func (f *lookFile) statID() (fs.FileInfo, FileID, error) {
+	var info fs.FileInfo
+	var id FileID
+	err := f.use("stat", func(fd int) (err error) {
+		info, id, err = statIDFd(fd, filepath.Base(f.name))
+		return err
+	})
+	return info, id, err
+}
+
+func (f *lookFile) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fd < 0 {
+		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
+	}
+	f.cleanup.Stop()
+	err := unix.Close(f.fd)
+	f.fd = -1
+	if err != nil && err != unix.EINTR {
+		return &fs.PathError{Op: "close", Path: f.name, Err: err}
+	}
+	return nil
+}
+
+// eof is a read's result as package os gives it: io.EOF at the end of a
+// file (a read of none when some were asked for).
+func eof(n, asked int, err error) (int, error) {
+	if err != nil {
+		return max(n, 0), err
+	}
+	if n == 0 && asked > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// lookInfo is a FileInfo of a lookFile.
+type lookInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+func (i *lookInfo) Name() string       { return i.name }
+func (i *lookInfo) Size() int64        { return i.size }
+func (i *lookInfo) Mode() fs.FileMode  { return i.mode }
+func (i *lookInfo) ModTime() time.Time { return i.mtime }
+func (i *lookInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i *lookInfo) Sys() any           { return nil }
+
+func infoOfStat(name string, st *unix.Stat_t) *lookInfo {
+	sec, nsec := st.Mtim.Unix()
+	return &lookInfo{name: name, size: st.Size, mode: modeOf(uint32(st.Mode)), mtime: time.Unix(sec, nsec)}
+}
+
+// modeOf is an st_mode as package os reads it.
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}

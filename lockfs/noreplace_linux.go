@@ -1,0 +1,31 @@
+package lockfs
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// RenameNoReplace is renameat2(2) with RENAME_NOREPLACE
+// (NoReplaceRenamer).
+func (osFS) RenameNoReplace(oldname, newname string) error {
+	if err := checkPaths("rename", oldname, newname); err != nil {
+		return err
+	}
+	for {
+		err := unix.Renameat2(unix.AT_FDCWD, oldname, unix.AT_FDCWD, newname, unix.RENAME_NOREPLACE)
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR:
+			continue
+		case unix.EINVAL, unix.ENOSYS, unix.EPERM, unix.ENOTSUP:
+			// EINVAL: a filesystem without the flag; ENOSYS: a kernel
+			// before 3.15; EPERM: a seccomp filter that predates the
+			// call (a true permission failure meets the fallback's
+			// own call again).
+			return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: unsupportedNoReplace{err}}
+		}
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+	}
+}
