@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,9 @@ func TestStatusAgreesWithRunOnRemovedFile(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(mech, func(t *testing.T) {
 			skipFileOnWine(t, mech)
+			if runtime.GOOS == "windows" {
+				t.Skip("windows: a held lock's file cannot be removed (the holder's handle refuses deletion, a sharing violation), so this case does not arise")
+			}
 			t.Parallel()
 			dir := t.TempDir()
 			lock, marker := filepath.Join(dir, "x.lock"), filepath.Join(dir, "ran")
