@@ -1,9 +1,9 @@
 package proclock_test
 
 import (
-	"runtime"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -199,7 +199,7 @@ func TestFrozenWaitEndsAtOnceFake(t *testing.T) {
 			for _, end := range []string{"killed", "released"} {
 				t.Run(fmt.Sprintf("%s/%d/%s", mech, advances, end), func(t *testing.T) {
 					if runtime.GOOS == "windows" && mech == proclock.MechanismSQLite {
-						// Open (session 7's note): under wine, in the whole
+						// Open: under wine, in the whole
 						// package's run only, a SQLite waiter of the SQL
 						// path sometimes sleeps on after its holder let go
 						// (sqlite/2/released, 2 runs in 4; 4 of 4 alone).
