@@ -139,25 +139,34 @@ var panErrors = regexp.MustCompile(`errors: (\d+)`)
 // (docs/protocol.md, docs/protocol.pml) with spin: the protocol keeps its
 // properties, and each mutation breaks the property it is there for.
 func TestProtocolModel(t *testing.T) {
+	checkModels(t, "protocol.pml", modelRuns,
+		"three or four lock users take several seconds: skipped with -short",
+		"the larger configurations take up to minutes and 3 GB each: set PROCLOCK_SPIN_FULL=1")
+}
+
+// checkModels checks each of runs on docs/<file> with spin, as a subtest
+// of its own: large runs are skipped with -short (saying largeSkip), full
+// ones without PROCLOCK_SPIN_FULL=1 (fullSkip).
+func checkModels(t *testing.T, file string, runs []modelRun, largeSkip, fullSkip string) {
 	spin, err := exec.LookPath("spin")
 	if err != nil {
-		t.Skip("spin is not installed (Debian: apt-get install spin): docs/protocol.pml is not checked")
+		t.Skipf("spin is not installed (Debian: apt-get install spin): docs/%s is not checked", file)
 	}
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc is not installed: spin's verifier cannot be built, docs/protocol.pml is not checked")
+		t.Skipf("gcc is not installed: spin's verifier cannot be built, docs/%s is not checked", file)
 	}
-	model, err := filepath.Abs(filepath.Join("docs", "protocol.pml"))
+	model, err := filepath.Abs(filepath.Join("docs", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range modelRuns {
+	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
 			switch {
 			case r.size == large && testing.Short():
-				t.Skip("three or four lock users take several seconds: skipped with -short")
+				t.Skip(largeSkip)
 			case r.size == full && os.Getenv("PROCLOCK_SPIN_FULL") != "1":
-				t.Skip("the larger configurations take up to minutes and 3 GB each: set PROCLOCK_SPIN_FULL=1")
+				t.Skip(fullSkip)
 			}
 			t.Parallel()
 			out := checkModel(t, spin, gcc, model, r)
@@ -243,41 +252,7 @@ var queueRuns = []modelRun{
 // (docs/queue.pml) with spin: no wake-up is lost, a crash costs the
 // bound of a wait and no more, and each mutation loses a wake-up.
 func TestQueueModel(t *testing.T) {
-	spin, err := exec.LookPath("spin")
-	if err != nil {
-		t.Skip("spin is not installed (Debian: apt-get install spin): docs/queue.pml is not checked")
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc is not installed: spin's verifier cannot be built, docs/queue.pml is not checked")
-	}
-	model, err := filepath.Abs(filepath.Join("docs", "queue.pml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range queueRuns {
-		t.Run(r.name, func(t *testing.T) {
-			switch {
-			case r.size == large && testing.Short():
-				t.Skip("three waiters take seconds each: skipped with -short")
-			case r.size == full && os.Getenv("PROCLOCK_SPIN_FULL") != "1":
-				t.Skip("the larger runs of three waiters take up to minutes each: set PROCLOCK_SPIN_FULL=1")
-			}
-			t.Parallel()
-			out := checkModel(t, spin, gcc, model, r)
-			m := panErrors.FindStringSubmatch(out)
-			if m == nil {
-				t.Fatalf("no error count in pan's output:\n%s", out)
-			}
-			n, _ := strconv.Atoi(m[1])
-			switch {
-			case r.want == "" && n != 0:
-				t.Errorf("spin %v: %d errors; want none:\n%s", r.flags, n, out)
-			case r.want != "" && n == 0:
-				t.Errorf("spin %v: no error; want %q", r.flags, r.want)
-			case r.want != "" && !strings.Contains(out, r.want):
-				t.Errorf("spin %v: a violation, but not %q:\n%s", r.flags, r.want, out)
-			}
-		})
-	}
+	checkModels(t, "queue.pml", queueRuns,
+		"three waiters take seconds each: skipped with -short",
+		"the larger runs of three waiters take up to minutes each: set PROCLOCK_SPIN_FULL=1")
 }
