@@ -481,6 +481,15 @@ func platformFor(mechanism string) (*platform.Platform, error) {
 // acquire takes the lock as o says. A signal that arrives first ends the
 // wait: acquire then returns it, holding nothing.
 func acquire(p *platform.Platform, o runOptions, sigs <-chan os.Signal, stderr io.Writer) (*proclock.Lock, os.Signal, error) {
+	return takeOrSignal(o, sigs, func(ctx context.Context) (*proclock.Lock, error) {
+		return take(ctx, p, o, stderr)
+	})
+}
+
+// takeOrSignal runs take within o's timeout, and ends its wait when a
+// signal arrives first: it then returns the signal, having released
+// whatever take got as it ended.
+func takeOrSignal[L interface{ Release() error }](o runOptions, sigs <-chan os.Signal, take func(context.Context) (L, error)) (L, os.Signal, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if o.timeout > 0 {
@@ -488,23 +497,24 @@ func acquire(p *platform.Platform, o runOptions, sigs <-chan os.Signal, stderr i
 		defer cancel()
 	}
 	type result struct {
-		lock *proclock.Lock
+		lock L
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		l, err := take(ctx, p, o, stderr)
+		l, err := take(ctx)
 		done <- result{l, err}
 	}()
+	var none L
 	select {
 	case r := <-done:
 		return r.lock, nil, r.err
 	case sig := <-sigs:
 		cancel()
-		if r := <-done; r.lock != nil {
+		if r := <-done; r.err == nil {
 			r.lock.Release()
 		}
-		return nil, sig, nil
+		return none, sig, nil
 	}
 }
 

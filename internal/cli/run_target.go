@@ -205,31 +205,9 @@ func failure(w io.Writer, err error, verbose bool) int {
 // acquireTarget is acquire for a backend's lock: a signal that arrives
 // first ends the wait, holding nothing.
 func acquireTarget(t Target, o runOptions, sigs <-chan os.Signal, stderr io.Writer) (Held, os.Signal, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if o.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
-	}
-	type result struct {
-		held Held
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		h, err := takeTarget(ctx, t, o, stderr)
-		done <- result{h, err}
-	}()
-	select {
-	case r := <-done:
-		return r.held, nil, r.err
-	case sig := <-sigs:
-		cancel()
-		if r := <-done; r.held != nil {
-			r.held.Release()
-		}
-		return nil, sig, nil
-	}
+	return takeOrSignal(o, sigs, func(ctx context.Context) (Held, error) {
+		return takeTarget(ctx, t, o, stderr)
+	})
 }
 
 // takeTarget takes the lock; with -v it first tries once, to say whom it
