@@ -2,7 +2,6 @@ package platform
 
 import (
 	"context"
-	"encoding/binary"
 	"path/filepath"
 	"time"
 
@@ -120,20 +119,7 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 	}
 	deadline := time.Now().Add(d)
 	fd := q.cancel
-	written := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(written)
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		unix.Write(fd, one[:])
-	})
-	defer func() {
-		if !stop() {
-			<-written
-			var buf [8]byte
-			unix.Read(fd, buf[:]) // reset it for the next Wait
-		}
-	}()
+	defer cancelOnDone(ctx, fd)()
 	if q.w.armed != nil {
 		q.w.armed()
 	}

@@ -261,20 +261,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	// ctx's end writes to the eventfd, which ends the poll. The write
 	// must be over before this Wait returns, or it could land in the
 	// next one (or, once closed, in a file that reused the number).
-	written := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(written)
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		unix.Write(fd, one[:])
-	})
-	defer func() {
-		if !stop() {
-			<-written
-			var buf [8]byte
-			unix.Read(fd, buf[:]) // reset it for the next Wait
-		}
-	}()
+	defer cancelOnDone(ctx, fd)()
 	if ws.armed != nil {
 		ws.armed()
 	}
@@ -481,6 +468,28 @@ func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 				return true, closed
 			}
 			ev = ev[end:]
+		}
+	}
+}
+
+// cancelOnDone makes ctx's end write to the eventfd fd, which ends a poll
+// that watches it. The returned function, called as the wait returns,
+// waits for a write under way to be over (or it could land in the next
+// wait, or, once fd is closed, in a file that reused the number) and
+// reads the eventfd back to zero for the next wait.
+func cancelOnDone(ctx context.Context, fd int) (done func()) {
+	written := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(written)
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		unix.Write(fd, one[:])
+	})
+	return func() {
+		if !stop() {
+			<-written
+			var buf [8]byte
+			unix.Read(fd, buf[:])
 		}
 	}
 }
