@@ -68,6 +68,7 @@ byte killed = 0;	/* the one crash: its id */
 byte k;			/* scratch, in d_steps only */
 bool found;
 bool gone[NP];		/* done, by itself */
+byte watch[NP];		/* the head whose pidfd a waiter behind polls; 0: none */
 
 /* The holder lets go (or dies): every watch of it hears. In a d_step. */
 inline letgo() {
@@ -92,7 +93,14 @@ inline ring() {
 				if
 				:: reg[order[k]] ->
 					ready[order[k]] = true;
-					if :: asleep[order[k]] -> break :: else fi
+					if
+					:: asleep[order[k]] ->
+						/* Woken: off the bell's wait queue,
+						 * though it has not run yet. */
+						asleep[order[k]] = false;
+						break
+					:: else
+					fi
 				:: else
 				fi;
 				k++
@@ -104,10 +112,17 @@ inline ring() {
 	}
 }
 
+/* A byte read from the bell, by a poller whose epoll reported it (the
+ * bell stays on its ready list while bytes are left). In a d_step. */
+inline take(me) {
+	bytes--;
+	ready[me] = (bytes > 0)
+}
+
 /* Leaves the bell's poll (the descriptor closed): out of the queue. */
 inline unjoin(me) {
 	d_step {
-		reg[me] = false; asleep[me] = false; ready[me] = false;
+		reg[me] = false; asleep[me] = false; ready[me] = false; watch[me] = 0;
 		found = false;
 		k = 0;
 		do
@@ -133,6 +148,7 @@ inline bury(v) {
 
 proctype waiter(byte me) {
 	byte r = 0;
+	bool waited;	/* a Wait of this acquisition has run */
 	{
 	do
 	:: r == ROUNDS -> break
@@ -144,7 +160,7 @@ proctype waiter(byte me) {
 		fi;
 		/* The first wait joins the queue, and ends at once. */
 		d_step {
-			reg[me] = true; order[njoined] = me; njoined++;
+			reg[me] = true; order[njoined] = me; njoined++; waited = false;
 			if :: bytes > 0 -> ready[me] = true :: else fi
 		};
 attempt:
@@ -175,33 +191,82 @@ wait:
 			fi
 #else
 		:: atomic { head == 0 -> head = me; reg[me] = false; asleep[me] = false; ready[me] = false; armed[me] = true } ->
-			goto look
+			/* At the start of the first Wait: the first to queue.
+			 * Later: the head went unseen; ring for the next. */
+			if
+			:: waited -> goto deputy
+			:: else -> waited = true; goto look
+			fi
 #endif
 		:: else
 		fi;
-		asleep[me] = true;
+		waited = true;
+rewatch:
+		/* Behind a head: watch it (its pid from the kernel's table of
+		 * locks, a pidfd of it); the head may change or die between
+		 * the two steps, so lead again if there is no head by then. */
+		watch[me] = head;
+		if
+		:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true } ->
+			goto deputy
+		:: else
+		fi;
+		if
+		:: watch[me] == 0 -> goto rewatch	/* none named as it looked, one now */
+		:: else
+		fi;
+		/* epoll_wait: the bell on the ready list with a byte in it
+		 * returns at once; else it sleeps, its list empty. */
+		d_step {
+			if
+			:: ready[me] && bytes > 0
+			:: else -> ready[me] = false; asleep[me] = true
+			fi
+		};
 sleeping:
 		if
-		:: atomic { ready[me] ->
-			asleep[me] = false;
-			if :: bytes > 0 -> bytes-- :: else fi;
-			ready[me] = (bytes > 0) }
-			/* A ring: lead if the head has gone; else sleep on. */
+#ifndef M_NO_HEAD_WATCH
+		:: atomic { killed != 0 && watch[me] == killed ->
+			asleep[me] = false; watch[me] = 0 }
+			/* The head it watched died: lead if no one has. */
+			if
+			:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true } ->
+				goto deputy
+			:: else -> goto rewatch
+			fi
+#endif
+		:: atomic { ready[me] -> asleep[me] = false } ->
+			/* Its epoll looks at the bell again: another may have
+			 * read the byte by now, and it sleeps on. */
+			if
+			:: d_step { bytes > 0 -> take(me) }
+			:: else -> d_step { ready[me] = false; asleep[me] = true }; goto sleeping
+			fi;
+			/* A ring: lead if the head has gone; else watch the
+			 * head anew (it may be another) and sleep on. */
 			if
 			:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true } ->
 				goto look
-			:: else -> asleep[me] = true; goto sleeping
+			:: else -> goto rewatch
 			fi
 #ifdef TIMEOUTS
 		:: asleep[me] = false;
 			/* The bound: lead if there is no head; look either way. */
 			if
-			:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true }
+			:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true } ->
+				goto deputy
 			:: else
 			fi;
 			goto look
 #endif
 		fi;
+deputy:
+		/* Led, not woken by a ring: ring once, so that the next
+		 * sleeper watches this head. */
+		watch[me] = 0;
+#ifndef M_NO_DEPUTY_RING
+		ring();
+#endif
 look:
 		/* A live holder: wait on it; else attempt. */
 		if
@@ -215,10 +280,17 @@ holding:
 			atomic { armed[me] = false; ev[me] = false };
 #ifdef M_RING_FIRST
 			ring();
+			ring();
 			head = 0;
 #else
 			head = 0;
 			ring();
+#ifndef M_ONE_RING
+			/* A second ring: the next sleeper, which leads if the
+			 * first one woken dies before it does, or else watches
+			 * the new head. */
+			ring();
+#endif
 #endif
 		:: else
 		fi;

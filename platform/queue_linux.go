@@ -23,8 +23,8 @@ const bellMode = 0o660
 // flock(2) lock on the bell; it watches names and the holder as
 // inotifyWatch does, and rings the bell when it leaves.
 func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, error) {
-	q := &queueWatch{w: w, path: dir, names: names, fd: -1, ep: -1, cancel: -1}
-	if q.join(filepath.Join(dir, bell)) {
+	q := &queueWatch{w: w, path: dir, names: names, bell: filepath.Join(dir, bell), fd: -1, ep: -1, cancel: -1, headFD: -1}
+	if q.join(q.bell) {
 		return q, nil
 	}
 	q.Close()
@@ -37,11 +37,19 @@ type queueWatch struct {
 	w      inotifyWaker
 	path   string
 	names  []string
+	bell   string        // the bell's path
 	fd     int           // the bell, read-write
-	ep     int           // epoll of the bell (exclusive) and cancel
+	ep     int           // epoll of the bell (exclusive), cancel and headFD
 	cancel int           // eventfd, written when ctx ends
 	head   *inotifyWatch // the head's watch; nil: not the head
 	led    bool          // the last Wait made this waiter the head
+	waited bool          // a Wait has run behind the head
+	// The head this waiter behind watches: a pidfd of the process that
+	// holds the bell's flock(2) lock, polled beside the bell; -1: none.
+	headPID, headFD int
+	// deadPID is a head seen exited while its flock(2) lock stayed (a
+	// child it forked holds the bell open): not watched again.
+	deadPID int
 }
 
 func (q *queueWatch) place() (led, behind bool) { return q.led, q.head == nil }
@@ -96,6 +104,7 @@ func (q *queueWatch) lead() bool {
 		return false
 	}
 	q.led = true
+	q.unwatchHead()
 	unix.EpollCtl(q.ep, unix.EPOLL_CTL_DEL, q.fd, nil)
 	q.head = q.w.watch(q.path, q.names)
 	q.head.kept = true // it serves the head's waits from now on
@@ -103,9 +112,13 @@ func (q *queueWatch) lead() bool {
 }
 
 // Wait is the head's inotifyWatch.Wait. A waiter behind the head sleeps
-// on the bell until d passes, leading if the bell rings and the head is
-// gone; it leads too when d has passed and there is no head. It reports
-// WakeChange once it leads, and then watches from that moment only.
+// on the bell and on the head's death (a pidfd of the bell's flock(2)
+// holder) until d passes, leading if the bell rings or the head dies and
+// there is no head then; it leads too when d has passed and there is no
+// head. It reports WakeChange once it leads, and then watches from that
+// moment only. A waiter that leads other than on a ring, and not at the
+// start of its first Wait, rings once: the next sleeper then watches the
+// new head (docs/protocol.md, "One waiter woken per release").
 func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error) {
 	q.led = false
 	if err := ctx.Err(); err != nil || d <= 0 {
@@ -114,17 +127,28 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 	if q.head != nil {
 		return q.head.Wait(ctx, pid, d)
 	}
+	later := q.waited
+	q.waited = true
 	if q.lead() {
+		if later {
+			q.ring()
+		}
 		return WakeChange, nil
 	}
 	deadline := time.Now().Add(d)
 	fd := q.cancel
 	defer cancelOnDone(ctx, fd)()
-	if q.w.armed != nil {
-		q.w.armed()
-	}
-	var evs [2]unix.EpollEvent
-	for {
+	var evs [3]unix.EpollEvent
+	for armed := q.w.armed; ; armed = nil {
+		// Watch the head, which may have changed since the last look,
+		// or died, or left, in between.
+		if q.watchHead() {
+			q.ring()
+			return WakeChange, nil
+		}
+		if armed != nil {
+			armed()
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			break
@@ -141,35 +165,97 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
 		}
 		for _, ev := range evs[:n] {
-			if ev.Fd != int32(q.fd) {
-				continue
-			}
-			// A ring: take it (another sleeper may have taken it
-			// first: EAGAIN), and lead if the head has gone.
-			var one [1]byte
-			unix.Read(q.fd, one[:])
-			if q.lead() {
-				return WakeChange, nil
+			switch {
+			case ev.Fd == int32(q.fd):
+				// A ring: take it (another sleeper may have taken it
+				// first: EAGAIN), and lead if the head has gone.
+				// One byte, no more: a second ring is for the next
+				// sleeper, which watches the new head.
+				var one [1]byte
+				unix.Read(q.fd, one[:])
+				if q.lead() {
+					return WakeChange, nil
+				}
+			case q.headFD >= 0 && ev.Fd == int32(q.headFD):
+				// The head died: lead, unless another did first.
+				q.deadPID = q.headPID
+				q.unwatchHead()
+				if q.lead() {
+					q.ring()
+					return WakeChange, nil
+				}
 			}
 		}
 	}
 	if q.lead() {
+		q.ring()
 		return WakeChange, nil
 	}
 	return WakeTimeout, nil
 }
 
+// watchHead polls a pidfd of the head, the process that holds the bell's
+// flock(2) lock (/proc/locks, pids of this pid namespace), beside the
+// bell, and then looks again whether there is a head: it reports whether
+// this waiter led, the head having gone in between. A head it cannot
+// name (another pid namespace's, or gone as it looked), or whose pidfd it
+// cannot have, is not watched: its death costs the bound of the wait.
+func (q *queueWatch) watchHead() (led bool) {
+	for range 2 {
+		pid := flockHolder(q.bell)
+		if pid > 0 && pid == q.headPID && q.headFD >= 0 {
+			return false // the same head, watched already
+		}
+		q.unwatchHead()
+		if pid > 0 && pid != q.deadPID && pid != unix.Getpid() {
+			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+				ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
+				if unix.EpollCtl(q.ep, unix.EPOLL_CTL_ADD, fd, &ev) != nil {
+					unix.Close(fd)
+				} else {
+					q.headPID, q.headFD = pid, fd
+				}
+			}
+		}
+		// Watched first, then looked: a head that dies after the look
+		// is heard of.
+		if q.lead() {
+			return true
+		}
+		if q.headFD >= 0 || pid > 0 {
+			return false
+		}
+		// No head named as it looked, and one now: look once more.
+	}
+	return false
+}
+
+// unwatchHead stops watching the head.
+func (q *queueWatch) unwatchHead() {
+	if q.headFD >= 0 {
+		unix.EpollCtl(q.ep, unix.EPOLL_CTL_DEL, q.headFD, nil)
+		unix.Close(q.headFD)
+	}
+	q.headPID, q.headFD = 0, -1
+}
+
+// ring writes one byte into the bell: the first sleeper wakes. EAGAIN (a
+// full bell: rings enough for all) is no matter.
+func (q *queueWatch) ring() { unix.Write(q.fd, []byte{1}) }
+
 // Close leaves the queue. A head lets go of its flock(2) lock first and
-// then rings, so that the sleeper the ring wakes finds no head, and
-// leads.
+// then rings twice, so that the sleeper the first ring wakes finds no
+// head, and leads, and the one the second wakes leads if the first died
+// before it could, or else watches the new head.
 func (q *queueWatch) Close() {
 	if q.head != nil {
 		q.head.Close()
 		q.head = nil
 		unix.Flock(q.fd, unix.LOCK_UN)
-		// EAGAIN (a full bell: rings enough for all) is no matter.
-		unix.Write(q.fd, []byte{1})
+		q.ring()
+		q.ring()
 	}
+	q.unwatchHead()
 	for _, fd := range []int{q.ep, q.cancel, q.fd} {
 		if fd >= 0 {
 			unix.Close(fd)

@@ -2,6 +2,8 @@ package platform_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -101,8 +104,73 @@ func TestQueueHeadWatchesNames(t *testing.T) {
 	}
 }
 
-// A head that dies rings nothing; the kernel lets go of its flock(2)
-// lock, and the waiter behind leads when its wait reaches its bound.
+// queueHeadRole joins the queue of a lock in the directory args[0],
+// leads it (nobody else waits yet), says "head", and waits until its
+// stdin closes or it is killed.
+var queueHeadRole = locktest.NewRole("queue-head", func(args []string) int {
+	w, err := platform.Native().Wake.(platform.Queuer).Queue(args[0], queueNames, bellName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if why, err := w.Wait(context.Background(), 0, time.Minute); why != platform.WakeChange || err != nil {
+		fmt.Fprintln(os.Stderr, "did not lead:", why, err)
+		return 2
+	}
+	fmt.Println("head")
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+})
+
+// The queue's head, another process, is SIGKILLed while two waiters sleep
+// behind it, each wait bounded at an hour: the head's death wakes them
+// (each polls a pidfd of the bell's flock(2) holder), one of them leads at
+// once, and when it leaves, the other leads. A dead head rings nothing:
+// before, the next head was found only when a wait behind reached its
+// bound, so here the waits would end by the test's context instead.
+func TestQueueHeadKilledNextLeads(t *testing.T) {
+	dir := t.TempDir()
+	head := locktest.Start(t, queueHeadRole.Command(dir))
+	if line, err := head.Line(); err != nil || line != "head" {
+		t.Fatalf("head process: %q, %v", line, err)
+	}
+	armed := make(chan struct{}, 2)
+	q := platform.NewTestWaker(func() { armed <- struct{}{} }).(platform.Queuer)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var behind [2]platform.Watch
+	var res [2]<-chan waitResult
+	for i := range behind {
+		w, err := q.Queue(dir, queueNames, bellName)
+		must(t, err)
+		defer w.Close()
+		behind[i] = w
+		res[i] = waitOn(ctx, w, time.Hour)
+	}
+	// Both watch everything (the head included) and are about to sleep.
+	<-armed
+	<-armed
+	head.Kill()
+	var r waitResult
+	first := 0
+	select {
+	case r = <-res[0]:
+	case r = <-res[1]:
+		first = 1
+	}
+	if r.why != platform.WakeChange || r.err != nil {
+		t.Fatalf("behind a killed head, the first Wait to end = %v, %v; want change (it leads, woken by the death)", r.why, r.err)
+	}
+	behind[first].Close()
+	if r := <-res[1-first]; r.why != platform.WakeChange || r.err != nil {
+		t.Fatalf("behind the new head, after it left: %v, %v; want change (it leads)", r.why, r.err)
+	}
+}
+
+// A head this waiter cannot watch (here one of its own process: its
+// pidfd would never tell) rings nothing when it dies; the kernel lets go
+// of its flock(2) lock, and the waiter behind leads when its wait reaches
+// its bound.
 func TestQueueDeadHeadCostsOneBound(t *testing.T) {
 	dir := t.TempDir()
 	w := queue(t, dir)
