@@ -235,13 +235,11 @@ sleeping:
 			:: else -> goto rewatch
 			fi
 #endif
-		:: atomic { ready[me] -> asleep[me] = false } ->
-			/* Its epoll looks at the bell again: another may have
-			 * read the byte by now, and it sleeps on. */
-			if
-			:: d_step { bytes > 0 -> take(me) }
-			:: else -> d_step { ready[me] = false; asleep[me] = true }; goto sleeping
-			fi;
+		:: atomic { ready[me] && bytes == 0 -> ready[me] = false; asleep[me] = true } ->
+			/* Woken, its epoll looks at the bell again: another
+			 * read the byte first, and it sleeps on. */
+			goto sleeping
+		:: atomic { ready[me] && bytes > 0 -> asleep[me] = false; take(me) } ->
 			/* A ring: lead if the head has gone; else watch the
 			 * head anew (it may be another) and sleep on. */
 			if
