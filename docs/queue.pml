@@ -14,12 +14,19 @@
  *     polls with EPOLLEXCLUSIVE; a byte written into it goes through the
  *     waiters in the order they joined: each one awake on the way gets
  *     the bell on its epoll's ready list, and the first one asleep is
- *     woken, which ends the walk (ep_poll_callback). The bell is level:
- *     an epoll reports it for as long as it holds a byte.
+ *     woken, which ends the walk (ep_poll_callback: one woken and not
+ *     yet run is off the bell's wait queue, and the walk passes it). The
+ *     bell is level: an epoll reports it for as long as it holds a byte;
+ *     one woken after another read the byte sleeps on.
  *   - the head is the holder of the bell's flock(2) lock; the kernel lets
  *     go of it when its process dies, as of every descriptor.
  *   - the head's watch of the lock's names (inotify) and of the holder
  *     (pidfd) queues an event when the holder lets go or dies.
+ *   - a waiter behind the head polls a pidfd of the head (the bell's
+ *     flock(2) holder, named by /proc/locks) beside the bell: the head's
+ *     death wakes every waiter that watches it. Finding the head and
+ *     opening its pidfd are two steps (watch[] is set from head, which
+ *     may change or die in between; the waiter then looks again).
  *
  * Waiters: NW queued ones (ids 1..NW), each taking the lock ROUNDS times
  * (from the second on, a newcomer that tries before it queues); with
@@ -32,15 +39,22 @@
  *   - no lost wake-up: without any bound on a wait (no TIMEOUTS) and
  *     without a crash, the run never ends with a waiter asleep for ever:
  *     every release wakes someone who takes the lock or passes it on;
- *   - with one crash (CRASH: any waiter killed at any step, the holder
- *     too) the bound of every wait (TIMEOUTS) is what brings the queue
- *     back, and everyone else still gets the lock;
+ *   - one crash (CRASH: any waiter killed at any step, the holder too)
+ *     needs no bound either: without TIMEOUTS, everyone else still gets
+ *     the lock, woken by the dead head's pidfd or the second ring of a
+ *     leaving head; with TIMEOUTS, as well;
  *   - nobody starves: everyone is done in every fair run.
  *
  * Mutations (each must fail): M_LOOK_FIRST, a new head that looks at the
  * lock before it watches the names; M_RING_FIRST, a leaving head that
- * rings before it lets go of the flock(2) lock; and CRASH without
- * TIMEOUTS.
+ * rings before it lets go of the flock(2) lock; M_NO_HEAD_WATCH, waiters
+ * behind that do not watch the head (a dead head then wakes no one: the
+ * queue before this change, whose crash cost a bound); M_ONE_RING, a
+ * leaving head that rings once (the one woken, killed before it leads,
+ * leaves the others asleep behind a head that is gone). M_NO_DEPUTY_RING
+ * (a head that led on a death or at a bound rings for no one) needs a
+ * second crash to matter and is not checked: a second crash while the
+ * queue recovers from a first costs a bound.
  */
 
 #ifndef NW
@@ -148,7 +162,7 @@ inline bury(v) {
 
 proctype waiter(byte me) {
 	byte r = 0;
-	bool waited;	/* a Wait of this acquisition has run */
+	bool fresh;	/* queued, and not asleep yet */
 	{
 	do
 	:: r == ROUNDS -> break
@@ -160,7 +174,7 @@ proctype waiter(byte me) {
 		fi;
 		/* The first wait joins the queue, and ends at once. */
 		d_step {
-			reg[me] = true; order[njoined] = me; njoined++; waited = false;
+			reg[me] = true; order[njoined] = me; njoined++; fresh = true;
 			if :: bytes > 0 -> ready[me] = true :: else fi
 		};
 attempt:
@@ -191,16 +205,17 @@ wait:
 			fi
 #else
 		:: atomic { head == 0 -> head = me; reg[me] = false; asleep[me] = false; ready[me] = false; armed[me] = true } ->
-			/* At the start of the first Wait: the first to queue.
-			 * Later: the head went unseen; ring for the next. */
-			if
-			:: waited -> goto deputy
-			:: else -> waited = true; goto look
-			fi
+			goto deputy
 #endif
 		:: else
 		fi;
-		waited = true;
+		/* The head is watched by a waiter that has just queued,
+		 * and by one that a ring woke and that did not lead (the
+		 * new head's deputy), from Wait to Wait. */
+		if
+		:: fresh || watch[me] != 0 -> fresh = false; goto rewatch
+		:: else -> goto sleep
+		fi;
 rewatch:
 		/* Behind a head: watch it (its pid from the kernel's table of
 		 * locks, a pidfd of it); the head may change or die between
@@ -215,8 +230,10 @@ rewatch:
 		:: watch[me] == 0 -> goto rewatch	/* none named as it looked, one now */
 		:: else
 		fi;
+sleep:
 		/* epoll_wait: the bell on the ready list with a byte in it
 		 * returns at once; else it sleeps, its list empty. */
+		skip;
 		d_step {
 			if
 			:: ready[me] && bytes > 0
@@ -228,11 +245,13 @@ sleeping:
 #ifndef M_NO_HEAD_WATCH
 		:: atomic { killed != 0 && watch[me] == killed ->
 			asleep[me] = false; watch[me] = 0 }
-			/* The head it watched died: lead if no one has. */
+			/* The head it watched died (or the process it watched,
+			 * a head no longer): lead if no one has; else sleep on,
+			 * watching no one (the new head rang for its deputy). */
 			if
 			:: atomic { head == 0 -> head = me; reg[me] = false; ready[me] = false; armed[me] = true } ->
 				goto deputy
-			:: else -> goto rewatch
+			:: else -> goto sleep
 			fi
 #endif
 		:: atomic { ready[me] && bytes == 0 -> ready[me] = false; asleep[me] = true } ->
@@ -259,8 +278,8 @@ sleeping:
 #endif
 		fi;
 deputy:
-		/* Led, not woken by a ring: ring once, so that the next
-		 * sleeper watches this head. */
+		/* Led, not on a ring: ring once, so that the next sleeper
+		 * (or the next to queue) wakes and watches this head. */
 		watch[me] = 0;
 #ifndef M_NO_DEPUTY_RING
 		ring();

@@ -116,9 +116,9 @@ func (q *queueWatch) lead() bool {
 // holder) until d passes, leading if the bell rings or the head dies and
 // there is no head then; it leads too when d has passed and there is no
 // head. It reports WakeChange once it leads, and then watches from that
-// moment only. A waiter that leads other than on a ring, and not at the
-// start of its first Wait, rings once: the next sleeper then watches the
-// new head (docs/protocol.md, "One waiter woken per release").
+// moment only. A waiter that leads other than on a ring rings once: the
+// next sleeper (or the next to queue) then watches the new head
+// (docs/protocol.md, "One waiter woken per release").
 func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error) {
 	q.led = false
 	if err := ctx.Err(); err != nil || d <= 0 {
@@ -127,12 +127,13 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 	if q.head != nil {
 		return q.head.Wait(ctx, pid, d)
 	}
-	later := q.waited
+	// The head is watched by a waiter that has just queued, and by one
+	// that a ring woke and that did not lead (the new head's deputy),
+	// from Wait to Wait.
+	watch := !q.waited || q.headFD >= 0
 	q.waited = true
 	if q.lead() {
-		if later {
-			q.ring()
-		}
+		q.ring()
 		return WakeChange, nil
 	}
 	deadline := time.Now().Add(d)
@@ -142,10 +143,11 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 	for armed := q.w.armed; ; armed = nil {
 		// Watch the head, which may have changed since the last look,
 		// or died, or left, in between.
-		if q.watchHead() {
+		if watch && q.watchHead() {
 			q.ring()
 			return WakeChange, nil
 		}
+		watch = false
 		if armed != nil {
 			armed()
 		}
@@ -176,8 +178,12 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 				if q.lead() {
 					return WakeChange, nil
 				}
+				watch = true
 			case q.headFD >= 0 && ev.Fd == int32(q.headFD):
-				// The head died: lead, unless another did first.
+				// The head died (or the process watched, a head no
+				// longer): lead, unless another did first; else sleep
+				// on, watching no one (a new head rings for its
+				// deputy).
 				q.deadPID = q.headPID
 				q.unwatchHead()
 				if q.lead() {
@@ -239,9 +245,19 @@ func (q *queueWatch) unwatchHead() {
 	q.headPID, q.headFD = 0, -1
 }
 
-// ring writes one byte into the bell: the first sleeper wakes. EAGAIN (a
-// full bell: rings enough for all) is no matter.
-func (q *queueWatch) ring() { unix.Write(q.fd, []byte{1}) }
+// ring writes one byte into the bell: the first sleeper wakes. A bell that
+// holds bellRoom bytes already (TIOCINQ, FIONREAD) is full, as a pipe is at
+// EAGAIN: rings enough for the pollers, and unread ones do not pile up.
+func (q *queueWatch) ring() {
+	if n, err := unix.IoctlGetInt(q.fd, unix.TIOCINQ); err == nil && n >= bellRoom {
+		return
+	}
+	unix.Write(q.fd, []byte{1})
+}
+
+// bellRoom is the bytes a bell holds before a ring writes no more (the
+// room docs/queue.pml gives it).
+const bellRoom = 3
 
 // Close leaves the queue. A head lets go of its flock(2) lock first and
 // then rings twice, so that the sleeper the first ring wakes finds no
