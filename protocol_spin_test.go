@@ -244,7 +244,7 @@ var queueRuns = []modelRun{
 	{"queue-3-older-waiter", []string{"-DOLDW"}, "", full},
 	{"queue-3-crash", []string{"-DCRASH", "-DTIMEOUTS"}, "", full},
 	{"queue-3-crash-unbounded", []string{"-DCRASH"}, "", full},
-	{"queue-3-crash-one-ring", []string{"-DCRASH", "-DM_ONE_RING"}, lostWakeup, large},
+	{"queue-3-crash-one-ring", []string{"-DCRASH", "-DM_ONE_RING"}, lostWakeup, full},
 	{"queue-3-ltl", []string{"-DLTL_LIVE"}, "", large},
 	{"queue-3-ltl-twice", []string{"-DLTL_LIVE", "-DROUNDS=2"}, "", full},
 	{"queue-3-ltl-older-waiter", []string{"-DLTL_LIVE", "-DOLDW"}, "", full},
