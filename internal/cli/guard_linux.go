@@ -94,6 +94,7 @@ func startGuard(w io.Writer) *guard {
 		}
 		g.launched <- err
 	}()
+	pauseAt("launching")
 	return g
 }
 

@@ -162,7 +162,9 @@ type heldLock interface {
 func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock heldLock, grace time.Duration, g *guard) int {
 	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	stop := startLossStop(lock, grace, sigs)
+	pauseAt("locked")
 	g = g.armed(stderr)
+	pauseAt("armed")
 	code, killedBy := supervise(cmd, sigs, stderr, g)
 	pgid := 0
 	if cmd.Process != nil {
