@@ -88,9 +88,9 @@ func startGuard(w io.Writer) *guard {
 	g := &guard{conn: ours, fd: fds[0], launched: make(chan error, 1)}
 	go func() {
 		defer theirs.Close()
-		err := launch(theirs, shellLauncher()...)
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			err = launch(theirs, "/proc/self/exe", guardArg, "launch")
+		err := launchByShell(theirs)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = launch(theirs, nil, "/proc/self/exe", guardArg, "launch")
 		}
 		g.launched <- err
 	}()
@@ -100,23 +100,32 @@ func startGuard(w io.Writer) *guard {
 
 // shellLaunch is the guard's launcher where the system has a shell: it
 // starts the guard in the background and exits, which a shell does at a
-// fraction of the cost of starting proclock twice. $0 is proclock's
-// executable, named through proclock's /proc entry, which stays valid
-// while proclock waits for the launcher (even if its file was replaced).
-const shellLaunch = `exec </dev/null >/dev/null 2>&1; "$0" ` + guardArg + ` watch &`
+// fraction of the cost of starting proclock twice. proclock's executable
+// is its descriptor 4, opened from /proc/self/exe (right in any pid
+// namespace, and even when the file was replaced since), which the
+// guard closes.
+const shellLaunch = `/proc/self/fd/4 ` + guardArg + ` watch 4 &`
 
-// shellLauncher is the command line of the shell launcher.
-func shellLauncher() []string {
-	return []string{shell, "-c", shellLaunch, "/proc/" + strconv.Itoa(os.Getpid()) + "/exe"}
+// launchByShell starts the guard through the shell launcher.
+func launchByShell(sock *os.File) error {
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	defer exe.Close()
+	return launch(sock, exe, shell, "-c", shellLaunch)
 }
 
 // launch runs a launcher of the guard that passes it sock as its
-// descriptor 3, and waits for the launcher's end.
-func launch(sock *os.File, argv ...string) error {
+// descriptor 3 (and exe, when not nil, as 4), and waits for its end.
+func launch(sock, exe *os.File, argv ...string) error {
 	launcher := exec.Command(argv[0], argv[1:]...)
 	launcher.Env = []string{}
 	launcher.Dir = "/" // the guard keeps no directory of the user busy
 	launcher.ExtraFiles = []*os.File{sock}
+	if exe != nil {
+		launcher.ExtraFiles = append(launcher.ExtraFiles, exe)
+	}
 	// A session of its own from the start: no signal of proclock's group
 	// or terminal ends it before it has started the guard.
 	launcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -200,15 +209,20 @@ func (g *guard) tiePidfd(attr *syscall.SysProcAttr) *int {
 }
 
 // guardMain is proclock as COMMAND's guard: "launch" starts the guard
-// detached and exits; "watch" is the guard. Its socket is descriptor 3.
+// detached and exits; "watch" is the guard ("watch 4" when the shell
+// launcher started it). Its socket is descriptor 3.
 func guardMain(args []string) int {
 	if len(args) == 1 && args[0] == "launch" {
 		return launchGuard()
 	}
-	if len(args) == 1 && args[0] == "watch" {
-		// A session of its own (when the shell launched it: it is in
-		// the launcher's).
+	if len(args) == 2 && args[0] == "watch" && args[1] == "4" {
+		// Started by the shell launcher: in the launcher's session, and
+		// with proclock's executable as its descriptor 4.
+		unix.Close(4)
 		_, _ = unix.Setsid()
+		args = args[:1]
+	}
+	if len(args) == 1 && args[0] == "watch" {
 		guardWatch(3)
 		return 0
 	}
