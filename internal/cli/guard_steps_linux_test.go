@@ -44,7 +44,9 @@ type buildError struct {
 	out string
 }
 
-func (e *buildError) Error() string { return "go build -tags proclockhooks: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "go build -tags proclockhooks: " + e.err.Error() + "\n" + e.out
+}
 
 // TestRunKilledAtEachStartStep: a `proclock run` SIGKILLed at each step of
 // its start-up (pauseEnv) leaves no process of its job beside the lock's
