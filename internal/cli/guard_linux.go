@@ -116,11 +116,16 @@ func launchByShell(sock *os.File) error {
 	return launch(sock, exe, shell, "-c", shellLaunch)
 }
 
+// guardEnv is the environment of the launcher and the guard: none of
+// the user's, and one processor for the Go runtime (it starts fewer
+// threads: the guard waits on one socket and needs no more).
+var guardEnv = []string{"GOMAXPROCS=1"}
+
 // launch runs a launcher of the guard that passes it sock as its
 // descriptor 3 (and exe, when not nil, as 4), and waits for its end.
 func launch(sock, exe *os.File, argv ...string) error {
 	launcher := exec.Command(argv[0], argv[1:]...)
-	launcher.Env = []string{}
+	launcher.Env = guardEnv
 	launcher.Dir = "/" // the guard keeps no directory of the user busy
 	launcher.ExtraFiles = []*os.File{sock}
 	if exe != nil {
@@ -233,7 +238,7 @@ func guardMain(args []string) int {
 // that the guard is reparented away from proclock.
 func launchGuard() int {
 	_, err := os.StartProcess("/proc/self/exe", []string{"proclock", guardArg, "watch"}, &os.ProcAttr{
-		Env:   []string{},
+		Env:   guardEnv,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, os.NewFile(3, "guard")},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
