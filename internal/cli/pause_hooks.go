@@ -1,4 +1,4 @@
-//go:build proclockhooks
+//go:build proclockhooks && linux
 
 package cli
 
