@@ -127,15 +127,19 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 		l *Lock
 	}
 	got := make(chan win, len(procs))
+	// The waiters end before herdDelay is put back (-race saw one read it
+	// as the test ended).
+	var waiters sync.WaitGroup
+	defer waiters.Wait()
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := func(i int) {
-		go func() {
+		waiters.Go(func() {
 			l, err := Acquire(waitCtx, plats[i], path, Options{Wait: true})
 			if err == nil {
 				got <- win{i, l}
 			}
-		}()
+		})
 	}
 	// drive moves time on in steps until cond holds.
 	drive := func(what string, step time.Duration, cond func() bool) {
