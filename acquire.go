@@ -128,7 +128,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err := t.mech.ready(); err != nil {
 		return nil, err
 	}
-	if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+	if err := t.refuseNetworkFS(p.FS); err != nil {
 		if !opts.AllowNetworkFS {
 			return nil, err
 		}
@@ -165,6 +165,10 @@ type lockTarget struct {
 	dir  string // the path's directory, as given
 	key  turnKey
 	mech mechanism
+	// netFS is the network filesystem dir is on ("" for none), when
+	// netKnown: told with the key's look at dir (lockfs.DirNetworkFS).
+	netFS    string
+	netKnown bool
 }
 
 // target checks p and path and makes the lock's turn key: the platform's
@@ -198,7 +202,15 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if !keyed {
 		return t, t.unkeyed(p)
 	}
-	dirID, err := p.FS.DirID(t.dir)
+	var dirID lockfs.FileID
+	var err error
+	if dn, ok := p.FS.(lockfs.DirNetworkFS); ok {
+		// One look for the key and the network filesystem's check.
+		dirID, t.netFS, err = dn.DirNetworkFS(t.dir)
+		t.netKnown = true
+	} else {
+		dirID, err = p.FS.DirID(t.dir)
+	}
 	if err != nil {
 		return lockTarget{}, err
 	}
