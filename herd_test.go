@@ -2,27 +2,32 @@ package proclock
 
 import (
 	"context"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // pidRecorder is a platform's Waker that remembers the pid each Wait
-// watched, last. While gate is set, a Wait begins only once it is closed.
+// watched, last, and whether that Wait was one between attempts (not one
+// of a first attempt's busy ticks and retries). While gate is set, a Wait
+// begins only once it is closed.
 type pidRecorder struct {
-	inner platform.Waker
-	mu    sync.Mutex
-	last  int
-	waits int
-	gate  chan struct{}
+	inner   platform.Waker
+	mu      sync.Mutex
+	last    int
+	between bool
+	waits   int
+	gate    chan struct{}
 }
 
 func (r *pidRecorder) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	between := betweenAttempts()
 	r.mu.Lock()
 	gate := r.gate
 	r.mu.Unlock()
@@ -30,15 +35,46 @@ func (r *pidRecorder) Wait(ctx context.Context, dir string, names []string, pid 
 		<-gate
 	}
 	r.mu.Lock()
-	r.last, r.waits = pid, r.waits+1
+	r.last, r.between, r.waits = pid, between, r.waits+1
 	r.mu.Unlock()
 	return r.inner.Wait(ctx, dir, names, pid, d)
+}
+
+// betweenAttempts reports whether the Wait that calls it was called by
+// attemptUntil itself (a wait between attempts, or a herd's moment), not
+// from within an attempt: the first frame of the calling stack that is
+// attemptUntil's, or the mechanisms', says which.
+func betweenAttempts() bool {
+	until := runtime.FuncForPC(reflect.ValueOf(attemptUntil).Pointer()).Name()
+	mod := strings.TrimSuffix(until, ".attemptUntil")
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == until || strings.HasPrefix(f.Function, until+"."):
+			return true
+		case strings.HasPrefix(f.Function, mod+"/sqlitelock."), strings.HasPrefix(f.Function, mod+"/stamplock."):
+			return false
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 func (r *pidRecorder) watching() (pid, waits int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.last, r.waits
+}
+
+// pastFirst reports whether the last Wait was one between attempts: the
+// waiter's first attempt is over.
+func (r *pidRecorder) pastFirst() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.between
 }
 
 // Three waiters of other processes, SQLite's, all wake when the holder
@@ -91,15 +127,19 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 		l *Lock
 	}
 	got := make(chan win, len(procs))
+	// The waiters end before herdDelay is put back (-race saw one read it
+	// as the test ended).
+	var waiters sync.WaitGroup
+	defer waiters.Wait()
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for i := range procs {
-		go func() {
+	start := func(i int) {
+		waiters.Go(func() {
 			l, err := Acquire(waitCtx, plats[i], path, Options{Wait: true})
 			if err == nil {
 				got <- win{i, l}
 			}
-		}()
+		})
 	}
 	// drive moves time on in steps until cond holds.
 	drive := func(what string, step time.Duration, cond func() bool) {
@@ -115,24 +155,34 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 			w.Advance(step)
 		}
 	}
-	// settled is whether every waiter in idx sleeps in a wait on pid.
+	// settled is whether every waiter in idx sleeps in a wait on pid,
+	// between attempts. Past their first attempts: a first attempt's busy
+	// ticks and short retries pause watching the holder as well
+	// (sqlitelock.BusyTimeout, then 3 retries 5-25 ms apart), and a
+	// waiter still in them when the holder lets go, should it lose, is no
+	// herd's: it attempts at the next release, without the herd's path
+	// this test is about. The clock does not tell: it moves for all, and
+	// a goroutine that lags (under -race, on a loaded machine) starts its
+	// first attempt when the others have taken it past any bound. So the
+	// waits are told apart by who calls them (betweenAttempts).
 	settled := func(pid int, idx ...int) bool {
 		for _, i := range idx {
-			if last, _ := recs[i].watching(); last != pid {
+			if last, _ := recs[i].watching(); last != pid || !recs[i].pastFirst() {
 				return false
 			}
 		}
 		return w.Sleepers() == len(idx)
 	}
-	// Settled past their first attempts too: a first attempt's busy
-	// ticks and short retries pause watching the holder as well
-	// (sqlitelock.BusyTimeout, then 3 retries 5-25 ms apart), and a
-	// waiter still in them when the holder lets go takes the lock without
-	// the herd's path this test is about.
-	firstDone := w.Now().Add(sqlitelock.BusyTimeout + 100*time.Millisecond)
-	drive("settling", 30*time.Millisecond, func() bool {
-		return !w.Now().Before(firstDone) && settled(holder.PID(), 0, 1, 2)
-	})
+	// Waiter 2 lags, as such a goroutine does: it starts once the others
+	// have settled, and the clock has gone on past their first attempts.
+	start(0)
+	start(1)
+	drive("settling", 30*time.Millisecond, func() bool { return settled(holder.PID(), 0, 1) })
+	start(2)
+	if err := w.WaitSleepers(ctx, 3); err != nil { // in its first attempt
+		t.Fatal(err)
+	}
+	drive("settling", 30*time.Millisecond, func() bool { return settled(holder.PID(), 0, 1, 2) })
 
 	// The first release: all attempt; one wins.
 	if err := first.Release(); err != nil {

@@ -3,7 +3,6 @@ package proclock_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -23,12 +22,6 @@ func TestCrashLeftoversRemovedOnceWriterDead(t *testing.T) {
 	ctx := context.Background()
 	for _, file := range []bool{false, true} {
 		t.Run(fmt.Sprintf("file mechanism %v", file), func(t *testing.T) {
-			if runtime.GOOS == "windows" {
-				// Open: built on windows, the leftovers stay (seen under
-				// wine, both cases, every run); why the sweep does not
-				// run there is not found yet.
-				t.Skip("windows: the sweep of a dead writer's leftovers is not seen to run; cause not found, see this comment")
-			}
 			w := fake.New()
 			dead, live := w.Spawn(), w.Spawn()
 			record := func(p *fake.Process) []byte {

@@ -25,6 +25,7 @@ func (a *actor) OpenDir(dir string) (lockfs.Dir, error) {
 		return nil, s.fail(ErrKilled)
 	}
 	w, err := a.m.existing(a, dir, true)
+	a.seen()
 	if err == nil && !w.node.isDir() {
 		err = syscall.ENOTDIR
 	}
@@ -55,6 +56,7 @@ func (d *dirHandle) at(base string) (where, error) {
 	case !d.a.may(d.node, permX):
 		return where{}, syscall.EACCES
 	}
+	d.a.looked(d.node, base)
 	return where{dir: d.node, base: base, node: d.node.entries[base]}, nil
 }
 

@@ -132,7 +132,7 @@ func (m *memfs) release(d *description) {
 	}
 	d.closed = true
 	delete(m.open, d)
-	delete(d.node.locks, d) // an SQLite lock goes with its file
+	dropLock(d.node, d) // an SQLite lock goes with its file
 	d.node.opens--
 	m.forgetIfGone(d.node)
 }
@@ -191,6 +191,9 @@ func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed
+		}
+		if op == OpLock && f.by.proc != nil {
+			defer f.by.proc.sawLocks(f.node, f.description)
 		}
 		return body()
 	})

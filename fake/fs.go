@@ -20,6 +20,9 @@ type actor struct {
 	m    *memfs
 	proc *Process
 	pid  int // proc's, as hooks see it; 0 for the world
+	// pending is the names the operation under way resolved, for its
+	// end to record as seen (look.go); guarded by m.mu.
+	pending []lookKey
 }
 
 var _ lockfs.FS = (*actor)(nil)
@@ -97,6 +100,7 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 		if a.dead() {
 			return zero, ErrKilled
 		}
+		defer a.seen()
 		return body()
 	}()
 	err = s.fail(err)

@@ -44,6 +44,9 @@ type inode struct {
 	// locks is the SQLite lock table of the inode: the level of each open
 	// file (its description) that holds a lock on it (vfs.go).
 	locks map[*description]sqlfile.Level
+	// emptied counts the times locks became empty: everyone let go
+	// (look.go).
+	emptied uint64
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }
@@ -148,6 +151,7 @@ walk:
 				continue walk
 			}
 			if last {
+				a.looked(cur, part)
 				w := where{dir: cur, dirPath: curPath, base: part, node: child, viaLink: viaLink}
 				if slash && child != nil && !child.isDir() {
 					return w, syscall.ENOTDIR

@@ -37,6 +37,12 @@ type Process struct {
 
 	watches map[*changeWatch]struct{} // WatchChanges's, ended when it dies
 
+	// What the process last saw (look.go), guarded by the world's
+	// memfs.mu: what each name it looked at named, and the files whose
+	// lock table it found held by another, with the table's emptied.
+	lookNames map[lookKey]*inode
+	lookLocks map[*inode]uint64
+
 	sqliteOnce sync.Once
 	sqliteVal  *processSQLite
 }

@@ -143,7 +143,7 @@ func (f *file) locking(body func(have, strongest sqlfile.Level, others int) erro
 func (f *file) setLevel(level sqlfile.Level) {
 	n := f.node
 	if level == sqlfile.None {
-		delete(n.locks, f.description)
+		dropLock(n, f.description)
 		return
 	}
 	if n.locks == nil {

@@ -16,7 +16,18 @@ import (
 // was not there when the wait began is not watched. The first name's file,
 // when SQLite's locks were on it as the wait began, ends the wait too once
 // nobody locks it: natively the waiter's next try finds it free at once,
-// which on a frozen clock would never come. On a running clock
+// which on a frozen clock would never come. For that reason too, a wait
+// that begins after such a change that the process did not see ends at
+// once, reporting WakeChange: a watched name that no longer names what the
+// process last saw there, or the first name's file, found locked by
+// another at the process's last look at its locks, let go by everyone
+// since (look.go). The change came between the waiter's last look and its
+// wait (a SQLite holder's release, in two steps, makes it come by itself:
+// the mark's removal wakes the waiter, whose try finds SQLite's lock still
+// held, and whose next wait begins after the holder let go of it). A wait
+// that ends with WakeChange counts the names as seen, and what the process
+// saw of the first name's lock table as old news, for its next try to look
+// again. On a running clock
 // time moves on by d at once, as a sleep does; on a frozen one the wait
 // counts as a sleeper until it ends. A change staged by SwapInode or
 // ReuseInode, which no hook sees, does not end it.
@@ -47,8 +58,12 @@ func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid
 	// wait sleep, any change it makes is seen, and once the change is
 	// made, WaitSleepers no longer counts this wait.
 	s := newSleeper()
-	w := u.watchNames(dir, names, func() { u.clock.end(s) })
+	w := u.watchNames(p, dir, names, func() { u.clock.end(s) })
 	defer w.stop()
+	if w.missed {
+		w.seen()
+		return platform.WakeChange, nil
+	}
 	err := u.clock.sleep(ctx, d, s, p.died, exited)
 	// When several came together, the most telling wins.
 	switch {
@@ -59,6 +74,7 @@ func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid
 	case closed(exited):
 		return platform.WakeExit, nil
 	case closed(w.changed):
+		w.seen()
 		return platform.WakeChange, nil
 	}
 	return platform.WakeTimeout, nil
@@ -91,12 +107,17 @@ type nameWatch struct {
 	// locked is the file at the first name, when SQLite's lock table
 	// held it as the watch began: the table's emptying ends the wait too.
 	locked *inode
+	// missed: a change the process did not see came before the watch
+	// began (Process.missed); set once, as it begins.
+	missed bool
+	proc   *Process
 }
 
 // watchNames starts watching names in dir (its symlinks resolved, so any
-// path to it is seen); onChange runs in the goroutine that makes one go.
-func (u *universe) watchNames(dir string, names []string, onChange func()) *nameWatch {
-	w := &nameWatch{m: u.fs, names: slices.Clone(names), changed: make(chan struct{}), onChange: onChange}
+// path to it is seen) for p; onChange runs in the goroutine that makes one
+// go.
+func (u *universe) watchNames(p *Process, dir string, names []string, onChange func()) *nameWatch {
+	w := &nameWatch{m: u.fs, names: slices.Clone(names), changed: make(chan struct{}), onChange: onChange, proc: p}
 	w.remove = u.hooks.add(&hook{op: OpAny, when: After, fn: w.look})
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
@@ -109,8 +130,19 @@ func (u *universe) watchNames(dir string, names []string, onChange func()) *name
 		if len(w.names) > 0 && w.was[0] != nil && len(w.was[0].locks) > 0 {
 			w.locked = w.was[0]
 		}
+		w.missed = p.missed(w.dir, w.names)
 	}
 	return w
+}
+
+// seen records that the wait told its process of a change (Process.told):
+// what it told of is no longer missed.
+func (w *nameWatch) seen() {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	if w.dir != nil {
+		w.proc.told(w.dir, w.names)
+	}
 }
 
 // gone reports whether a name that was there when the watch began is not

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -27,6 +29,11 @@ import (
 //     proclock, so proclock's wait for the job's processes does not wait
 //     for it, and no signal of the terminal or of proclock's group
 //     reaches it;
+//   - started while proclock takes the lock, so that its start costs
+//     `run` as little time as it can: before COMMAND starts, proclock
+//     waits for the launcher's exit (the guard then runs, reparented
+//     away from proclock), not for any word of the guard: the guard reads
+//     whatever proclock sent before it died (startGuard, armed);
 //   - it holds one end of a socket pair whose other end only proclock
 //     holds (close-on-exec: COMMAND does not inherit it); proclock sends
 //     it a pidfd of COMMAND, taken when COMMAND was created (clone3), and
@@ -56,11 +63,15 @@ type guard struct {
 	conn *os.File // in the runtime's poller: a read waits for the guard's end
 	fd   int
 	done atomic.Bool
+	// launched gets the launcher's end: nil once it has started the
+	// guard, which holds the socket's other end.
+	launched chan error
 }
 
-// startGuard starts COMMAND's guard. A guard that cannot be started is
-// told on w and run goes on without it: COMMAND still dies of its
-// parent-death signal.
+// startGuard starts COMMAND's guard, and returns at once: the launcher
+// starts while proclock takes the lock, and armed waits for it before
+// COMMAND starts. A guard that cannot be started is told on w and run
+// goes on without it: COMMAND still dies of its parent-death signal.
 func startGuard(w io.Writer) *guard {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -74,17 +85,75 @@ func startGuard(w io.Writer) *guard {
 		return nil
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "guard"), os.NewFile(uintptr(fds[1]), "guard")
-	defer theirs.Close()
-	launcher := exec.Command("/proc/self/exe", guardArg, "launch")
-	launcher.Env = []string{}
+	g := &guard{conn: ours, fd: fds[0], launched: make(chan error, 1)}
+	go func() {
+		defer theirs.Close()
+		err := launchByShell(theirs)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = launch(theirs, nil, "/proc/self/exe", guardArg, "launch")
+		}
+		g.launched <- err
+	}()
+	pauseAt("launching")
+	return g
+}
+
+// shellLaunch is the guard's launcher where the system has a shell: it
+// starts the guard in the background and exits, which a shell does at a
+// fraction of the cost of starting proclock twice. proclock's executable
+// is its descriptor 4, opened from /proc/self/exe (right in any pid
+// namespace, and even when the file was replaced since), which the
+// guard closes.
+const shellLaunch = `/proc/self/fd/4 ` + guardArg + ` watch 4 &`
+
+// launchByShell starts the guard through the shell launcher.
+func launchByShell(sock *os.File) error {
+	exe, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	defer exe.Close()
+	return launch(sock, exe, shell, "-c", shellLaunch)
+}
+
+// guardEnv is the environment of the launcher and the guard: none of
+// the user's, and one processor for the Go runtime (it starts fewer
+// threads: the guard waits on one socket and needs no more).
+var guardEnv = []string{"GOMAXPROCS=1"}
+
+// launch runs a launcher of the guard that passes it sock as its
+// descriptor 3 (and exe, when not nil, as 4), and waits for its end.
+func launch(sock, exe *os.File, argv ...string) error {
+	launcher := exec.Command(argv[0], argv[1:]...)
+	launcher.Env = guardEnv
 	launcher.Dir = "/" // the guard keeps no directory of the user busy
-	launcher.ExtraFiles = []*os.File{theirs}
-	if err := launcher.Run(); err != nil {
-		ours.Close()
+	launcher.ExtraFiles = []*os.File{sock}
+	if exe != nil {
+		launcher.ExtraFiles = append(launcher.ExtraFiles, exe)
+	}
+	// A session of its own from the start: no signal of proclock's group
+	// or terminal ends it before it has started the guard.
+	launcher.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return launcher.Run()
+}
+
+// armed waits until the guard's launcher has started the guard and
+// exited, and returns g, or nil (told on w) when it could not. It must
+// return before proclock becomes the subreaper of COMMAND's processes:
+// the guard, orphaned by the launcher's exit, then goes to init, not to
+// proclock, whose wait for the job's last process would wait for it.
+// No readiness of the guard is waited for: whatever proclock sends is
+// read by the guard, even should proclock be killed first.
+func (g *guard) armed(w io.Writer) *guard {
+	if g == nil {
+		return nil
+	}
+	if err := <-g.launched; err != nil {
+		g.done.Store(true)
+		g.conn.Close()
 		guardWarning(w, err)
 		return nil
 	}
-	g := &guard{conn: ours, fd: fds[0]}
 	go g.awaitEnd(w)
 	return g
 }
@@ -124,7 +193,8 @@ func (g *guard) watch(pid, pidfd int, w io.Writer) {
 	}
 }
 
-// dismiss tells the guard the job is over: it exits without killing.
+// dismiss tells the guard the job is over (or never began): it exits
+// without killing.
 func (g *guard) dismiss() {
 	if g == nil || g.done.Swap(true) {
 		return
@@ -144,10 +214,18 @@ func (g *guard) tiePidfd(attr *syscall.SysProcAttr) *int {
 }
 
 // guardMain is proclock as COMMAND's guard: "launch" starts the guard
-// detached and exits; "watch" is the guard. Its socket is descriptor 3.
+// detached and exits; "watch" is the guard ("watch 4" when the shell
+// launcher started it). Its socket is descriptor 3.
 func guardMain(args []string) int {
 	if len(args) == 1 && args[0] == "launch" {
 		return launchGuard()
+	}
+	if len(args) == 2 && args[0] == "watch" && args[1] == "4" {
+		// Started by the shell launcher: in the launcher's session, and
+		// with proclock's executable as its descriptor 4.
+		unix.Close(4)
+		_, _ = unix.Setsid()
+		args = args[:1]
 	}
 	if len(args) == 1 && args[0] == "watch" {
 		guardWatch(3)
@@ -160,7 +238,7 @@ func guardMain(args []string) int {
 // that the guard is reparented away from proclock.
 func launchGuard() int {
 	_, err := os.StartProcess("/proc/self/exe", []string{"proclock", guardArg, "watch"}, &os.ProcAttr{
-		Env:   []string{},
+		Env:   guardEnv,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, os.NewFile(3, "guard")},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})

@@ -18,6 +18,9 @@ type guard struct{}
 // startGuard: there is no guard here.
 func startGuard(io.Writer) *guard { return nil }
 
+// armed: there is no guard here.
+func (*guard) armed(io.Writer) *guard { return nil }
+
 // dismiss: there is no guard here.
 func (*guard) dismiss() {}
 

@@ -418,6 +418,8 @@ func runMain(args []string, std streams) int {
 	sigs := catchRelayed()
 	defer signal.Stop(sigs)
 
+	g := startGuard(std.err) // while the lock is taken
+	defer g.dismiss()        // for the returns without COMMAND
 	lock, sig, err := acquire(p, o, sigs, std.err)
 	switch {
 	case sig != nil:
@@ -450,7 +452,7 @@ func runMain(args []string, std streams) int {
 		complain(std.err, err)
 		return exitUsage
 	}
-	return holdWhileRunning(cmd, sigs, std.err, o.path, hostLoss{lock}, x.graceOr(defaultGrace))
+	return holdWhileRunning(cmd, sigs, std.err, o.path, hostLoss{lock}, x.graceOr(defaultGrace), g)
 }
 
 // catch sends the signals of list to sigs, except those proclock was

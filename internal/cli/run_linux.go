@@ -37,7 +37,9 @@ func startTied(cmd *exec.Cmd, g *guard, w io.Writer) (<-chan childEvent, error) 
 			started <- err
 			return
 		}
+		pauseAt("started")
 		g.watch(cmd.Process.Pid, *pidfd, w)
+		pauseAt("watched")
 		if *pidfd >= 0 {
 			syscall.Close(*pidfd)
 		}

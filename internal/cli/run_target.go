@@ -85,6 +85,8 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 	sigs := catchRelayed()
 	defer signal.Stop(sigs)
 
+	g := startGuard(std.err) // while the lock is taken
+	defer g.dismiss()        // for the returns without COMMAND
 	held, sig, err := acquireTarget(t, o, sigs, std.err)
 	switch {
 	case sig != nil:
@@ -114,7 +116,7 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 	// Set last: os/exec keeps the last of duplicates, so a nested run's
 	// values win over the ones it inherits.
 	cmd.Env = append(os.Environ(), held.Env()...)
-	return holdWhileRunning(cmd, sigs, std.err, o.path, held, grace)
+	return holdWhileRunning(cmd, sigs, std.err, o.path, held, grace, g)
 }
 
 // commandOf is COMMAND, ready to start with std's streams, or nil and
@@ -154,11 +156,15 @@ type heldLock interface {
 // the lock is held: it runs COMMAND with the loss stop watching lock,
 // releases the lock, and returns run's exit code: exitLost when COMMAND
 // was stopped for the lock's loss, else COMMAND's own (dying of the
-// signal that killed COMMAND, as COMMAND did).
-func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock heldLock, grace time.Duration) int {
+// signal that killed COMMAND, as COMMAND did). g is COMMAND's guard,
+// started before the lock was taken (startGuard): COMMAND starts only
+// once it is armed.
+func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock heldLock, grace time.Duration, g *guard) int {
 	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	stop := startLossStop(lock, grace, sigs)
-	g := startGuard(stderr)
+	pauseAt("locked")
+	g = g.armed(stderr)
+	pauseAt("armed")
 	code, killedBy := supervise(cmd, sigs, stderr, g)
 	pgid := 0
 	if cmd.Process != nil {

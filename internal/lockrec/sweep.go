@@ -27,8 +27,15 @@ import (
 // unjudgeable holder's record, a user's bytes), or is no regular file, or
 // has a name that is none of these, is never touched. Failures are
 // ignored: a leftover keeps no one out, and the next sweep tries again.
+//
+// A leftover's name is formed as its writer formed it (Sidecar): the
+// directory part of path as path spells it, then the name listed. Joined
+// with filepath.Join instead, "/tmp/app.lock" on windows (where "/" is a
+// separator too, and a common one in Go programs) would list
+// "\tmp\app.lock.new-..." and match no owner, and no leftover would go.
 func Sweep(p *platform.Platform, here *platform.Identity, path string) {
 	dir := filepath.Dir(path)
+	prefix, _ := filepath.Split(path)
 	d, err := p.FS.OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return
@@ -41,7 +48,7 @@ func Sweep(p *platform.Platform, here *platform.Identity, path string) {
 	d.Close()
 	owners := sweepOwners(path)
 	for _, name := range names {
-		full := filepath.Join(dir, name)
+		full := prefix + name
 		if !leftoverName(full, owners) {
 			continue
 		}
