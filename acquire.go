@@ -63,6 +63,9 @@ type Lock struct {
 	p     *platform.Platform
 	check checker
 	loss  atomic.Pointer[lossWatch]
+	// waitDone, when not nil, is closed once the wait that acquired
+	// the lock is torn down (attemptUntil); Release waits for it.
+	waitDone chan struct{}
 
 	mu       sync.Mutex
 	left     bool // the turn is given up
@@ -87,6 +90,9 @@ func (l *Lock) Mechanism() Mechanism { return l.mech }
 // (docs/design.md, "Waiting"): to other processes it stays held. Its error
 // is an *Error, as Acquire's are.
 func (l *Lock) Release() error {
+	if l.waitDone != nil {
+		<-l.waitDone
+	}
 	if err := turns.release(l); err != nil {
 		return pathError("release", l.path, err)
 	}
@@ -128,7 +134,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err := t.mech.ready(); err != nil {
 		return nil, err
 	}
-	if err := refuseNetworkFS(p.FS, t.dir); err != nil {
+	if err := t.refuseNetworkFS(p.FS); err != nil {
 		if !opts.AllowNetworkFS {
 			return nil, err
 		}
@@ -165,6 +171,10 @@ type lockTarget struct {
 	dir  string // the path's directory, as given
 	key  turnKey
 	mech mechanism
+	// netFS is the network filesystem dir is on ("" for none), when
+	// netKnown: told with the key's look at dir (lockfs.DirNetworkFS).
+	netFS    string
+	netKnown bool
 }
 
 // target checks p and path and makes the lock's turn key: the platform's
@@ -198,7 +208,15 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if !keyed {
 		return t, t.unkeyed(p)
 	}
-	dirID, err := p.FS.DirID(t.dir)
+	var dirID lockfs.FileID
+	var err error
+	if dn, ok := p.FS.(lockfs.DirNetworkFS); ok {
+		// One look for the key and the network filesystem's check.
+		dirID, t.netFS, err = dn.DirNetworkFS(t.dir)
+		t.netKnown = true
+	} else {
+		dirID, err = p.FS.DirID(t.dir)
+	}
 	if err != nil {
 		return lockTarget{}, err
 	}

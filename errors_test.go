@@ -3,7 +3,12 @@ package proclock_test
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +109,70 @@ func TestCancelledWaitMatchesBoth(t *testing.T) {
 	held, isHeld := errors.AsType[*proclock.HeldError](err)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, proclock.ErrHeld) || !isHeld || held.Holder == nil || held.Holder.PID != holder.PID() {
 		t.Errorf("Acquire, its wait cancelled = %v; want it to match context.Canceled, ErrHeld and *HeldError naming pid %d", err, holder.PID())
+	}
+}
+
+// TestWaitAndDropDocs holds the docs to what TestCancelledWaitMatchesBoth
+// and TestDroppedLockStaysHeldFake show. Acquire's doc says a wait that
+// ctx ended matches ctx.Err() and *HeldError both, and to test ctx.Err()
+// first. Each README snippet that waits tests ctx before *HeldError, so
+// that a shutdown does not read as "already running". Lock's and
+// Acquire's docs say that a dropped *Lock stays held.
+func TestWaitAndDropDocs(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	names, err := fs.Glob(os.DirFS("."), "*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	pkg, err := doc.NewFromFiles(fset, files, "github.com/proclock/proclock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]string{}
+	for _, typ := range pkg.Types {
+		docs[typ.Name] = typ.Doc
+		for _, f := range typ.Funcs { // Acquire is listed as Lock's constructor
+			docs[f.Name] = f.Doc
+		}
+	}
+	for _, c := range []struct{ name, says string }{
+		{"Acquire", "returns an error matching ctx.Err(). That error matches ErrHeld and *HeldError too"},
+		{"Acquire", "test ctx.Err() (or errors.Is(err, context.Canceled)) before errors.AsType[*HeldError]"},
+		{"Acquire", "The lock stays held until Release or the process's exit, even when the *Lock is dropped"},
+		{"Lock", "A Lock that is dropped without Release stays held for the rest of the process's life"},
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(docs[c.name]), " "), c.says) {
+			t.Errorf("go doc proclock.%s does not say %q", c.name, c.says)
+		}
+	}
+
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	for _, block := range goBlocks(string(readme)) {
+		held := strings.Index(block, "errors.AsType[*proclock.HeldError]")
+		if !strings.Contains(block, "Wait: true") || held < 0 {
+			continue
+		}
+		waits++
+		if ctx := strings.Index(block, "ctx.Err()"); ctx < 0 || ctx > held {
+			t.Errorf("README's waiting snippet tests *HeldError before ctx.Err(): a shutdown reads as already running\n%s", block)
+		}
+	}
+	if waits == 0 {
+		t.Error("README has no snippet that waits (Options{Wait: true}) and tests *HeldError; want one, ctx.Err() tested first")
 	}
 }

@@ -6,16 +6,23 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// refuseNetworkFS fails with ErrNetworkFS when fsys says dir is on a network
-// filesystem. An FS that cannot tell, or fails to, is let through: the
-// check protects against a known hazard and must not lock anyone out.
-func refuseNetworkFS(fsys lockfs.FS, dir string) error {
-	n, ok := fsys.(lockfs.NetworkFS)
-	if !ok {
-		return nil
+// refuseNetworkFS fails with ErrNetworkFS when fsys says t's directory is
+// on a network filesystem (as told with t's key, when it was). An FS that
+// cannot tell, or fails to, is let through: the check protects against a
+// known hazard and must not lock anyone out.
+func (t *lockTarget) refuseNetworkFS(fsys lockfs.FS) error {
+	kind := t.netFS
+	if !t.netKnown {
+		n, ok := fsys.(lockfs.NetworkFS)
+		if !ok {
+			return nil
+		}
+		var err error
+		if kind, err = n.NetworkFS(t.dir); err != nil {
+			return nil
+		}
 	}
-	kind, err := n.NetworkFS(dir)
-	if err != nil || kind == "" {
+	if kind == "" {
 		return nil
 	}
 	return &networkFSError{kind: kind}

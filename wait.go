@@ -58,7 +58,12 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 	} else {
 		ctx, stop = p.Watching(ctx)
 	}
-	defer stop()
+	waited := false // a pause of this loop's: the watch it set up, the queue it joined
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	_, kept := p.Wake.(platform.Watcher)
 	var names []string // lockrec.Watched(t.path), once there is a wait
 	step := backoffFirst
@@ -71,6 +76,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		if kept && pid > 0 {
 			d = jitter(backoffWatched)
 		}
+		waited = true
 		woke, err = p.Pause(ctx, t.dir, names, pid, d)
 		if err != nil {
 			return false, fmt.Errorf("%w while waiting: %w", err, held)
@@ -94,6 +100,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		look := !first && (led || (behind && !woke))
 		if (woke && herd) || look {
 			if !look {
+				waited = true
 				if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
 					return nil, fmt.Errorf("%w while waiting: %w", err, held)
 				}
@@ -114,6 +121,19 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 				// Obtained after the caller gave up: not theirs to hold.
 				l.release()
 				return nil, cerr
+			}
+			if waited {
+				// The wait's teardown (its watch closed, the queue left,
+				// the next waiter rung) keeps no one out and is no part
+				// of holding: it goes on beside the new holder's return,
+				// and Release waits for it, so nothing of the wait
+				// outlives the lock.
+				l.waitDone = make(chan struct{})
+				go func(stop func()) {
+					defer close(l.waitDone)
+					stop()
+				}(stop)
+				stop = nil
 			}
 			return l, nil
 		}

@@ -26,8 +26,8 @@ type File interface {
 }
 
 // FS is the filesystem a lock reaches the world through: the operations
-// locks perform, and nothing else. Optional powers (NetworkFS, PathLimits,
-// Flocker) are found by type assertion.
+// locks perform, and nothing else. Optional powers (NetworkFS, DirNetworkFS,
+// PathLimits, Flocker) are found by type assertion.
 //
 // Names are paths as the host spells them. Methods report failures as
 // *fs.PathError (*os.LinkError for Rename and Link) wrapping the system's
@@ -185,3 +185,13 @@ func Exhausted(err error) bool {
 // ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
 // path that is not a directory; it is the system's ENOTDIR.
 var ErrNotDir error = syscall.ENOTDIR
+
+// DirNetworkFS is an optional power of an FS: DirID and NetworkFS of one
+// directory in one look, where the system names the mount a directory is
+// on (linux: statx's unique mount id, whose filesystem is asked once and
+// remembered, since a mount's filesystem never changes).
+type DirNetworkFS interface {
+	// DirNetworkFS returns what DirID returns, and the network
+	// filesystem's type as NetworkFS does ("" when it cannot tell).
+	DirNetworkFS(dir string) (FileID, string, error)
+}

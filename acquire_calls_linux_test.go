@@ -1,0 +1,59 @@
+package proclock_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/lockfs"
+)
+
+// netCountingFS is countingFS with the OS's network-filesystem powers,
+// counted too, and its kept directories (lockfs.DirOpener), so that
+// Acquire keeps the directory as on the OS's FS.
+type netCountingFS struct{ *countingFS }
+
+func (c netCountingFS) OpenDir(dir string) (lockfs.Dir, error) {
+	return lockfs.OS().(lockfs.DirOpener).OpenDir(dir)
+}
+
+func (c netCountingFS) NetworkFS(dir string) (string, error) {
+	c.count("NetworkFS", dir)
+	return lockfs.OS().(lockfs.NetworkFS).NetworkFS(dir)
+}
+
+func (c netCountingFS) DirNetworkFS(dir string) (lockfs.FileID, string, error) {
+	c.count("DirNetworkFS", dir)
+	return lockfs.OS().(lockfs.DirNetworkFS).DirNetworkFS(dir)
+}
+
+// An Acquire looks at the lock's directory once for
+// its turn key and the network-filesystem check together
+// (lockfs.DirNetworkFS: one statx, the mount's filesystem remembered),
+// not a DirID and then a NetworkFS (a stat and a statfs: one system call
+// more on every acquisition). The file mechanism's: a wrapper of the OS's
+// FS would have to forward the byte-range locks for SQLite's, and the
+// directory's look is the root's, the same for both.
+func TestAcquireLooksAtDirectoryOnce(t *testing.T) {
+	for _, mech := range []proclock.Mechanism{proclock.MechanismFile} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "app.lock")
+		fsys := netCountingFS{newCountingFS()}
+		p := nativePlatform(mech)
+		p.FS = fsys
+		l, err := proclock.Acquire(context.Background(), p, path, proclock.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", mech, err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatalf("%s: %v", mech, err)
+		}
+		got := fsys.snapshot()
+		base := filepath.Base(dir)
+		if got["DirNetworkFS "+base] != 1 || got["DirID "+base] != 0 || got["NetworkFS "+base] != 0 {
+			t.Errorf("%s: Acquire+Release looked at its directory %d times by DirNetworkFS, %d by DirID, %d by NetworkFS; want 1, 0, 0",
+				mech, got["DirNetworkFS "+base], got["DirID "+base], got["NetworkFS "+base])
+		}
+	}
+}
