@@ -197,56 +197,92 @@ func TestFrozenWaitEndsAtOnceFake(t *testing.T) {
 		for _, advances := range []int{0, 1, 2, 5} { // 0, 1, 2: inside SQLite's first attempt
 			for _, end := range []string{"killed", "released"} {
 				t.Run(fmt.Sprintf("%s/%d/%s", mech, advances, end), func(t *testing.T) {
-					w := fake.New()
-					holder, waiter := w.Spawn(), w.Spawn()
-					hp, wp := holder.Platform(), waiter.Platform()
-					if mech == proclock.MechanismFile {
-						hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
-					}
-					const path = "/tmp/app.lock"
-					l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					w.Freeze()
-					res := make(chan error, 1)
-					go func() {
-						got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
-						if err == nil {
-							err = got.Release()
-						}
-						res <- err
-					}()
-					ctx := guardCtx(t)
+					f := startFrozenWaiter(t, mech, nil)
 					for i := 0; ; i++ {
-						if err := w.WaitSleepers(ctx, 1); err != nil {
+						if err := f.w.WaitSleepers(f.ctx, 1); err != nil {
 							t.Fatal(err)
 						}
 						if i == advances {
 							break
 						}
-						w.Advance(100 * time.Millisecond)
+						f.w.Advance(100 * time.Millisecond)
 					}
-					start := w.Now()
-					if end == "killed" {
-						holder.Kill()
-					} else if err := l.Release(); err != nil {
+					start := f.w.Now()
+					if err := f.letGo(end); err != nil {
 						t.Fatal(err)
 					}
-					select {
-					case err := <-res:
-						if err != nil {
-							t.Fatalf("waiter: %v", err)
-						}
-					case <-ctx.Done():
-						t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: it waits for time to move", w.Sleepers())
-					}
-					if moved := w.Now().Sub(start); moved != 0 {
-						t.Errorf("the clock moved %v", moved)
-					}
+					f.taken(t, start, "it waits for time to move")
 				})
 			}
 		}
+	}
+}
+
+// frozenWaiter is the staging of the frozen-wait tests: a holder of the
+// lock, the world's clock frozen, and a waiter's Acquire with Wait
+// running (its end on res).
+type frozenWaiter struct {
+	w      *fake.World
+	holder *fake.Process
+	l      *proclock.Lock
+	res    chan error
+	ctx    context.Context
+}
+
+// startFrozenWaiter stages a frozenWaiter on mech; wake, when not nil,
+// wraps the waiter's Waker.
+func startFrozenWaiter(t *testing.T, mech proclock.Mechanism, wake func(platform.Waker) platform.Waker) *frozenWaiter {
+	t.Helper()
+	w := fake.New()
+	holder, waiter := w.Spawn(), w.Spawn()
+	hp, wp := holder.Platform(), waiter.Platform()
+	if mech == proclock.MechanismFile {
+		hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
+	}
+	if wake != nil {
+		wp.Wake = wake(wp.Wake)
+	}
+	const path = "/tmp/app.lock"
+	l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Freeze()
+	res := make(chan error, 1)
+	go func() {
+		got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
+		if err == nil {
+			err = got.Release()
+		}
+		res <- err
+	}()
+	return &frozenWaiter{w: w, holder: holder, l: l, res: res, ctx: guardCtx(t)}
+}
+
+// letGo ends the holder's hold: "killed" kills it, else it releases.
+func (f *frozenWaiter) letGo(end string) error {
+	if end == "killed" {
+		f.holder.Kill()
+		return nil
+	}
+	return f.l.Release()
+}
+
+// taken fails t unless the waiter takes the lock (and releases it) with
+// the clock where it was at start; why says what a waiter still waiting
+// waits for.
+func (f *frozenWaiter) taken(t *testing.T, start time.Time, why string) {
+	t.Helper()
+	select {
+	case err := <-f.res:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-f.ctx.Done():
+		t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: %s", f.w.Sleepers(), why)
+	}
+	if moved := f.w.Now().Sub(start); moved != 0 {
+		t.Errorf("the clock moved %v", moved)
 	}
 }
 
@@ -294,61 +330,25 @@ func TestFrozenWaitLetGoBeforeItBeginsFake(t *testing.T) {
 		for _, advances := range []int{0, 1, 2, 5} { // 0, 1, 2: inside SQLite's first attempt
 			for _, end := range []string{"killed", "released"} {
 				t.Run(fmt.Sprintf("%s/%d/%s", mech, advances, end), func(t *testing.T) {
-					w := fake.New()
-					holder, waiter := w.Spawn(), w.Spawn()
-					hp, wp := holder.Platform(), waiter.Platform()
-					if mech == proclock.MechanismFile {
-						hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
-					}
-					armed := &beforeWait{inner: wp.Wake}
-					wp.Wake = armed
-					const path = "/tmp/app.lock"
-					l, err := proclock.Acquire(context.Background(), hp, path, proclock.Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					w.Freeze()
-					res := make(chan error, 1)
-					go func() {
-						got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
-						if err == nil {
-							err = got.Release()
-						}
-						res <- err
-					}()
-					ctx := guardCtx(t)
+					var armed *beforeWait
+					f := startFrozenWaiter(t, mech, func(inner platform.Waker) platform.Waker {
+						armed = &beforeWait{inner: inner}
+						return armed
+					})
 					for range advances + 1 {
-						if err := w.WaitSleepers(ctx, 1); err != nil {
+						if err := f.w.WaitSleepers(f.ctx, 1); err != nil {
 							t.Fatal(err)
 						}
-						w.Advance(100 * time.Millisecond)
+						f.w.Advance(100 * time.Millisecond)
 					}
 					// The waiter is awake: it looks (and finds the lock
 					// held), then waits; the holder goes in between.
 					letGo := make(chan error, 1)
-					armed.arm(func() {
-						if end == "killed" {
-							holder.Kill()
-							letGo <- nil
-							return
-						}
-						letGo <- l.Release()
-					})
+					armed.arm(func() { letGo <- f.letGo(end) })
 					if err := <-letGo; err != nil {
 						t.Fatal(err)
 					}
-					start := w.Now()
-					select {
-					case err := <-res:
-						if err != nil {
-							t.Fatalf("waiter: %v", err)
-						}
-					case <-ctx.Done():
-						t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: its wait began after its holder let go", w.Sleepers())
-					}
-					if moved := w.Now().Sub(start); moved != 0 {
-						t.Errorf("the clock moved %v", moved)
-					}
+					f.taken(t, f.w.Now(), "its wait began after its holder let go")
 				})
 			}
 		}
