@@ -335,18 +335,29 @@ func TestFrozenWaitLetGoBeforeItBeginsFake(t *testing.T) {
 						armed = &beforeWait{inner: inner}
 						return armed
 					})
-					for range advances + 1 {
+					// The holder goes at the start of the waiter's next
+					// wait after the last advance: the waiter, awake,
+					// looks (and finds the lock held), then waits. It is
+					// armed while the waiter sleeps, before the advance
+					// that wakes it: armed after, the waiter could be in
+					// its next wait already, and the holder never go.
+					letGo := make(chan error, 1)
+					for i := range advances + 1 {
 						if err := f.w.WaitSleepers(f.ctx, 1); err != nil {
 							t.Fatal(err)
 						}
+						if i == advances {
+							armed.arm(func() { letGo <- f.letGo(end) })
+						}
 						f.w.Advance(100 * time.Millisecond)
 					}
-					// The waiter is awake: it looks (and finds the lock
-					// held), then waits; the holder goes in between.
-					letGo := make(chan error, 1)
-					armed.arm(func() { letGo <- f.letGo(end) })
-					if err := <-letGo; err != nil {
-						t.Fatal(err)
+					select {
+					case err := <-letGo:
+						if err != nil {
+							t.Fatal(err)
+						}
+					case <-f.ctx.Done():
+						t.Fatal("the waiter never began another wait")
 					}
 					f.taken(t, f.w.Now(), "its wait began after its holder let go")
 				})
