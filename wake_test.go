@@ -139,14 +139,7 @@ func TestWaitWokenFake(t *testing.T) {
 				}
 				rec := recordWakes(wp)
 				w.Freeze()
-				res := make(chan error, 1)
-				go func() {
-					got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
-					if err == nil {
-						err = got.Release()
-					}
-					res <- err
-				}()
+				res := waitAndRelease(wp, path)
 				driveToPause(t, w, rec)
 				for range 5 { // deep into the back-off: pauses of 50–100 ms
 					w.Advance(100 * time.Millisecond)
@@ -218,6 +211,21 @@ func TestFrozenWaitEndsAtOnceFake(t *testing.T) {
 	}
 }
 
+// waitAndRelease starts an Acquire with Wait of path on p, which
+// releases what it takes; the channel gets its end (buffered: a test
+// may put what it read back).
+func waitAndRelease(p *platform.Platform, path string) chan error {
+	res := make(chan error, 1)
+	go func() {
+		got, err := proclock.Acquire(context.Background(), p, path, proclock.Options{Wait: true})
+		if err == nil {
+			err = got.Release()
+		}
+		res <- err
+	}()
+	return res
+}
+
 // frozenWaiter is the staging of the frozen-wait tests: a holder of the
 // lock, the world's clock frozen, and a waiter's Acquire with Wait
 // running (its end on res).
@@ -248,14 +256,7 @@ func startFrozenWaiter(t *testing.T, mech proclock.Mechanism, wake func(platform
 		t.Fatal(err)
 	}
 	w.Freeze()
-	res := make(chan error, 1)
-	go func() {
-		got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
-		if err == nil {
-			err = got.Release()
-		}
-		res <- err
-	}()
+	res := waitAndRelease(wp, path)
 	return &frozenWaiter{w: w, holder: holder, l: l, res: res, ctx: guardCtx(t)}
 }
 
@@ -382,14 +383,7 @@ func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
 	wp := waiter.Platform()
 	rec := recordWakes(wp)
 	w.Freeze()
-	res := make(chan error, 1)
-	go func() {
-		got, err := proclock.Acquire(context.Background(), wp, path, proclock.Options{Wait: true})
-		if err == nil {
-			err = got.Release()
-		}
-		res <- err
-	}()
+	res := waitAndRelease(wp, path)
 	driveToPause(t, w, rec)
 	ctx := guardCtx(t)
 	// The holder's pin, closed after its mark is gone, lets go of the
