@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/platform"
 )
 
 // countFDs counts this process's open descriptors.
@@ -98,19 +99,26 @@ func BenchmarkAcquireWatchRelease(b *testing.B) {
 		b.Run(string(mech), func(b *testing.B) {
 			p := nativePlatform(mech)
 			path := filepath.Join(b.TempDir(), "bench.lock")
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				l.Lost()
-				if err := l.Release(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			cycleWatched(b, p, path)
 		})
+	}
+}
+
+// cycleWatched is the loop of the watch's cycle benchmarks: Acquire,
+// start the watch (Lost), Release.
+func cycleWatched(b *testing.B, p *platform.Platform, path string) {
+	b.Helper()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l.Lost()
+		if err := l.Release(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -129,18 +137,7 @@ func BenchmarkAcquireWatchReleaseSymlinked(b *testing.B) {
 				b.Fatal(err)
 			}
 			path := filepath.Join(top, "current", "bench.lock")
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				l, err := proclock.Acquire(ctx, p, path, proclock.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				l.Lost()
-				if err := l.Release(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			cycleWatched(b, p, path)
 		})
 	}
 }
