@@ -1,6 +1,9 @@
 package proclock_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A run of the model checker on docs/protocol.pml: the spin -D flags, and
@@ -225,11 +230,117 @@ func checkModel(t *testing.T, spin, gcc, model string, r modelRun) string {
 		cflags = []string{"-O1", "-DCOLLAPSE", "-DNFAIR=3"}
 		panArgs = append(panArgs, "-a", "-f")
 	}
-	run(gcc, append(cflags, "-o", "pan", "pan.c")...)
+	pan := buildPan(t, gcc, dir, cflags)
 	// -m: the search depth (the deepest run is under 700 steps); -w: the
 	// hash table's size; -E is not given, so a user blocked for ever is an
 	// error (an invalid end state).
-	return run(filepath.Join(dir, "pan"), panArgs...)
+	return run(pan, panArgs...)
+}
+
+// panCacheEnv set to "off" builds every verifier afresh, as a run
+// without a user cache directory does.
+const panCacheEnv = "PROCLOCK_PAN_CACHE"
+
+// panCacheTrim is how long a built verifier no run has used stays in the
+// cache.
+const panCacheTrim = 5 * 24 * time.Hour
+
+// gccIdentity is what names the compiler in a verifier's cache key: its
+// path and its version line.
+var gccIdentity = sync.OnceValues(func() (string, error) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(gcc, "--version").Output()
+	if err != nil {
+		return "", err
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return gcc + "\n" + first, nil
+})
+
+// panCacheDir is the verifiers' cache (proclock/pan in the user's cache
+// directory), trimmed once per test process of the entries unused for
+// panCacheTrim; "" when there is none.
+var panCacheDir = sync.OnceValue(func() string {
+	if os.Getenv(panCacheEnv) == "off" {
+		return ""
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Join(base, "proclock", "pan")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > panCacheTrim {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	return dir
+})
+
+// buildPan builds spin's verifier, generated in dir, with gcc and cflags,
+// and returns its path. The build is most of a small run's CPU and half a
+// large one's; the verifier it gives depends only on its preprocessed
+// source (gcc -E: the generated files, the -D flags, the system's
+// headers), the other flags and the compiler, so it is kept in the user's
+// cache directory under a hash of those, as the go command keeps compiled
+// packages, and a run with the same key takes it from there. The search
+// itself runs every time.
+func buildPan(t *testing.T, gcc, dir string, cflags []string) string {
+	t.Helper()
+	build := func(out string) {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), gcc, append(cflags, "-o", out, "pan.c")...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", gcc, cmd.Args[1:], err, b)
+		}
+	}
+	cache, id, err := panCacheDir(), "", error(nil)
+	if cache != "" {
+		id, err = gccIdentity()
+	}
+	var src []byte
+	if cache != "" && err == nil {
+		cmd := exec.CommandContext(t.Context(), gcc, append(slices.Clone(cflags), "-E", "-P", "pan.c")...)
+		cmd.Dir = dir
+		src, err = cmd.Output()
+	}
+	if cache == "" || err != nil {
+		if err != nil {
+			t.Logf("no cached verifier (%v): building it", err)
+		}
+		build("pan")
+		return filepath.Join(dir, "pan")
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%q\n", id, cflags)
+	h.Write(src)
+	pan := filepath.Join(cache, hex.EncodeToString(h.Sum(nil)))
+	if info, err := os.Stat(pan); err == nil && info.Mode().IsRegular() {
+		now := time.Now()
+		os.Chtimes(pan, now, now) // used: not trimmed
+		return pan
+	}
+	// Built beside its name and renamed into place, so that a run (or
+	// another test process) never starts a verifier half written.
+	tmp, err := os.CreateTemp(cache, "building-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	build(tmp.Name())
+	if err := os.Rename(tmp.Name(), pan); err != nil {
+		t.Fatal(err)
+	}
+	return pan
 }
 
 // What a lost wake-up looks like in pan's output: every waiter blocked,
