@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -176,7 +177,7 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 	if pr.State != lockrec.StateStale {
 		return pr, nil
 	}
-	f, err := p.FS.OpenNoFollow(path)
+	f, err := lockfs.OpenLook(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return pr, nil // gone since: the next look tells
