@@ -55,7 +55,7 @@ func (osFS) OpenKeptLook(name string) (File, error) {
 func (f *lookFile) Memo() any {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	if k, ok := f.keep.(*keptLook); ok && k.reused && f.fd >= 0 {
+	if k, ok := f.keep.(*keptLook); ok && f.fd >= 0 && k.reused {
 		return k.memo
 	}
 	return nil

@@ -3,9 +3,11 @@ package lockrec_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,4 +97,36 @@ func TestReadKeptSeesWhatReadSees(t *testing.T) {
 	}
 	write(stamp(1005)) // through the symlink: next
 	check("a symlink to a stamp")
+}
+
+// Reads of one file at once share its kept descriptor one at a time, and
+// each sees the stamp whole (run with -race).
+func TestReadKeptAtOnce(t *testing.T) {
+	fsys := lockfs.OS()
+	path := filepath.Join(t.TempDir(), "app.lock")
+	stamp := lockrec.Record{Format: lockrec.Format, Identity: platform.Identity{Host: "h", PID: 1001}, Nonce: "n"}.Marshal()
+	if err := os.WriteFile(path, stamp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 200 {
+				s, err := lockrec.ReadKept(fsys, path)
+				if err == nil && (s.Kind != lockrec.Stamp || !bytes.Equal(s.Content, stamp)) {
+					err = fmt.Errorf("ReadKept saw %s %q", s.Kind, s.Content)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
