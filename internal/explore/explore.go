@@ -395,14 +395,14 @@ func (f *frame) childSleep() userSet {
 func Explore(cfg Config) (Result, error) {
 	start := time.Now()
 	var res Result
-	var stack []*frame
+	var sr search
 	for {
 		if cfg.MaxRuns > 0 && res.Runs >= cfg.MaxRuns {
 			res.Elapsed = time.Since(start)
 			return res, nil
 		}
 		res.Runs++
-		out, err := runOnce(cfg, &stack)
+		out, err := sr.runOnce(cfg)
 		res.Deepest = max(res.Deepest, out.steps)
 		if out.crashed {
 			res.Crashed++
@@ -418,16 +418,17 @@ func Explore(cfg Config) (Result, error) {
 			return res, err
 		}
 		// Backtrack to the deepest step with a choice left.
-		for len(stack) > 0 {
-			top := stack[len(stack)-1]
+		for len(sr.stack) > 0 {
+			top := sr.stack[len(sr.stack)-1]
 			top.tried = append(top.tried, top.cur)
 			if c, ok := top.next(); ok {
 				top.cur = c
 				break
 			}
-			stack = stack[:len(stack)-1]
+			sr.stack = sr.stack[:len(sr.stack)-1]
+			sr.free = append(sr.free, top)
 		}
-		if len(stack) == 0 {
+		if len(sr.stack) == 0 {
 			res.Complete = true
 			res.Elapsed = time.Since(start)
 			return res, nil
@@ -680,12 +681,49 @@ func (r *Run) start(u *User) error {
 	return r.await(u)
 }
 
+// search is an exploration's state between its runs: the schedule being
+// explored (a frame for each of its steps), and what the runs reuse
+// rather than allocate anew, each run's steps being many: the frames
+// backtracking dropped, and the last run's trail.
+type search struct {
+	stack []*frame
+	free  []*frame
+	trail []trailLine
+}
+
+// newFrame is a frame of the run r's users ready now, from s.free where
+// it can be.
+func (s *search) newFrame(r *Run) *frame {
+	var f *frame
+	if n := len(s.free); n > 0 {
+		f = s.free[n-1]
+		s.free = s.free[:n-1]
+		*f = frame{enabled: f.enabled[:0], steps: f.steps[:0], tried: f.tried[:0]}
+	} else {
+		f = &frame{}
+	}
+	f.enabled = r.appendEnabled(f.enabled)
+	f.steps = slices.Grow(f.steps, len(r.users))[:len(r.users)]
+	clear(f.steps)
+	for _, i := range f.enabled {
+		f.steps[i] = r.users[i].step
+	}
+	return f
+}
+
 // runOnce makes one run: it replays the stack's choices and extends the
 // stack with new frames, first choices taken, until every user has
 // finished (or the run is pruned or cut).
-func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
-	r, final, err := newRun(cfg)
-	defer r.abandon()
+func (s *search) runOnce(cfg Config) (out outcome, err error) {
+	clear(s.trail) // what it points to may go
+	r, final, err := newRun(cfg, s.trail[:0])
+	defer func() {
+		r.abandon()
+		r.mu.Lock()
+		s.trail = r.trail
+		r.mu.Unlock()
+	}()
+	stack := &s.stack
 	fail := r.failure
 	if err != nil {
 		return out, fail(err)
@@ -709,12 +747,8 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 				return out, fail(fmt.Errorf("replay went another way at step %d: %w", depth+1, err))
 			}
 		} else {
-			enabled := r.enabled()
-			steps := make([]Step, len(r.users))
-			for _, i := range enabled {
-				steps[i] = r.users[i].step
-			}
-			f = &frame{enabled: enabled, steps: steps, kills: cfg.Crash && !crashed, prev: -1, bound: -1}
+			f = s.newFrame(r)
+			f.kills, f.prev, f.bound = cfg.Crash && !crashed, -1, -1
 			if cfg.Preemptions > 0 {
 				f.bound = cfg.Preemptions
 			}
@@ -733,6 +767,7 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 			if !ok {
 				// Every user is asleep: what follows was explored
 				// from an equivalent state.
+				s.free = append(s.free, f)
 				out.pruned = true
 				return out, nil
 			}
@@ -753,7 +788,7 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 
 // newRun builds a run from cfg and starts its users, each stopped before
 // its first step.
-func newRun(cfg Config) (*Run, func() error, error) {
+func newRun(cfg Config, trail []trailLine) (*Run, func() error, error) {
 	if cfg.Key == nil {
 		cfg.Key = GuardKey
 	}
@@ -761,7 +796,7 @@ func newRun(cfg Config) (*Run, func() error, error) {
 		cfg.Stall = 10 * time.Second
 	}
 	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User),
-		stalled: make(chan struct{}), quit: make(chan struct{})}
+		trail: trail, stalled: make(chan struct{}), quit: make(chan struct{})}
 	go r.watch()
 	final := cfg.Setup(r)
 	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
@@ -821,7 +856,7 @@ func (r *Run) failure(err error) error {
 // users that have not finished go on one after the other, and the run is
 // checked as an exploration's run is. MaxSteps and Crash are not used.
 func Script(cfg Config, script func(s *Scripter) error) error {
-	r, final, err := newRun(cfg)
+	r, final, err := newRun(cfg, nil)
 	defer r.abandon()
 	if err != nil {
 		return r.failure(err)
@@ -951,8 +986,10 @@ func (r *Run) allDone() bool {
 }
 
 // enabled lists the users stopped, by index.
-func (r *Run) enabled() []int {
-	var e []int
+func (r *Run) enabled() []int { return r.appendEnabled(nil) }
+
+// appendEnabled appends the users stopped, by index, to e.
+func (r *Run) appendEnabled(e []int) []int {
 	for i, u := range r.users {
 		if !u.done {
 			e = append(e, i)
