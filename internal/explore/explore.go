@@ -23,6 +23,15 @@
 //     before one of its steps that changes something (a look before the
 //     next change is the same crash, seen from outside).
 //
+// A run's cost is its steps, the replayed ones too: each is two goroutine
+// switches (the scheduler's and the user's) and the user's own work. The
+// scheduler formats nothing while it runs (a trail is written out only for
+// a failure), compares a replayed step with the frame it replays in place,
+// watches for a stalled user with one ticker a run (not a timer a step),
+// and reuses from run to run the frames backtracking dropped, the trail's
+// buffer, and the goroutines that ran the users (their stacks grown).
+// None of that changes which schedules are run, nor their counts.
+//
 // Time is each user's own (User.Platform): a sleep moves that user's clock
 // and no one else's, so that the random pauses of one user never change
 // what another decides, and a run is the same every time it is replayed.
@@ -395,7 +404,8 @@ func (f *frame) childSleep() userSet {
 func Explore(cfg Config) (Result, error) {
 	start := time.Now()
 	var res Result
-	var sr search
+	sr := search{workers: newWorkers()}
+	defer sr.workers.stop()
 	for {
 		if cfg.MaxRuns > 0 && res.Runs >= cfg.MaxRuns {
 			res.Elapsed = time.Since(start)
@@ -455,7 +465,8 @@ type Run struct {
 	running *User // the user let go, until it stops or finishes
 	trail   []trailLine
 	failed  error
-	inside  []*User // users in their critical sections
+	inside  []*User  // users in their critical sections
+	workers *workers // run the users' bodies; nil: a goroutine each
 
 	// The stall watchdog (watch): awaits counts the scheduler's waits
 	// for a user, begun and ended (odd while one waits); stalled is
@@ -668,7 +679,7 @@ func (r *Run) start(u *User) error {
 	r.mu.Lock()
 	r.running = u
 	r.mu.Unlock()
-	go func() {
+	body := func() {
 		<-u.resume
 		err := u.body(u)
 		r.mu.Lock()
@@ -676,19 +687,61 @@ func (r *Run) start(u *User) error {
 		r.mu.Unlock()
 		u.err, u.done = err, true
 		r.events <- u
-	}()
+	}
+	if r.workers != nil {
+		r.workers.run(body)
+	} else {
+		go body()
+	}
 	u.resume <- struct{}{}
 	return r.await(u)
 }
+
+// workers are the goroutines that run the users' bodies of an
+// exploration's runs, one after another: a goroutine whose user finished
+// takes the next run's, its stack grown already (a new goroutine's grows
+// by copies as the user's calls go deeper, in every run).
+type workers struct {
+	tasks chan func()
+	quit  chan struct{}
+}
+
+func newWorkers() *workers {
+	return &workers{tasks: make(chan func()), quit: make(chan struct{})}
+}
+
+// run runs fn on an idle worker, or on a new one.
+func (w *workers) run(fn func()) {
+	select {
+	case w.tasks <- fn:
+	default:
+		go w.work(fn)
+	}
+}
+
+func (w *workers) work(fn func()) {
+	for {
+		fn()
+		select {
+		case fn = <-w.tasks:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// stop ends the idle workers, and the others once their users finish.
+func (w *workers) stop() { close(w.quit) }
 
 // search is an exploration's state between its runs: the schedule being
 // explored (a frame for each of its steps), and what the runs reuse
 // rather than allocate anew, each run's steps being many: the frames
 // backtracking dropped, and the last run's trail.
 type search struct {
-	stack []*frame
-	free  []*frame
-	trail []trailLine
+	stack   []*frame
+	free    []*frame
+	trail   []trailLine
+	workers *workers
 }
 
 // newFrame is a frame of the run r's users ready now, from s.free where
@@ -716,7 +769,7 @@ func (s *search) newFrame(r *Run) *frame {
 // finished (or the run is pruned or cut).
 func (s *search) runOnce(cfg Config) (out outcome, err error) {
 	clear(s.trail) // what it points to may go
-	r, final, err := newRun(cfg, s.trail[:0])
+	r, final, err := newRun(cfg, s.trail[:0], s.workers)
 	defer func() {
 		r.abandon()
 		r.mu.Lock()
@@ -788,7 +841,7 @@ func (s *search) runOnce(cfg Config) (out outcome, err error) {
 
 // newRun builds a run from cfg and starts its users, each stopped before
 // its first step.
-func newRun(cfg Config, trail []trailLine) (*Run, func() error, error) {
+func newRun(cfg Config, trail []trailLine, w *workers) (*Run, func() error, error) {
 	if cfg.Key == nil {
 		cfg.Key = GuardKey
 	}
@@ -796,7 +849,7 @@ func newRun(cfg Config, trail []trailLine) (*Run, func() error, error) {
 		cfg.Stall = 10 * time.Second
 	}
 	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User),
-		trail: trail, stalled: make(chan struct{}), quit: make(chan struct{})}
+		trail: trail, workers: w, stalled: make(chan struct{}), quit: make(chan struct{})}
 	go r.watch()
 	final := cfg.Setup(r)
 	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
@@ -856,7 +909,7 @@ func (r *Run) failure(err error) error {
 // users that have not finished go on one after the other, and the run is
 // checked as an exploration's run is. MaxSteps and Crash are not used.
 func Script(cfg Config, script func(s *Scripter) error) error {
-	r, final, err := newRun(cfg, nil)
+	r, final, err := newRun(cfg, nil, nil)
 	defer r.abandon()
 	if err != nil {
 		return r.failure(err)
