@@ -182,10 +182,10 @@ func idleCPU(b *testing.B) float64 {
 }
 
 // processCPU is the user and system time this process has used.
-func processCPU(b *testing.B) time.Duration {
+func processCPU(tb testing.TB) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -194,6 +194,10 @@ func failedInspect(st Status, err error) (Status, error) {
 type fileMechanism struct {
 	p    *platform.Platform
 	path string
+	// seen: the last attempt of this acquisition found the lock held,
+	// its file there; the next one looks before it creates
+	// (stamplock.AcquireSeen).
+	seen bool
 }
 
 func (m *fileMechanism) kind() Mechanism { return MechanismFile }
@@ -242,7 +246,12 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	sl, err := stamplock.Acquire(ctx, m.p, here, m.path)
+	acquire := stamplock.Acquire
+	if m.seen {
+		acquire = stamplock.AcquireSeen
+	}
+	sl, err := acquire(ctx, m.p, here, m.path)
+	m.seen = errors.As(err, new(*lockrec.HeldError))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -489,6 +490,10 @@ func runScenarios(t *testing.T, crash bool, scenarios []scenario) {
 				t.Skip("explored by another process of this run (PROCLOCK_EXPLORE_CLAIMS)")
 			}
 			var stats exploreStats
+			var cpu0 time.Duration
+			if exploreCPU != nil {
+				cpu0 = exploreCPU(t)
+			}
 			res, err := explore.Explore(sc.config(crash, bound, &stats))
 			if err != nil {
 				t.Fatalf("%v\n%v", res, err)
@@ -501,6 +506,12 @@ func runScenarios(t *testing.T, crash bool, scenarios []scenario) {
 				how = fmt.Sprintf("every schedule of at most %d preemptions", bound)
 			}
 			t.Logf("%s, crashes %v: %v; %d complete runs, none of them needing the clock past 30 s for a fresh process", how, crash, res, stats.runs.Load())
+			if exploreCPU != nil && runtime.GOMAXPROCS(0) == 1 {
+				// One processor: the explorations run one at a time
+				// (-parallel defaults to it), so the process's CPU
+				// over this one is its own.
+				t.Logf("CPU %.1f s (user+sys): %s", (exploreCPU(t) - cpu0).Seconds(), t.Name())
+			}
 		})
 	}
 }
@@ -635,6 +646,11 @@ func claimedElsewhere(t *testing.T) bool {
 	}
 	return false
 }
+
+// exploreCPU, where set (protocol_explore_linux_test.go), is the CPU time
+// this process has used, user and system: runScenarios logs each
+// exploration's, for .ci/run to list the costliest.
+var exploreCPU func(testing.TB) time.Duration
 
 // preemptEnv is PROCLOCK_EXPLORE_PREEMPT, a preemption bound that
 // replaces every scenario's (for a deeper look by hand); 0 when unset.

@@ -91,7 +91,8 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if err := s.check(); err != nil {
 		return zero, err
 	}
-	if err := a.m.hooks.fire(s.event(a.pid, Before)); err != nil {
+	ev := s.event(a.pid, Before)
+	if err := a.m.hooks.fire(ev); err != nil {
 		return zero, s.fail(err)
 	}
 	res, err := func() (T, error) {
@@ -104,8 +105,7 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 		return body()
 	}()
 	err = s.fail(err)
-	ev := s.event(a.pid, After)
-	ev.Err = err
+	ev.When, ev.Err = After, err
 	if herr := a.m.hooks.fire(ev); herr != nil {
 		err = s.fail(herr)
 	}

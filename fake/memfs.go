@@ -89,8 +89,37 @@ func newMemFS(c *clock, h *hooks) *memfs {
 // tree is walked by. Relative names start from "/"; on Windows, a volume
 // name is dropped and backslashes separate elements.
 func clean(name string) string {
+	if isClean(name) {
+		return name // the common case, without path.Clean's copies
+	}
 	name = name[len(filepath.VolumeName(name)):]
 	return path.Clean("/" + filepath.ToSlash(name))
+}
+
+// isClean reports whether name is already what clean makes of it: from
+// "/", no empty, "." or ".." element, no trailing slash, no backslash.
+func isClean(name string) bool {
+	if name == "/" {
+		return true
+	}
+	if len(name) < 2 || name[0] != '/' || name[len(name)-1] == '/' {
+		return false
+	}
+	start := 1 // of the element being read
+	for i := 1; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			if name[i] == '\\' {
+				return false
+			}
+			continue
+		}
+		switch name[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // hasTrailingSlash reports whether name insists on a directory ("d/").

@@ -3,20 +3,30 @@ package lockfs
 import (
 	"io/fs"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
 
-// OpenLockable opens name read-write for TryLockRange (RangeLocker).
+// OpenLockable opens name read-write for TryLockRange (RangeLocker), as
+// a bare descriptor (a look's File, lookFile): a convert holds its lock
+// only while it writes, and an *os.File would spend two system calls
+// offering a regular file to the runtime's poller.
 func (osFS) OpenLockable(name string) (File, error) {
 	if err := CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openFile(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	if err != nil {
-		return nil, refusedSymlinkAsELOOP(name, err)
+	for {
+		fd, err := unix.Open(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			f := &lookFile{fd: fd, name: name}
+			f.cleanup = runtime.AddCleanup(f, closeFd, fd)
+			return f, nil
+		}
+		if err != unix.EINTR {
+			return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
+		}
 	}
-	return f, nil
 }
 
 // TryLockRange takes an OFD write lock on [off, off+n) of f without

@@ -80,22 +80,39 @@ var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 // not a lock file). ctx ends its short waits for a SQLite process that is
 // backing off.
 func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(ctx, p, here, path, 0)
+	return acquire(ctx, p, here, path, 0, false)
 }
 
-// acquire is Acquire for a lock or, at depth > 0, for a reclaim guard.
-func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
+// AcquireSeen is Acquire for an attempt that expects a file at path: the
+// attempt before it, of the same acquisition, found the lock held there.
+// It looks first, and creates only when the look finds no file: a create
+// made while the file is there fails with nothing at the path changed
+// (its temporary file is made and removed: two of the filesystem's
+// journalled changes, on a waiter's way to the lock after its holder
+// died), so the look it saves the create for is the look the failed
+// create leads to, and the attempt's steps are Acquire's from there.
+func AcquireSeen(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
+	return acquire(ctx, p, here, path, 0, true)
+}
+
+// acquire is Acquire for a lock or, at depth > 0, for a reclaim guard;
+// with lookFirst it is AcquireSeen.
+func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int, lookFirst bool) (*Lock, error) {
 	var last Probe
 	for range maxTries {
-		l, err := create(ctx, p, here, path, depth)
-		switch {
-		case err == nil:
-			return l, nil
-		case errors.Is(err, errLost):
-			continue
-		case !errors.Is(err, fs.ErrExist):
-			return nil, err
+		if !lookFirst {
+			l, err := create(ctx, p, here, path, depth)
+			switch {
+			case err == nil:
+				return l, nil
+			case errors.Is(err, errLost):
+				continue
+			case !errors.Is(err, fs.ErrExist):
+				return nil, err
+			}
 		}
+		lookFirst = false
+		var err error
 		last, err = Look(p, here, path)
 		if err != nil {
 			return nil, err

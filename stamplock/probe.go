@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -94,7 +95,11 @@ func LookHeld(p *platform.Platform, here platform.Identity, path string) (Probe,
 
 // look is Look; with quick it is LookHeld.
 func look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
-	seen, err := lockrec.Read(p.FS, path)
+	read := lockrec.Read
+	if quick {
+		read = lockrec.ReadKept // IsHeld, perhaps in a watchdog's loop
+	}
+	seen, err := read(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Probe{State: lockrec.StateAbsent}, nil
@@ -172,7 +177,7 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 	if pr.State != lockrec.StateStale {
 		return pr, nil
 	}
-	f, err := p.FS.OpenNoFollow(path)
+	f, err := lockfs.OpenLook(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return pr, nil // gone since: the next look tells

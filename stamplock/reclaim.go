@@ -30,7 +30,7 @@ const maxGuardDepth = 3
 // *lockrec.HeldError for the lock at path, its holder unknown: the lock is
 // being reclaimed.
 func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	guard, err := acquire(ctx, p, here, guardPath(path), 1)
+	guard, err := acquire(ctx, p, here, guardPath(path), 1, false)
 	if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
 		return nil, &lockrec.HeldError{Path: path}
 	}
@@ -252,7 +252,7 @@ func rewrite(f lockfs.File, data []byte) error {
 // finds the file changed or gone returns nil: the caller looks again.
 func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
-		guard, err := acquire(ctx, p, here, guardPath(path), depth+1)
+		guard, err := acquire(ctx, p, here, guardPath(path), depth+1, false)
 		if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
 			return &lockrec.HeldError{Path: path}
 		}

@@ -23,6 +23,15 @@
 //     before one of its steps that changes something (a look before the
 //     next change is the same crash, seen from outside).
 //
+// A run's cost is its steps, the replayed ones too: each is two goroutine
+// switches (the scheduler's and the user's) and the user's own work. The
+// scheduler formats nothing while it runs (a trail is written out only for
+// a failure), compares a replayed step with the frame it replays in place,
+// watches for a stalled user with one ticker a run (not a timer a step),
+// and reuses from run to run the frames backtracking dropped, the trail's
+// buffer, and the goroutines that ran the users (their stacks grown).
+// None of that changes which schedules are run, nor their counts.
+//
 // Time is each user's own (User.Platform): a sleep moves that user's clock
 // and no one else's, so that the random pauses of one user never change
 // what another decides, and a run is the same every time it is replayed.
@@ -32,10 +41,12 @@ package explore
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proclock/proclock/fake"
@@ -100,16 +111,27 @@ func flagString(f int) string {
 	return strings.Join(parts, "|")
 }
 
-// access is one thing a step touches: which file a name names ("name:"),
-// a file's bytes, size and times ("bytes:"), or the SQLite lock on a file
-// ("lock:"), each by the name (normalised) it is reached by. Files reached
+// access is one thing a step touches: which file a name names
+// (accessName), a file's bytes, size and times (accessBytes), or the
+// SQLite lock on a file (accessLock), each by the name (normalised) it is
+// reached by. Files reached
 // by one name count as one, whichever file the name names at the time:
 // steps on different files may then count as dependent, never the
 // reverse.
 type access struct {
-	obj   string
+	kind  accessKind
+	path  string
 	write bool
 }
+
+// accessKind is what of a name's file an access touches.
+type accessKind uint8
+
+const (
+	accessName accessKind = iota
+	accessBytes
+	accessLock
+)
 
 // accesses lists what s touches:
 //
@@ -128,9 +150,9 @@ func accesses(s Step) []access {
 	if s.Label != "" {
 		return nil
 	}
-	name := func(p string, w bool) access { return access{"name:" + p, w} }
-	bytes := func(p string, w bool) access { return access{"bytes:" + p, w} }
-	lock := access{"lock:" + s.Path, true}
+	name := func(p string, w bool) access { return access{accessName, p, w} }
+	bytes := func(p string, w bool) access { return access{accessBytes, p, w} }
+	lock := access{accessLock, s.Path, true}
 	if s.Handle {
 		switch s.Op {
 		case fake.OpRead:
@@ -185,7 +207,7 @@ func Changes(s Step) bool {
 func Dependent(a, b Step) bool {
 	for _, x := range accesses(a) {
 		for _, y := range accesses(b) {
-			if x.obj == y.obj && (x.write || y.write) {
+			if x.kind == y.kind && x.path == y.path && (x.write || y.write) {
 				return true
 			}
 		}
@@ -299,8 +321,8 @@ type choice struct {
 // being tried now.
 type frame struct {
 	enabled []int
-	steps   map[int]Step
-	sleep   map[int]bool
+	steps   []Step // by user index; only the enabled users' are set
+	sleep   userSet
 	kills   bool // a crash may still be chosen here
 	tried   []choice
 	cur     choice
@@ -310,6 +332,12 @@ type frame struct {
 	preemptions int
 	bound       int // -1: none
 }
+
+// userSet is a set of users, by index (Run.User keeps a run's users
+// fewer than 64).
+type userSet uint64
+
+func (s userSet) has(u int) bool { return s&(1<<u) != 0 }
 
 // cost is how many preemptions choosing c at f takes: one to let another
 // user go while the one that went last could go on.
@@ -321,12 +349,7 @@ func (f *frame) cost(c choice) int {
 }
 
 func (f *frame) triedChoice(c choice) bool {
-	for _, t := range f.tried {
-		if t == c {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(f.tried, c)
 }
 
 // next is the first choice at f not yet tried and not asleep: users'
@@ -334,7 +357,7 @@ func (f *frame) triedChoice(c choice) bool {
 func (f *frame) next() (choice, bool) {
 	for _, u := range f.enabled {
 		c := choice{user: u}
-		if !f.sleep[u] && !f.triedChoice(c) && (f.bound < 0 || f.preemptions+f.cost(c) <= f.bound) {
+		if !f.sleep.has(u) && !f.triedChoice(c) && (f.bound < 0 || f.preemptions+f.cost(c) <= f.bound) {
 			return c, true
 		}
 	}
@@ -352,19 +375,19 @@ func (f *frame) next() (choice, bool) {
 // childSleep is the sleep set after f's current choice: the users asleep
 // at f or tried before it whose steps are independent of it. After a
 // crash nobody sleeps: a kill changes everything.
-func (f *frame) childSleep() map[int]bool {
-	s := map[int]bool{}
+func (f *frame) childSleep() userSet {
+	var s userSet
 	if f.cur.kill {
 		return s
 	}
 	step := f.steps[f.cur.user]
 	add := func(u int) {
 		if u != f.cur.user && !Dependent(f.steps[u], step) {
-			s[u] = true
+			s |= 1 << u
 		}
 	}
-	for u := range f.sleep {
-		add(u)
+	for b := f.sleep; b != 0; b &= b - 1 {
+		add(bits.TrailingZeros64(uint64(b)))
 	}
 	for _, c := range f.tried {
 		if !c.kill {
@@ -381,14 +404,15 @@ func (f *frame) childSleep() map[int]bool {
 func Explore(cfg Config) (Result, error) {
 	start := time.Now()
 	var res Result
-	var stack []*frame
+	sr := search{workers: newWorkers()}
+	defer sr.workers.stop()
 	for {
 		if cfg.MaxRuns > 0 && res.Runs >= cfg.MaxRuns {
 			res.Elapsed = time.Since(start)
 			return res, nil
 		}
 		res.Runs++
-		out, err := runOnce(cfg, &stack)
+		out, err := sr.runOnce(cfg)
 		res.Deepest = max(res.Deepest, out.steps)
 		if out.crashed {
 			res.Crashed++
@@ -404,16 +428,17 @@ func Explore(cfg Config) (Result, error) {
 			return res, err
 		}
 		// Backtrack to the deepest step with a choice left.
-		for len(stack) > 0 {
-			top := stack[len(stack)-1]
+		for len(sr.stack) > 0 {
+			top := sr.stack[len(sr.stack)-1]
 			top.tried = append(top.tried, top.cur)
 			if c, ok := top.next(); ok {
 				top.cur = c
 				break
 			}
-			stack = stack[:len(stack)-1]
+			sr.stack = sr.stack[:len(sr.stack)-1]
+			sr.free = append(sr.free, top)
 		}
-		if len(stack) == 0 {
+		if len(sr.stack) == 0 {
 			res.Complete = true
 			res.Elapsed = time.Since(start)
 			return res, nil
@@ -438,9 +463,36 @@ type Run struct {
 
 	mu      sync.Mutex
 	running *User // the user let go, until it stops or finishes
-	trail   []string
+	trail   []trailLine
 	failed  error
-	inside  []*User // users in their critical sections
+	inside  []*User  // users in their critical sections
+	workers *workers // run the users' bodies; nil: a goroutine each
+
+	// The stall watchdog (watch): awaits counts the scheduler's waits
+	// for a user, begun and ended (odd while one waits); stalled is
+	// closed once one has lasted Config.Stall; quit ends the watchdog.
+	awaits  atomic.Uint64
+	stalled chan struct{}
+	quit    chan struct{}
+}
+
+// trailLine is a line of a run's trail, written out only when the run
+// fails (Run.failure): a user's step or its kill, or text.
+type trailLine struct {
+	user *User
+	step Step
+	kill bool
+	text string
+}
+
+func (l trailLine) String() string {
+	switch {
+	case l.user == nil:
+		return l.text
+	case l.kill:
+		return fmt.Sprintf("%s KILLED before: %v", l.user.Name, l.step)
+	}
+	return fmt.Sprintf("%s: %v", l.user.Name, l.step)
 }
 
 // User is one lock user of a run: a fake process running Body.
@@ -465,6 +517,9 @@ type User struct {
 // the run starts, runs body in its own goroutine. Body's error fails the
 // exploration, unless the user was killed.
 func (r *Run) User(name string, body func(u *User) error) *User {
+	if len(r.users) == 63 {
+		r.Fail(fmt.Errorf("user %s: a run has at most 63 users", name))
+	}
 	p := r.World.Spawn()
 	u := &User{Name: name, Proc: p, run: r, idx: len(r.users), body: body, resume: make(chan struct{}),
 		clock: &localClock{base: r.World.Now(), inner: p.Platform().Clock, min: r.cfg.MinSleep}}
@@ -496,7 +551,7 @@ func (u *User) Critical() {
 			}
 		}
 		r.inside = append(r.inside, u)
-		r.trail = append(r.trail, fmt.Sprintf("   %s holds the lock", u.Name))
+		r.trail = append(r.trail, trailLine{text: "   " + u.Name + " holds the lock"})
 	}
 	r.mu.Unlock()
 	u.stop(Step{Label: "leave its critical section"})
@@ -515,7 +570,7 @@ func (u *User) Logf(format string, args ...any) {
 	r := u.run
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.trail = append(r.trail, fmt.Sprintf("   %s: %s", u.Name, fmt.Sprintf(format, args...)))
+	r.trail = append(r.trail, trailLine{text: fmt.Sprintf("   %s: %s", u.Name, fmt.Sprintf(format, args...))})
 }
 
 func (r *Run) failLocked(err error) {
@@ -582,14 +637,40 @@ func (r *Run) let(u *User) error {
 }
 
 func (r *Run) await(u *User) error {
+	r.awaits.Add(1)
 	select {
 	case got := <-r.events:
+		r.awaits.Add(1)
 		if got != u {
 			return fmt.Errorf("%s stopped while %s was the one let go", got.Name, u.Name)
 		}
 		return nil
-	case <-time.After(r.cfg.Stall):
+	case <-r.stalled:
 		return fmt.Errorf("%s neither stopped nor finished within %v: blocked outside the scheduler", u.Name, r.cfg.Stall)
+	}
+}
+
+// watch is the run's stall watchdog: it closes r.stalled once one of the
+// scheduler's waits for a user (await) has lasted a whole tick of
+// Config.Stall, so that a user blocked outside the scheduler fails the
+// run instead of hanging it. One ticker a run, not a timer for every
+// step: a run's steps are many and each takes microseconds.
+func (r *Run) watch() {
+	t := time.NewTicker(r.cfg.Stall)
+	defer t.Stop()
+	last := r.awaits.Load()
+	for {
+		select {
+		case <-r.quit:
+			return
+		case <-t.C:
+			n := r.awaits.Load()
+			if n%2 == 1 && n == last {
+				close(r.stalled)
+				return
+			}
+			last = n
+		}
 	}
 }
 
@@ -598,7 +679,7 @@ func (r *Run) start(u *User) error {
 	r.mu.Lock()
 	r.running = u
 	r.mu.Unlock()
-	go func() {
+	body := func() {
 		<-u.resume
 		err := u.body(u)
 		r.mu.Lock()
@@ -606,17 +687,96 @@ func (r *Run) start(u *User) error {
 		r.mu.Unlock()
 		u.err, u.done = err, true
 		r.events <- u
-	}()
+	}
+	if r.workers != nil {
+		r.workers.run(body)
+	} else {
+		go body()
+	}
 	u.resume <- struct{}{}
 	return r.await(u)
+}
+
+// workers are the goroutines that run the users' bodies of an
+// exploration's runs, one after another: a goroutine whose user finished
+// takes the next run's, its stack grown already (a new goroutine's grows
+// by copies as the user's calls go deeper, in every run).
+type workers struct {
+	tasks chan func()
+	quit  chan struct{}
+}
+
+func newWorkers() *workers {
+	return &workers{tasks: make(chan func()), quit: make(chan struct{})}
+}
+
+// run runs fn on an idle worker, or on a new one.
+func (w *workers) run(fn func()) {
+	select {
+	case w.tasks <- fn:
+	default:
+		go w.work(fn)
+	}
+}
+
+func (w *workers) work(fn func()) {
+	for {
+		fn()
+		select {
+		case fn = <-w.tasks:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// stop ends the idle workers, and the others once their users finish.
+func (w *workers) stop() { close(w.quit) }
+
+// search is an exploration's state between its runs: the schedule being
+// explored (a frame for each of its steps), and what the runs reuse
+// rather than allocate anew, each run's steps being many: the frames
+// backtracking dropped, and the last run's trail.
+type search struct {
+	stack   []*frame
+	free    []*frame
+	trail   []trailLine
+	workers *workers
+}
+
+// newFrame is a frame of the run r's users ready now, from s.free where
+// it can be.
+func (s *search) newFrame(r *Run) *frame {
+	var f *frame
+	if n := len(s.free); n > 0 {
+		f = s.free[n-1]
+		s.free = s.free[:n-1]
+		*f = frame{enabled: f.enabled[:0], steps: f.steps[:0], tried: f.tried[:0]}
+	} else {
+		f = &frame{}
+	}
+	f.enabled = r.appendEnabled(f.enabled)
+	f.steps = slices.Grow(f.steps, len(r.users))[:len(r.users)]
+	clear(f.steps)
+	for _, i := range f.enabled {
+		f.steps[i] = r.users[i].step
+	}
+	return f
 }
 
 // runOnce makes one run: it replays the stack's choices and extends the
 // stack with new frames, first choices taken, until every user has
 // finished (or the run is pruned or cut).
-func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
-	r, final, err := newRun(cfg)
-	defer r.abandon()
+func (s *search) runOnce(cfg Config) (out outcome, err error) {
+	clear(s.trail) // what it points to may go
+	r, final, err := newRun(cfg, s.trail[:0], s.workers)
+	defer func() {
+		r.abandon()
+		r.mu.Lock()
+		s.trail = r.trail
+		r.mu.Unlock()
+	}()
+	stack := &s.stack
 	fail := r.failure
 	if err != nil {
 		return out, fail(err)
@@ -626,26 +786,22 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 		if err := r.check(); err != nil {
 			return out, fail(err)
 		}
-		enabled := r.enabled()
-		if len(enabled) == 0 {
+		if r.allDone() {
 			break
 		}
 		if depth >= cfg.MaxSteps {
 			out.cut = true
 			return out, nil
 		}
-		steps := map[int]Step{}
-		for _, i := range enabled {
-			steps[i] = r.users[i].step
-		}
 		var f *frame
 		if depth < len(*stack) {
 			f = (*stack)[depth]
-			if err := f.same(enabled, steps); err != nil {
+			if err := f.same(r); err != nil {
 				return out, fail(fmt.Errorf("replay went another way at step %d: %w", depth+1, err))
 			}
 		} else {
-			f = &frame{enabled: enabled, steps: steps, sleep: map[int]bool{}, kills: cfg.Crash && !crashed, prev: -1, bound: -1}
+			f = s.newFrame(r)
+			f.kills, f.prev, f.bound = cfg.Crash && !crashed, -1, -1
 			if cfg.Preemptions > 0 {
 				f.bound = cfg.Preemptions
 			}
@@ -664,6 +820,7 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 			if !ok {
 				// Every user is asleep: what follows was explored
 				// from an equivalent state.
+				s.free = append(s.free, f)
 				out.pruned = true
 				return out, nil
 			}
@@ -684,14 +841,16 @@ func runOnce(cfg Config, stack *[]*frame) (out outcome, err error) {
 
 // newRun builds a run from cfg and starts its users, each stopped before
 // its first step.
-func newRun(cfg Config) (*Run, func() error, error) {
+func newRun(cfg Config, trail []trailLine, w *workers) (*Run, func() error, error) {
 	if cfg.Key == nil {
 		cfg.Key = GuardKey
 	}
 	if cfg.Stall == 0 {
 		cfg.Stall = 10 * time.Second
 	}
-	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User)}
+	r := &Run{World: fake.New(), cfg: cfg, byPID: map[int]*User{}, events: make(chan *User),
+		trail: trail, workers: w, stalled: make(chan struct{}), quit: make(chan struct{})}
+	go r.watch()
 	final := cfg.Setup(r)
 	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
 	for _, u := range r.users {
@@ -706,11 +865,7 @@ func newRun(cfg Config) (*Run, func() error, error) {
 // again or finish.
 func (r *Run) take(u *User, kill bool) error {
 	r.mu.Lock()
-	if kill {
-		r.trail = append(r.trail, fmt.Sprintf("%s KILLED before: %v", u.Name, u.step))
-	} else {
-		r.trail = append(r.trail, fmt.Sprintf("%s: %v", u.Name, u.step))
-	}
+	r.trail = append(r.trail, trailLine{user: u, step: u.step, kill: kill})
 	r.mu.Unlock()
 	if kill {
 		u.Proc.Kill()
@@ -741,7 +896,11 @@ func (r *Run) failure(err error) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &Failure{Err: err, Trail: append([]string(nil), r.trail...)}
+	trail := make([]string, len(r.trail))
+	for i, l := range r.trail {
+		trail[i] = l.String()
+	}
+	return &Failure{Err: err, Trail: trail}
 }
 
 // Script runs the users cfg.Setup adds under one schedule, the script's,
@@ -750,7 +909,7 @@ func (r *Run) failure(err error) error {
 // users that have not finished go on one after the other, and the run is
 // checked as an exploration's run is. MaxSteps and Crash are not used.
 func Script(cfg Config, script func(s *Scripter) error) error {
-	r, final, err := newRun(cfg)
+	r, final, err := newRun(cfg, nil, nil)
 	defer r.abandon()
 	if err != nil {
 		return r.failure(err)
@@ -832,15 +991,24 @@ func At(call, path string, n int) func(Step) bool {
 	}
 }
 
-// same checks that a replay sees what the run it replays saw.
-func (f *frame) same(enabled []int, steps map[int]Step) error {
-	if fmt.Sprint(enabled) != fmt.Sprint(f.enabled) {
-		return fmt.Errorf("users ready %v, before %v", enabled, f.enabled)
-	}
-	for _, u := range enabled {
-		if steps[u] != f.steps[u] {
-			return fmt.Errorf("user %d about to %v, before %v", u, steps[u], f.steps[u])
+// same checks that a replay sees what the run it replays saw: the same
+// users ready, each about to take the same step.
+func (f *frame) same(r *Run) error {
+	j := 0
+	for i, u := range r.users {
+		if u.done {
+			continue
 		}
+		if j >= len(f.enabled) || f.enabled[j] != i {
+			return fmt.Errorf("users ready %v, before %v", r.enabled(), f.enabled)
+		}
+		if u.step != f.steps[i] {
+			return fmt.Errorf("user %d about to %v, before %v", i, u.step, f.steps[i])
+		}
+		j++
+	}
+	if j != len(f.enabled) {
+		return fmt.Errorf("users ready %v, before %v", r.enabled(), f.enabled)
 	}
 	return nil
 }
@@ -860,9 +1028,21 @@ func (r *Run) check() error {
 	return nil
 }
 
+// allDone reports whether every user has finished.
+func (r *Run) allDone() bool {
+	for _, u := range r.users {
+		if !u.done {
+			return false
+		}
+	}
+	return true
+}
+
 // enabled lists the users stopped, by index.
-func (r *Run) enabled() []int {
-	var e []int
+func (r *Run) enabled() []int { return r.appendEnabled(nil) }
+
+// appendEnabled appends the users stopped, by index, to e.
+func (r *Run) appendEnabled(e []int) []int {
 	for i, u := range r.users {
 		if !u.done {
 			e = append(e, i)
@@ -875,6 +1055,7 @@ func (r *Run) enabled() []int {
 // let go, so that its goroutine ends. One blocked outside the scheduler is
 // left behind (the run failed for it).
 func (r *Run) abandon() {
+	defer close(r.quit)
 	for _, u := range r.users {
 		if u.done {
 			continue
@@ -885,6 +1066,8 @@ func (r *Run) abandon() {
 		r.mu.Unlock()
 		select {
 		case u.resume <- struct{}{}:
+		case <-r.stalled:
+			return
 		case <-time.After(r.cfg.Stall):
 			return
 		}

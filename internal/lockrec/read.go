@@ -47,19 +47,112 @@ func (a Sighting) Same(b Sighting) bool {
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	f, err := lockfs.OpenLook(fsys, path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || lockfs.Exhausted(err) {
-			return Sighting{}, err
-		}
-		// A symlink, a socket, or anything else that does not open.
-		return lstatSighting(fsys, path)
+		return openFailed(fsys, path, err)
 	}
 	defer f.Close()
+	return sightOpen(fsys, path, f)
+}
+
+// openFailed is Read of a file that failed to open with err.
+func openFailed(fsys lockfs.FS, path string, err error) (Sighting, error) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || lockfs.Exhausted(err) {
+		return Sighting{}, err
+	}
+	// A symlink, a socket, or anything else that does not open.
+	return lstatSighting(fsys, path)
+}
+
+// sightOpen is Read of f, the file at path, opened.
+func sightOpen(fsys lockfs.FS, path string, f lockfs.File) (Sighting, error) {
 	s, err := Sight(fsys, f)
 	if errors.Is(err, errNoStat) {
 		return lstatSighting(fsys, path)
 	}
 	return s, err
 }
+
+// ReadKept is Read for a file read again and again (IsHeld in a
+// watchdog's loop): the descriptor of a whole stamp's file is kept between
+// reads where fsys can (lockfs.KeptLooker), and a read through a kept
+// descriptor is judged whole as Read's are, by a stat on either side of it
+// (again).
+func ReadKept(fsys lockfs.FS, path string) (Sighting, error) {
+	f, err := lockfs.OpenKeptLook(fsys, path)
+	if err != nil {
+		return openFailed(fsys, path, err)
+	}
+	kf, ok := f.(lockfs.KeptFile)
+	if !ok {
+		defer f.Close()
+		return sightOpen(fsys, path, f)
+	}
+	if last, ok := kf.Memo().(Sighting); ok {
+		s, err := again(kf, last)
+		if err != nil {
+			// The name names another file now (or could not be
+			// stat'ed): read afresh.
+			kf.Forget()
+			return Read(fsys, path)
+		}
+		keepFor(kf, s)
+		kf.Close()
+		return s, nil
+	}
+	s, err := sightOpen(fsys, path, kf)
+	if err == nil {
+		keepFor(kf, s)
+	}
+	kf.Close()
+	return s, err
+}
+
+// keepFor leaves s with f's descriptor, which is then kept, when s is a
+// whole stamp: the next look starts from it. Nothing else is kept.
+func keepFor(f lockfs.KeptFile, s Sighting) {
+	if s.Kind == Stamp && s.Stamp != nil {
+		f.SetMemo(s)
+	} else {
+		f.SetMemo(nil)
+	}
+}
+
+// again reads f, a descriptor kept from the look that saw last (a whole
+// stamp, read between two stats that agreed), and then stats its name.
+// The stat before this read is the one after last's: when the name still
+// names the file, with last's size and time, and the bytes read are
+// last's, the file holds last's stamp, as a read between two agreeing
+// stats would have told (docs/protocol.md, "The files"). Otherwise the stat
+// after this read stands as the one before a second read, which is kept
+// as Read keeps one. So a look at an unchanged file is one read and one
+// statx; the open, the stat before, the stat after and the close of a
+// first look are not made again.
+func again(f lockfs.KeptFile, last Sighting) (Sighting, error) {
+	var data []byte
+	if last.Size > 0 {
+		var err error
+		if data, err = readOnce(f, last.Size); err != nil {
+			return Sighting{}, err
+		}
+	}
+	info, id, same, err := f.StatName()
+	if err != nil {
+		return Sighting{}, err
+	}
+	if !same {
+		return Sighting{}, errMoved
+	}
+	if info.Size() == last.Size && info.ModTime().Equal(last.Mtime) && bytes.Equal(data, last.Content) {
+		s := last
+		r := *last.Stamp
+		s.Stamp, s.ID = &r, id
+		return s, nil
+	}
+	return sightAfter(f, info, id)
+}
+
+// errMoved says a kept descriptor no longer stands for the file at its
+// name.
+var errMoved = errors.New("lockrec: the name names another file")
 
 // errNoStat says an open file could not be stat'ed.
 var errNoStat = errors.New("lockrec: open file could not be stat'ed")
@@ -75,10 +168,17 @@ func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
 	if err != nil {
 		return Sighting{}, fmt.Errorf("%w: %w", errNoStat, err)
 	}
+	return sightAfter(f, info, id)
+}
+
+// sightAfter is Sight once f's stat before the read is info, and its
+// identity id.
+func sightAfter(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, error) {
 	if info.IsDir() {
 		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
 	s := Sighting{Kind: Foreign, ID: id}
+	var err error
 	info, s.Content, err = readStable(f, info)
 	for range settleReads {
 		// A read that met a writer's one write in place (lockrec.Cover)
