@@ -25,7 +25,7 @@ import (
 
 var bin struct {
 	dir      string // the built programs
-	cache    string // wasmhost's compilation cache, shared by all its runs
+	cache    string // wasmhost's compilation cache, shared by all its runs and wazero's CLI's
 	node     string // node, or "" when missing
 	wasmExec string // Go's wasm_exec_node.js
 	err      error  // why the programs could not be built
@@ -92,8 +92,12 @@ var (
 	wasip1Kind = kind{name: "wasip1", mech: "file", command: func(lockDir string, args ...string) *exec.Cmd {
 		return exec.Command(filepath.Join(bin.dir, "wasmhost"), append([]string{"-cache", bin.cache, filepath.Join(bin.dir, "guest.wasm"), lockDir}, args...)...)
 	}}
+	// jsKind's node takes the flags in $WASMHOST_NODE_FLAGS first (CI's
+	// are --liftoff-only: a guest that lives for a second only pays for
+	// V8's optimizing tier, about 0.3 s of CPU a start).
 	jsKind = kind{name: "js", mech: "file", command: func(_ string, args ...string) *exec.Cmd {
-		return exec.Command(bin.node, append([]string{bin.wasmExec, filepath.Join(bin.dir, "guest-js.wasm")}, args...)...)
+		argv := append(strings.Fields(os.Getenv("WASMHOST_NODE_FLAGS")), bin.wasmExec, filepath.Join(bin.dir, "guest-js.wasm"))
+		return exec.Command(bin.node, append(argv, args...)...)
 	}}
 )
 

@@ -16,14 +16,17 @@ import (
 // given and cannot do: each test runs the real programs.
 
 // wazeroCLI is the guest run by wazero's CLI, as docs/wasm.md runs it,
-// with a compilation cache of its own; "" when wazero is missing.
+// with -cachedir wasmhost's cache: a CLI of the wazero version wasmhost
+// embeds (v1.12.0) finds there the guest wasmhost compiled, in the
+// version's own directory (wazero-v1.12.0-amd64-linux), and another
+// version compiles into its own. It skips the test when wazero is missing.
 func wazeroCLI(t *testing.T) kind {
 	wazero, err := exec.LookPath("wazero")
 	if err != nil {
 		t.Skip("wazero is not installed: go install github.com/tetratelabs/wazero/cmd/wazero@v1.12.0")
 	}
 	return kind{name: "wazero-cli", mech: "file", command: func(dir string, args ...string) *exec.Cmd {
-		return exec.Command(wazero, append([]string{"run", "-cachedir", bin.cache + "-cli", "-mount", "/proc:/proc:ro", "-mount", dir + ":" + dir,
+		return exec.Command(wazero, append([]string{"run", "-cachedir", bin.cache, "-mount", "/proc:/proc:ro", "-mount", dir + ":" + dir,
 			filepath.Join(bin.dir, "guest.wasm")}, args...)...)
 	}}
 }

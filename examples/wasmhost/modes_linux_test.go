@@ -135,11 +135,10 @@ func TestGroupTakesAfterGuest(t *testing.T) {
 	if bin.err != nil {
 		t.Fatal(bin.err)
 	}
-	cache := filepath.Join(filepath.Dir(dir), "cache") // the first user's own: bin.cache is root's
-	if err := os.Mkdir(cache, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(cache, first, gid); err != nil {
+	// The first user's own cache (bin.cache is root's), with what
+	// bin.cache holds: the guest compiled by the tests before.
+	cache := filepath.Join(filepath.Dir(dir), "cache")
+	if err := copyTree(bin.cache, cache, first, gid); err != nil {
 		t.Fatal(err)
 	}
 	guest := kind{name: "wasip1 as uid 1001", mech: "file", command: func(lockDir string, args ...string) *exec.Cmd {
@@ -252,4 +251,40 @@ func TestPrecreatedLockFile(t *testing.T) {
 			})
 		}
 	}
+}
+
+// copyTree copies the directory src, if there is one, to dst, mode 0700,
+// its files 0600, all owned by uid and gid; without src, dst is empty.
+func copyTree(src, dst string, uid, gid int) error {
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chown(dst, uid, gid); err != nil {
+		return err
+	}
+	if _, err := os.Stat(src); os.IsNotExist(err) {
+		return nil
+	}
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == src {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			err = os.Mkdir(to, 0o700)
+		} else {
+			var b []byte
+			if b, err = os.ReadFile(path); err == nil {
+				err = os.WriteFile(to, b, 0o600)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return os.Chown(to, uid, gid)
+	})
 }
