@@ -17,11 +17,17 @@ import (
 // OpenLook opens name as OpenNoFollow does, as a bare descriptor
 // (LookOpener).
 func (osFS) OpenLook(name string) (File, error) {
+	return openBare(name, os.O_RDONLY)
+}
+
+// openBare opens name with mode (O_RDONLY or O_RDWR), not following a
+// symlink, as a bare descriptor: a lookFile.
+func openBare(name string, mode int) (File, error) {
 	if err := CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	for {
-		fd, err := unix.Open(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(name, mode|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err == nil {
 			f := &lookFile{fd: fd, name: name}
 			f.cleanup = runtime.AddCleanup(f, closeFd, fd)
@@ -154,6 +160,11 @@ func (f *lookFile) statID() (fs.FileInfo, FileID, error) {
 	if f.keep != nil {
 		return f.keep.statName(f)
 	}
+	return f.statFd()
+}
+
+// statFd stats f's descriptor.
+func (f *lookFile) statFd() (fs.FileInfo, FileID, error) {
 	var info fs.FileInfo
 	var id FileID
 	err := f.use("stat", func(fd int) (err error) {

@@ -146,13 +146,7 @@ type keptLook struct {
 
 func (k *keptLook) statName(f *lookFile) (fs.FileInfo, FileID, error) {
 	if !k.reused {
-		var info fs.FileInfo
-		var id FileID
-		err := f.use("stat", func(fd int) (err error) {
-			info, id, err = statIDFd(fd, filepath.Base(f.name))
-			return err
-		})
-		return info, id, err
+		return f.statFd()
 	}
 	info, id, same, err := f.StatName()
 	if err == nil && !same {

@@ -3,7 +3,6 @@ package lockfs
 import (
 	"io/fs"
 	"os"
-	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,20 +12,7 @@ import (
 // only while it writes, and an *os.File would spend two system calls
 // offering a regular file to the runtime's poller.
 func (osFS) OpenLockable(name string) (File, error) {
-	if err := CheckPath("open", name); err != nil {
-		return nil, err
-	}
-	for {
-		fd, err := unix.Open(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			f := &lookFile{fd: fd, name: name}
-			f.cleanup = runtime.AddCleanup(f, closeFd, fd)
-			return f, nil
-		}
-		if err != unix.EINTR {
-			return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
-		}
-	}
+	return openBare(name, os.O_RDWR)
 }
 
 // TryLockRange takes an OFD write lock on [off, off+n) of f without
