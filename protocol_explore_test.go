@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,6 +95,10 @@ type role struct {
 	// link: the user reaches the lock through a hard link to its file
 	// (exploreLink, staged by stageLinkedDatabase).
 	link bool
+	// queue: the user's waits queue behind the lock's bell, as linux's
+	// do (explore.User.QueuePlatform; docs/protocol.md, "One waiter
+	// woken per release").
+	queue bool
 }
 
 // path is the name the user takes the lock by.
@@ -109,6 +114,9 @@ type blindFS struct{ lockfs.FS }
 
 func (ro role) platform(u *explore.User) *platform.Platform {
 	pp := u.Platform()
+	if ro.queue {
+		pp = u.QueuePlatform()
+	}
 	switch {
 	case ro.file:
 		pp = pp.WithoutSQLite()
@@ -182,6 +190,8 @@ type scenario struct {
 	// preempt, when above 0, is the scenario's bound in the full run,
 	// whatever the rest says: for a schedule known to need it.
 	preempt int
+	// steps, when above 0, is the scenario's step bound (maxSteps).
+	steps int
 	// windows: files are shared as on windows (fake.World.WindowsSharing:
 	// a file SQLite has open cannot be removed), where SQLite users take
 	// their lock through SQL.
@@ -567,12 +577,90 @@ var waiters = []scenario{
 	{users: []role{{name: "file waits x2", file: true, wait: true, rounds: 2}, {name: "file 2 waits x2", file: true, wait: true, rounds: 2}}, spins: true},
 }
 
-// Users that wait and take the lock twice: in the full run.
+// queued is sc with its users queued behind the lock's bell (role.queue).
+func queued(sc scenario) scenario {
+	sc.users = slices.Clone(sc.users)
+	for i := range sc.users {
+		sc.users[i].queue = true
+		sc.users[i].name += " (queued)"
+	}
+	return sc
+}
+
+// queuedWaiters are the waiters, queued as linux's are.
+var queuedWaiters = func() []scenario {
+	var scs []scenario
+	for _, sc := range waiters {
+		scs = append(scs, queued(sc))
+	}
+	return scs
+}()
+
+// queueTriples are a holder and two waiters queued behind the bell, the
+// model's first holder and two waiters (docs/queue.pml): the shape in
+// which one waiter sleeps behind the other while the holder lets go.
+var queueTriples = []scenario{
+	{users: []role{
+		{name: "file holder", file: true, holding: true},
+		{name: "file waits (queued)", file: true, wait: true, queue: true},
+		{name: "file 2 waits (queued)", file: true, wait: true, queue: true},
+	}, spins: true, heavy: true, steps: 250},
+	{users: []role{
+		{name: "sqlite(remove) holder", remove: true, holding: true},
+		{name: "file waits (queued)", file: true, wait: true, queue: true},
+		{name: "sqlite(remove) waits (queued)", remove: true, wait: true, queue: true},
+	}, spins: true, heavy: true, steps: 400},
+}
+
+// Users that wait and take the lock twice, queued (as on linux) and not
+// (as elsewhere): in the full run.
 func TestExploreWaiters(t *testing.T) {
 	if !exploreFull() {
 		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
 	}
-	runScenarios(t, false, waiters)
+	runScenarios(t, false, slices.Concat(waiters, queuedWaiters, queueTriples))
+}
+
+// Queued waiters with one crash at any step: in the full run.
+func TestExploreWaitersCrash(t *testing.T) {
+	if !exploreFull() {
+		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
+	}
+	runScenarios(t, true, slices.Concat(queuedWaiters, queueTriples))
+}
+
+// A file holder and two file users queued, in the normal run: the
+// cheapest of the queued waiters that has one asleep behind another.
+func TestExploreQueue(t *testing.T) {
+	if exploreFull() {
+		t.Skip("TestExploreWaiters runs it in the full run")
+	}
+	runScenarios(t, false, queueTriples[:1])
+}
+
+// The exploration catches a head that rings before it lets go of the
+// bell's flock(2) lock (docs/queue.pml's M_RING_FIRST): the waiter the
+// rings wake cannot lead, and sleeps behind no head for ever.
+func TestExploreQueueCatchesRingFirst(t *testing.T) {
+	if claimedElsewhere(t) {
+		t.Skip("explored by another process of this run (PROCLOCK_EXPLORE_CLAIMS)")
+	}
+	sc := queueTriples[0]
+	var stats exploreStats
+	// Two preemptions: one waiter queued behind the other, and again
+	// between the head's rings and its letting go.
+	cfg := sc.config(false, 2, &stats)
+	setup := cfg.Setup
+	cfg.Setup = func(r *explore.Run) func() error {
+		r.World.BreakBells(fake.BellUnlockLast)
+		return setup(r)
+	}
+	res, err := explore.Explore(cfg)
+	var f *explore.Failure
+	if !errors.As(err, &f) || !strings.Contains(f.Err.Error(), "lost wake-up") {
+		t.Fatalf("%v: %v; want a lost wake-up found", res, err)
+	}
+	t.Logf("found in run %d of %v: %v", res.Runs, sc, err)
 }
 
 // triples are the three-user configurations.
@@ -663,6 +751,9 @@ func preemptEnv() int {
 // maxSteps is the step bound of a run of sc: more for waiters, whose
 // waits are steps too.
 func (sc scenario) maxSteps() int {
+	if sc.steps > 0 {
+		return sc.steps
+	}
 	if sc.spins {
 		return 800
 	}

@@ -105,13 +105,6 @@ type Queuer interface {
 	Queue(dir string, names []string, bell string) (Watch, error)
 }
 
-// placer is a queue's kept watch that tells its waiter's place.
-type placer interface {
-	// place: whether the last Wait ended as the waiter became the head,
-	// and whether it waits behind a head now.
-	place() (led, behind bool)
-}
-
 // Place reports, under a Queueing context, whether the last Pause ended
 // because this waiter became the head of its queue (it then looks at the
 // lock's files before it attempts), and whether it waits behind the head
@@ -124,8 +117,8 @@ func (p *Platform) Place(ctx context.Context) (led, behind bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q, ok := s.w.(placer); ok {
-		return q.place()
+	if q, ok := s.w.(Placer); ok {
+		return q.Place()
 	}
 	return false, false
 }

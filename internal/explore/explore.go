@@ -21,7 +21,13 @@
 //     when both act at its SQLite lock; see Dependent.
 //   - With Config.Crash, every run may also kill one user (fake.Process.Kill)
 //     before one of its steps that changes something (a look before the
-//     next change is the same crash, seen from outside).
+//     next change is the same crash, seen from outside), or while it is
+//     asleep.
+//   - A user may stop asleep (a step whose fake.Event.Sleep is set: a
+//     waiter behind a queue's bell, User.QueuePlatform): it is not let
+//     go until what it sleeps for has come (a ring, a death), though it
+//     may be killed there. A run in which every user left is asleep
+//     fails: nothing is left to wake them.
 //
 // A run's cost is its steps, the replayed ones too: each is two goroutine
 // switches (the scheduler's and the user's) and the user's own work. The
@@ -43,6 +49,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -145,7 +152,9 @@ const (
 //   - SQLite's lock calls, and any close (which drops a SQLite lock with
 //     its file), change the lock;
 //   - a directory's own identity (DirID), which nothing here
-//     changes, counts as a look at its name.
+//     changes, counts as a look at its name;
+//   - a step on a bell (fake.OpBell) changes it, but for the looks at
+//     who holds its flock(2) lock and at that process.
 func accesses(s Step) []access {
 	if s.Label != "" {
 		return nil
@@ -187,6 +196,10 @@ func accesses(s Step) []access {
 		return []access{name(s.Path, true)}
 	case fake.OpRename, fake.OpRenameNoReplace, fake.OpLink:
 		return []access{name(s.Path, true), name(s.NewPath, true)}
+	case fake.OpBell:
+		// A waiter's step on the lock's bell: a look at who holds its
+		// flock(2) lock, or at that process, or a change of the bell.
+		return []access{{accessLock, s.Path, s.Call != "holder" && s.Call != "pidfd"}}
 	}
 	// Anything else: everything about the name, changed.
 	return []access{name(s.Path, true), bytes(s.Path, true), lock}
@@ -321,7 +334,8 @@ type choice struct {
 // being tried now.
 type frame struct {
 	enabled []int
-	steps   []Step // by user index; only the enabled users' are set
+	live    []int  // the users not finished: the enabled ones, and those asleep (User.QueuePlatform)
+	steps   []Step // by user index; only the live users' are set
 	sleep   userSet
 	kills   bool // a crash may still be chosen here
 	tried   []choice
@@ -362,7 +376,7 @@ func (f *frame) next() (choice, bool) {
 		}
 	}
 	if f.kills {
-		for _, u := range f.enabled {
+		for _, u := range f.live {
 			c := choice{user: u, kill: true}
 			if (Changes(f.steps[u]) || f.steps[u].Label != "") && !f.triedChoice(c) {
 				return c, true
@@ -509,8 +523,17 @@ type User struct {
 	step Step
 	done bool
 	err  error
+	// ready, set with step when the user stops asleep (fake.Event.Sleep),
+	// says whether it may go on; nil: it may.
+	ready func() bool
 	// clock is the user's own time.
 	clock *localClock
+
+	// The user's queued waits (User.QueuePlatform): how many are open,
+	// and a channel closed once none is (settle).
+	qmu      sync.Mutex
+	queued   int
+	unqueued chan struct{}
 }
 
 // User adds a user named name: a new process of the run's world that, once
@@ -554,7 +577,10 @@ func (u *User) Critical() {
 		r.trail = append(r.trail, trailLine{text: "   " + u.Name + " holds the lock"})
 	}
 	r.mu.Unlock()
-	u.stop(Step{Label: "leave its critical section"})
+	// The teardown of the wait that acquired runs beside the holder
+	// (attemptUntil): its steps, the queue's leave, are taken here.
+	u.settle()
+	u.stop(Step{Label: "leave its critical section"}, nil)
 	r.mu.Lock()
 	for i, v := range r.inside {
 		if v == u {
@@ -588,7 +614,7 @@ func (r *Run) Fail(err error) {
 
 // stop parks the user before step until the scheduler lets it go. A dead
 // user does not stop: it can change nothing.
-func (u *User) stop(s Step) {
+func (u *User) stop(s Step, ready func() bool) {
 	if !u.Proc.Alive() {
 		return
 	}
@@ -601,9 +627,10 @@ func (u *User) stop(s Step) {
 	}
 	r.running = nil
 	r.mu.Unlock()
-	u.step = s
+	u.step, u.ready = s, ready
 	r.events <- u
 	<-u.resume
+	u.ready = nil
 }
 
 func (u *User) name() string {
@@ -623,7 +650,11 @@ func (r *Run) hook(ev fake.Event) error {
 	if ev.NewPath != "" {
 		s.NewPath = r.cfg.Key(ev.NewPath)
 	}
-	u.stop(s)
+	var ready func() bool
+	if ev.Sleep != nil {
+		ready = ev.Sleep.Ready
+	}
+	u.stop(s, ready)
 	return nil
 }
 
@@ -751,14 +782,15 @@ func (s *search) newFrame(r *Run) *frame {
 	if n := len(s.free); n > 0 {
 		f = s.free[n-1]
 		s.free = s.free[:n-1]
-		*f = frame{enabled: f.enabled[:0], steps: f.steps[:0], tried: f.tried[:0]}
+		*f = frame{enabled: f.enabled[:0], live: f.live[:0], steps: f.steps[:0], tried: f.tried[:0]}
 	} else {
 		f = &frame{}
 	}
 	f.enabled = r.appendEnabled(f.enabled)
+	f.live = r.appendLive(f.live)
 	f.steps = slices.Grow(f.steps, len(r.users))[:len(r.users)]
 	clear(f.steps)
-	for _, i := range f.enabled {
+	for _, i := range f.live {
 		f.steps[i] = r.users[i].step
 	}
 	return f
@@ -788,6 +820,9 @@ func (s *search) runOnce(cfg Config) (out outcome, err error) {
 		}
 		if r.allDone() {
 			break
+		}
+		if err := r.asleep(); err != nil {
+			return out, fail(err)
 		}
 		if depth >= cfg.MaxSteps {
 			out.cut = true
@@ -992,23 +1027,29 @@ func At(call, path string, n int) func(Step) bool {
 }
 
 // same checks that a replay sees what the run it replays saw: the same
-// users ready, each about to take the same step.
+// users left, the same of them ready, each about to take the same step.
 func (f *frame) same(r *Run) error {
-	j := 0
+	j, k := 0, 0
 	for i, u := range r.users {
 		if u.done {
 			continue
 		}
-		if j >= len(f.enabled) || f.enabled[j] != i {
-			return fmt.Errorf("users ready %v, before %v", r.enabled(), f.enabled)
+		if k >= len(f.live) || f.live[k] != i {
+			return fmt.Errorf("users left %v, before %v", r.appendLive(nil), f.live)
 		}
+		k++
 		if u.step != f.steps[i] {
 			return fmt.Errorf("user %d about to %v, before %v", i, u.step, f.steps[i])
 		}
-		j++
+		if u.isReady() {
+			if j >= len(f.enabled) || f.enabled[j] != i {
+				return fmt.Errorf("users ready %v, before %v", r.enabled(), f.enabled)
+			}
+			j++
+		}
 	}
-	if j != len(f.enabled) {
-		return fmt.Errorf("users ready %v, before %v", r.enabled(), f.enabled)
+	if j != len(f.enabled) || k != len(f.live) {
+		return fmt.Errorf("users ready %v of %v, before %v of %v", r.enabled(), r.appendLive(nil), f.enabled, f.live)
 	}
 	return nil
 }
@@ -1038,17 +1079,49 @@ func (r *Run) allDone() bool {
 	return true
 }
 
-// enabled lists the users stopped, by index.
+// enabled lists the users stopped and ready to go on, by index.
 func (r *Run) enabled() []int { return r.appendEnabled(nil) }
 
-// appendEnabled appends the users stopped, by index, to e.
+// appendEnabled appends the users stopped and ready to go on, by index,
+// to e: all of them but those asleep until something wakes them.
 func (r *Run) appendEnabled(e []int) []int {
+	for i, u := range r.users {
+		if !u.done && u.isReady() {
+			e = append(e, i)
+		}
+	}
+	return e
+}
+
+// appendLive appends the users not finished, by index, to e.
+func (r *Run) appendLive(e []int) []int {
 	for i, u := range r.users {
 		if !u.done {
 			e = append(e, i)
 		}
 	}
 	return e
+}
+
+// isReady reports whether the user, stopped, may go on: it is not asleep
+// (fake.Event.Sleep), or what it sleeps for has come.
+func (u *User) isReady() bool { return u.ready == nil || u.ready() }
+
+// asleep fails a run in which users are left and every one of them is
+// asleep: nothing is left to wake them (User.QueuePlatform: a lost
+// wake-up).
+func (r *Run) asleep() error {
+	var names []string
+	for _, u := range r.users {
+		if u.done {
+			continue
+		}
+		if u.isReady() {
+			return nil
+		}
+		names = append(names, fmt.Sprintf("%s (%v)", u.Name, u.step))
+	}
+	return fmt.Errorf("every user left is asleep, and nothing is left to wake them (a lost wake-up): %s", strings.Join(names, ", "))
 }
 
 // abandon ends a run's users that have not finished: each is killed and
@@ -1109,4 +1182,141 @@ func (c *localClock) Sleep(ctx context.Context, d time.Duration) error {
 	defer c.mu.Unlock()
 	c.elapsed += max(d, c.min)
 	return nil
+}
+
+// QueuePlatform is Platform with the waiters' queue of docs/protocol.md
+// ("One waiter woken per release"): a waiting Acquire queues behind the
+// lock's bell in the run's world (fake.Process.Queuer), whose steps
+// (fake.OpBell) are steps of the run. A waiter behind the head sleeps
+// until a ring or the death of the head it watches wakes it, with no
+// bound: its wait's bound never comes in a run, so a run in which every
+// user left is asleep fails (a lost wake-up). Every other wait (the
+// head's, and a mechanism's retries within an attempt, userQueue.Wait)
+// ends at once, as Platform's do, moving the user's clock by
+// Config.MinSleep whatever its bound: the bounds are random, and a run
+// must replay the same.
+//
+// The wait's teardown, which wait.go runs in a goroutine of its own
+// beside the new holder, takes its steps (the queue's leave) as the
+// user's, before the user's stop in its critical section (Critical): the
+// user does nothing else meanwhile.
+func (u *User) QueuePlatform() *platform.Platform {
+	pp := u.Platform()
+	pp.Wake = userWake{u}
+	return pp
+}
+
+// userWake is a user's Waker with the queue (QueuePlatform).
+type userWake struct{ u *User }
+
+var (
+	_ platform.Watcher = userWake{}
+	_ platform.Queuer  = userWake{}
+)
+
+func (w userWake) Wait(ctx context.Context, _ string, _ []string, _ int, _ time.Duration) (platform.Wakeup, error) {
+	return platform.WakeTimeout, w.u.clock.Sleep(ctx, 0)
+}
+
+func (w userWake) Watch(string, []string) (platform.Watch, error) { return clockWatch{w.u.clock}, nil }
+
+func (w userWake) Queue(dir string, names []string, bell string) (platform.Watch, error) {
+	q, err := w.u.Proc.Queuer(w).Queue(dir, names, bell)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := q.(platform.Placer)
+	if !ok {
+		return q, nil // no bell: the head's watch
+	}
+	w.u.queuing(1)
+	return &userQueue{Watch: q, Placer: p, u: w.u}, nil
+}
+
+// clockWatch is a kept watch whose waits end at once on a user's clock.
+type clockWatch struct{ clock *localClock }
+
+func (w clockWatch) Wait(ctx context.Context, _ int, _ time.Duration) (platform.Wakeup, error) {
+	return platform.WakeTimeout, w.clock.Sleep(ctx, 0)
+}
+
+func (clockWatch) Close() {}
+
+// userQueue is a user's queued wait, counted while open (settle).
+type userQueue struct {
+	platform.Watch
+	platform.Placer
+	u    *User
+	once sync.Once
+}
+
+// Wait is the queue's, for the waits between attempts (attemptUntil's).
+// A mechanism's own waits within an attempt (stamplock's and sqlitelock's
+// retries, bounded by a few milliseconds natively) end at once at their
+// bound, on the user's clock, whatever rang meanwhile: a ring stays
+// unread until the next wait between attempts, as the bell keeps it.
+// Sleeping there with no bound would only stall the attempt, which a
+// bound of milliseconds keeps from being a lost wake-up.
+func (q *userQueue) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wakeup, error) {
+	if withinAttempt() {
+		return platform.WakeTimeout, q.u.clock.Sleep(ctx, 0)
+	}
+	return q.Watch.Wait(ctx, pid, d)
+}
+
+// withinAttempt reports whether the wait under way is a mechanism's
+// within an attempt: a function of package stamplock or sqlitelock calls
+// it, before (further out) the attempt loop of package proclock.
+func withinAttempt() bool {
+	var pcs [48]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
+	for {
+		f, more := frames.Next()
+		switch {
+		case strings.HasPrefix(f.Function, module+"/stamplock."), strings.HasPrefix(f.Function, module+"/sqlitelock."):
+			return true
+		case strings.HasPrefix(f.Function, module+".attemptUntil"):
+			return false
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// module is the module's path, as function names begin.
+const module = "github.com/proclock/proclock"
+
+func (q *userQueue) Close() {
+	q.Watch.Close()
+	q.once.Do(func() { q.u.queuing(-1) })
+}
+
+// queuing counts n more queued waits of the user's open.
+func (u *User) queuing(n int) {
+	u.qmu.Lock()
+	defer u.qmu.Unlock()
+	u.queued += n
+	if u.queued == 0 && u.unqueued != nil {
+		close(u.unqueued)
+		u.unqueued = nil
+	}
+}
+
+// settle waits until none of the user's queued waits is open: the
+// teardown of the one that acquired (in a goroutine of its own) has taken
+// its steps, each a stop of the user's, while the user's own goroutine
+// waits here.
+func (u *User) settle() {
+	u.qmu.Lock()
+	if u.queued == 0 {
+		u.qmu.Unlock()
+		return
+	}
+	if u.unqueued == nil {
+		u.unqueued = make(chan struct{})
+	}
+	ch := u.unqueued
+	u.qmu.Unlock()
+	<-ch
 }
