@@ -19,8 +19,8 @@ const bellMode = 0o660
 // Queue makes the bell (a FIFO) if it is not there, holds it open
 // read-write, and polls it with EPOLLEXCLUSIVE: a byte written into it
 // wakes one of the processes that sleep on it, the one that joined first
-// among those asleep. The head of the queue is the one that holds a
-// flock(2) lock on the bell; it watches names and the holder as
+// among those asleep. The head of the queue is the one that holds the
+// head's lock on the bell (headLock); it watches names and the holder as
 // inotifyWatch does, and rings the bell when it leaves.
 func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, error) {
 	q := &queueWatch{w: w, path: dir, names: names, bell: filepath.Join(dir, bell), fd: -1, ep: -1, cancel: -1, headFD: -1}
@@ -39,16 +39,18 @@ type queueWatch struct {
 	names  []string
 	bell   string        // the bell's path
 	fd     int           // the bell, read-write
+	st     unix.Stat_t   // the bell's, as opened (fd)
 	ep     int           // epoll of the bell (exclusive), cancel and headFD
 	cancel int           // eventfd, written when ctx ends
 	head   *inotifyWatch // the head's watch; nil: not the head
 	led    bool          // the last Wait made this waiter the head
 	waited bool          // a Wait has run behind the head
 	// The head this waiter behind watches: a pidfd of the process that
-	// holds the bell's flock(2) lock, polled beside the bell; -1: none.
+	// holds the bell's flock(2) lock (the head names itself so), polled
+	// beside the bell; -1: none.
 	headPID, headFD int
-	// deadPID is a head seen exited while its flock(2) lock stayed (a
-	// child it forked holds the bell open): not watched again.
+	// deadPID is a head seen exited while its lock stayed (a child it
+	// forked holds the bell open): not watched again.
 	deadPID int
 }
 
@@ -62,7 +64,7 @@ func (q *queueWatch) join(name string) bool {
 	// Only a FIFO is opened: another file at the name (a user's, a
 	// device, a symlink) is left alone, and the waiter watches as every
 	// waiter did before the queue.
-	var before, st unix.Stat_t
+	var before unix.Stat_t
 	if err := unix.Lstat(name, &before); err != nil || before.Mode&unix.S_IFMT != unix.S_IFIFO {
 		return false
 	}
@@ -71,7 +73,15 @@ func (q *queueWatch) join(name string) bool {
 		return false
 	}
 	q.fd = fd
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != before.Ino || st.Dev != before.Dev {
+	st := &q.st
+	if err := unix.Fstat(fd, st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != before.Ino || st.Dev != before.Dev {
+		return false
+	}
+	// The head's lock must be to be had (OFD locks: linux 3.15, before
+	// EPOLLEXCLUSIVE; a seccomp filter may refuse them), or no waiter
+	// would ever lead.
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Len: 1}
+	if unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) != nil {
 		return false
 	}
 	if q.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -93,16 +103,22 @@ func (q *queueWatch) join(name string) bool {
 	return true
 }
 
-// lead makes this waiter the head when there is none: it takes the
-// bell's flock(2) lock, stops sleeping on the bell (a ring is for the
-// others) and watches names. It reports whether it is the head.
+// lead makes this waiter the head when there is none: it takes the head's
+// lock (headLock), names itself with the bell's flock(2) lock, stops
+// sleeping on the bell (a ring is for the others) and watches names. It
+// reports whether it is the head.
 func (q *queueWatch) lead() bool {
 	if q.head != nil {
 		return true
 	}
-	if unix.Flock(q.fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if headLock(q.fd, unix.F_WRLCK) != nil {
 		return false
 	}
+	// The flock(2) lock names the head in /proc/locks (where an OFD lock
+	// names no pid), for those behind to watch its death. A neighbour
+	// that holds it (flock(1) on the bell) leaves the head unnamed, and
+	// its death costs those behind the bound of a wait; but it leads.
+	unix.Flock(q.fd, unix.LOCK_EX|unix.LOCK_NB)
 	q.led = true
 	q.unwatchHead()
 	unix.EpollCtl(q.ep, unix.EPOLL_CTL_DEL, q.fd, nil)
@@ -206,9 +222,12 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 // this waiter led, the head having gone in between. A head it cannot
 // name (another pid namespace's, or gone as it looked), or whose pidfd it
 // cannot have, is not watched: its death costs the bound of the wait.
+// The head looked for is that of the bell this waiter holds open, not of
+// whatever the bell's name names now: a bell removed (a tmp cleaner) and
+// made anew by a later waiter is another queue, with a head of its own.
 func (q *queueWatch) watchHead() (led bool) {
 	for range 2 {
-		pid := flockHolder(q.bell)
+		pid := flockHolderOf(&q.st)
 		if pid > 0 && pid == q.headPID && q.headFD >= 0 {
 			return false // the same head, watched already
 		}
@@ -259,8 +278,24 @@ func (q *queueWatch) ring() {
 // room docs/queue.pml gives it).
 const bellRoom = 3
 
-// Close leaves the queue. A head lets go of its flock(2) lock first and
-// then rings twice, so that the sleeper the first ring wakes finds no
+// headLock takes (how: F_WRLCK) or lets go of (F_UNLCK) the lock that
+// makes a waiter the head, without waiting: an OFD lock on the bell's
+// first byte, of the open bell fd. Not a flock(2) lock: flock(1), or
+// anyone's flock(2) on the bell, would keep every waiter from leading, and
+// then none would watch the lock's names; the kernel keeps the two kinds
+// of lock apart.
+func headLock(fd int, how int16) error {
+	lk := unix.Flock_t{Type: how, Len: 1}
+	for {
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// Close leaves the queue. A head lets go of its locks first (its name,
+// then the head's lock, so that the next head can name itself) and then
+// rings twice, so that the sleeper the first ring wakes finds no
 // head, and leads, and the one the second wakes leads if the first died
 // before it could, or else watches the new head.
 func (q *queueWatch) Close() {
@@ -268,6 +303,7 @@ func (q *queueWatch) Close() {
 		q.head.Close()
 		q.head = nil
 		unix.Flock(q.fd, unix.LOCK_UN)
+		headLock(q.fd, unix.F_UNLCK)
 		q.ring()
 		q.ring()
 	}
