@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
 )
 
@@ -70,6 +72,83 @@ func TestDroppedLockStaysHeldNative(t *testing.T) {
 				if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != c.Pid() {
 					t.Fatalf("%s: Acquire = %v; want held by pid %d", other, err, c.Pid())
 				}
+			}
+		})
+	}
+}
+
+// gcWaiter, given a mechanism and a path, is a daemon that waits for the
+// lock (queued behind its bell), keeps no reference to the *Lock it gets,
+// runs the garbage collector over and over while its wait's teardown goes
+// on beside it, says "collected" once the bell is closed, and then waits on
+// stdin.
+var gcWaiter = locktest.NewRole("gc-waiter", func(args []string) int {
+	path := args[1]
+	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(args[0])), path, proclock.Options{Wait: true}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	collectGarbage()
+	bell := filepath.Join(filepath.Dir(path), lockrec.Bell(path))
+	for {
+		open, err := opens("self", bell)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if !open {
+			break
+		}
+		runtime.Gosched()
+	}
+	collectGarbage()
+	fmt.Println("collected")
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	return 0
+})
+
+// TestDroppedWaitedLockStaysHeldNative: a daemon that waited for its lock,
+// queued behind the bell, and keeps no reference to the *Lock still holds
+// it after its wait's teardown and many garbage collections, as seen from
+// another process.
+func TestDroppedWaitedLockStaysHeldNative(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "daemon.lock")
+			bell := filepath.Join(filepath.Dir(path), lockrec.Bell(path))
+			holder := locktest.Start(t, handoffHolder.Command(string(mech), path))
+			if line, err := holder.Line(); err != nil || line != "held" {
+				t.Fatalf("holder process: %q, %v", line, err)
+			}
+			cmd := gcWaiter.Command(string(mech), path)
+			cmd.Stderr = os.Stderr
+			c := locktest.Start(t, cmd)
+			defer c.End()
+			for {
+				open, err := opens(strconv.Itoa(c.Pid()), bell)
+				if err != nil {
+					t.Fatalf("the daemon's descriptors: %v", err)
+				}
+				if open {
+					break
+				}
+				runtime.Gosched()
+			}
+			holder.Kill()
+			if line, err := c.Line(); err != nil || line != "collected" {
+				t.Fatalf("daemon said %q, %v", line, err)
+			}
+			p := nativePlatform(mech)
+			if held, err := proclock.IsHeld(context.Background(), p, path); err != nil || !held {
+				t.Fatalf("IsHeld after the daemon's collections = %v, %v; want held", held, err)
+			}
+			l, err := proclock.Acquire(context.Background(), p, path, proclock.Options{})
+			if err == nil {
+				l.Release()
+				t.Fatal("took the lock of a daemon that dropped the *Lock it waited for")
+			}
+			if he, ok := errors.AsType[*proclock.HeldError](err); !ok || he.Holder == nil || he.Holder.PID != c.Pid() {
+				t.Fatalf("Acquire = %v; want held by pid %d", err, c.Pid())
 			}
 		})
 	}

@@ -2,10 +2,12 @@ package proclock
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,5 +278,127 @@ func TestHerdWaitsOnWhoWentFirstFake(t *testing.T) {
 	defer mu.Unlock()
 	if n := locks[procs[late].PID()]; n != 0 {
 		t.Errorf("the late waiter made %d SQLite lock calls after the second release; want none: it found the lock held", n)
+	}
+}
+
+// A waiter that loses inside its first attempt is one of a herd too, but
+// is not taken for one. Waiter x is in its first attempt (SQLite's busy
+// wait) when the holder lets go; the other waiter, y, waiting between
+// attempts, takes the lock (x's lock calls are held back until it has),
+// and x's first attempt ends naming y. When y lets go, x should wait its
+// herd's moment before it attempts (herdDelay); it attempts at once,
+// since attemptUntil marks a herd only from a loss after a wait of its
+// own (it knows no holder before its first attempt). A cost of CPU, not of
+// safety, and off linux only (there the queue wakes one head); not fixed
+// (review2's report): run with PROCLOCK_QUEUE_FINDINGS=1 to see it fail.
+func TestHerdLosingInFirstAttemptFake(t *testing.T) {
+	if os.Getenv("PROCLOCK_QUEUE_FINDINGS") == "" {
+		t.Skip("a known gap, not fixed: a loss inside the first attempt marks no herd (PROCLOCK_QUEUE_FINDINGS=1 runs it)")
+	}
+	w := fake.New()
+	holder := w.Spawn()
+	x, y := w.Spawn(), w.Spawn()
+	px, py := x.Platform(), y.Platform()
+	rx, ry := &pidRecorder{inner: px.Wake}, &pidRecorder{inner: py.Wake}
+	px.Wake, py.Wake = rx, ry
+	const path = "/tmp/app.lock"
+	ctx := guardCtxInternal(t)
+	first, err := Acquire(ctx, holder.Platform(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staggered atomic.Int64 // herd moments x waited
+	old := herdDelay
+	herdDelay = func(p *platform.Platform) time.Duration {
+		if p.Process == px.Process {
+			staggered.Add(1)
+		}
+		return 100 * time.Microsecond
+	}
+	defer func() { herdDelay = old }()
+	w.Freeze()
+	defer w.Thaw()
+	type win struct {
+		who string
+		l   *Lock
+	}
+	got := make(chan win, 2)
+	var waiters sync.WaitGroup
+	defer waiters.Wait()
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := func(who string, p *platform.Platform) {
+		waiters.Go(func() {
+			if l, err := Acquire(waitCtx, p, path, Options{Wait: true}); err == nil {
+				got <- win{who, l}
+			}
+		})
+	}
+	drive := func(what string, step time.Duration, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if err := w.WaitSleepers(ctx, 1); err != nil {
+				t.Fatalf("%s: nobody sleeps: %v", what, err)
+			}
+			w.Advance(step)
+		}
+	}
+	settled := func(r *pidRecorder, pid int) bool {
+		last, _ := r.watching()
+		return last == pid && r.pastFirst() && w.Sleepers() == 1
+	}
+	start("y", py)
+	drive("y settling", 30*time.Millisecond, func() bool { return settled(ry, holder.PID()) })
+	start("x", px)
+	if err := w.WaitSleepers(ctx, 2); err != nil { // x in its first attempt's busy wait
+		t.Fatal(err)
+	}
+	if rx.pastFirst() {
+		t.Fatal("x is past its first attempt already")
+	}
+	yHeld := make(chan struct{})
+	defer w.Hook(fake.OpLock, path, fake.Before, func(ev fake.Event) error {
+		if ev.PID == x.PID() {
+			select {
+			case <-yHeld:
+			case <-waitCtx.Done():
+			}
+		}
+		return nil
+	})()
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	// winner moves time on while anyone sleeps until a waiter holds.
+	winner := func(what string) win {
+		t.Helper()
+		for {
+			select {
+			case won := <-got:
+				return won
+			case <-ctx.Done():
+				t.Fatalf("%s: never", what)
+			default:
+			}
+			if w.Sleepers() > 0 {
+				w.Advance(100 * time.Microsecond)
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}
+	wy := winner("y taking the lock")
+	if wy.who != "y" {
+		t.Fatalf("%s took the lock; want y (x's lock calls were held back)", wy.who)
+	}
+	close(yHeld)
+	drive("x settling on y", time.Millisecond, func() bool { return settled(rx, y.PID()) })
+	if err := wy.l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	wx := winner("x taking the lock")
+	defer wx.l.Release()
+	if n := staggered.Load(); n == 0 {
+		t.Error("x, having lost inside its first attempt, attempted at y's release without waiting a herd's moment")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -91,18 +92,81 @@ func TestQueueHeadKilledKeepsNoOneOut(t *testing.T) {
 // holdsOpen reports whether this process has a descriptor open on name.
 func holdsOpen(t *testing.T, name string) bool {
 	t.Helper()
-	want, err := os.Stat(name)
-	if err != nil {
-		return false
-	}
-	fds, err := os.ReadDir("/proc/self/fd")
+	open, err := opens("self", name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return open
+}
+
+// opens reports whether process pid ("self": this one) has a descriptor
+// open on name; false when name is not there.
+func opens(pid, name string) (bool, error) {
+	want, err := os.Stat(name)
+	if err != nil {
+		return false, nil
+	}
+	fdDir := filepath.Join("/proc", pid, "fd")
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return false, err
+	}
 	for _, fd := range fds {
-		if st, err := os.Stat(filepath.Join("/proc/self/fd", fd.Name())); err == nil && os.SameFile(st, want) {
-			return true
+		if st, err := os.Stat(filepath.Join(fdDir, fd.Name())); err == nil && os.SameFile(st, want) {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
+}
+
+// A lock whose base name is 255 bytes (NAME_MAX), in a directory that
+// makes its path some 2000 bytes long: "P.bell" would be 260 bytes, so the
+// bell's name is shortened as every sidecar's is (lockrec.SidecarName), and
+// a waiter still queues behind a FIFO of that name and takes the lock when
+// the holder dies, with no error. (That the head is woken, not left to
+// its bound, is the platform's queue tests'.)
+func TestQueueNameMax(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(string(mech), func(t *testing.T) {
+			dir := t.TempDir()
+			for len(dir) < 1700 {
+				dir = filepath.Join(dir, strings.Repeat("d", 200))
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, strings.Repeat("n", lockrec.NameMax))
+			bell := lockrec.Sidecar(path, lockrec.BellSuffix)
+			if n := len(filepath.Base(bell)); n > lockrec.NameMax {
+				t.Fatalf("the bell's name is %d bytes", n)
+			}
+			holder := locktest.Start(t, handoffHolder.Command(string(mech), path))
+			if line, err := holder.Line(); err != nil || line != "held" {
+				t.Fatalf("holder process: %q, %v", line, err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			got := make(chan error, 1)
+			go func() {
+				l, err := proclock.Acquire(ctx, nativePlatform(mech), path, proclock.Options{Wait: true})
+				if err == nil {
+					err = l.Release()
+				}
+				got <- err
+			}()
+			for !holdsOpen(t, bell) {
+				if ctx.Err() != nil {
+					t.Fatalf("the waiter never queued behind %s (%d bytes)", filepath.Base(bell), len(filepath.Base(bell)))
+				}
+				runtime.Gosched()
+			}
+			if st, err := os.Lstat(bell); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+				t.Fatalf("the bell: %v, %v; want a FIFO", st, err)
+			}
+			holder.Kill()
+			if err := <-got; err != nil {
+				t.Fatalf("a waiter of a %d-byte path, its holder killed: %v", len(path), err)
+			}
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ncruces/go-sqlite3"
 
@@ -38,6 +39,7 @@ const (
 	secHoldAndSpawn = "hold-and-spawn" // mech path: take the lock, start a grandchild (locktest.Block), print "ready <pid>", wait for stdin to close
 	secTry          = "try"            // mech path: one Acquire and one Inspect, reported as JSON (secTryReport)
 	secShare        = "share"          // path: hold a SHARED lock through a read-only connection until stdin closes
+	secWait         = "wait"           // mech path: a waiting Acquire (a minute at most), then "held" and Release, or the error
 )
 
 // secTryReport is what a secTry helper saw: errors classified where they
@@ -99,6 +101,20 @@ func secHelper(mode string, args []string) int {
 			r.InspectErr = err.Error()
 		}
 		json.NewEncoder(os.Stdout).Encode(r)
+		return 0
+	case secWait:
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		l, err := proclock.Acquire(ctx, nativePlatform(proclock.Mechanism(args[0])), args[1], proclock.Options{Wait: true})
+		if err != nil {
+			fmt.Println(err)
+			return 0
+		}
+		fmt.Println("held")
+		if err := l.Release(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
 		return 0
 	case secShare:
 		conn, err := sqlite3.OpenFlags(args[0], sqlite3.OPEN_READONLY)

@@ -32,6 +32,11 @@ const herdStagger = 2 * time.Millisecond
 // herdDelay picks that moment for a waiter through p (tests choose it).
 var herdDelay = func(*platform.Platform) time.Duration { return rand.N(herdStagger) }
 
+// tearDown ends the wait of an acquisition that waited, given its stop
+// (its watch closed, the queue left, the next waiter rung), on a goroutine
+// of its own beside the holder's return (tests hold it back).
+var tearDown = func(stop func()) { stop() }
+
 // attemptUntil makes attempts at t until one holds the lock, or, with
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
 // Every wait between and within attempts goes through the platform's one
@@ -129,10 +134,10 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 				// and Release waits for it, so nothing of the wait
 				// outlives the lock.
 				l.waitDone = make(chan struct{})
-				go func(stop func()) {
+				go func(tearDown func(func()), stop func()) {
 					defer close(l.waitDone)
-					stop()
-				}(stop)
+					tearDown(stop)
+				}(tearDown, stop)
 				stop = nil
 			}
 			return l, nil

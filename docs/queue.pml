@@ -18,8 +18,10 @@
  *     yet run is off the bell's wait queue, and the walk passes it). The
  *     bell is level: an epoll reports it for as long as it holds a byte;
  *     one woken after another read the byte sleeps on.
- *   - the head is the holder of the bell's flock(2) lock; the kernel lets
- *     go of it when its process dies, as of every descriptor.
+ *   - the head is the holder of the head's lock on the bell (an OFD lock;
+ *     a flock(2) lock beside it names the head in /proc/locks, and the
+ *     two are one step here); the kernel lets go of them when its
+ *     process dies, as of every descriptor.
  *   - the head's watch of the lock's names (inotify) and of the holder
  *     (pidfd) queues an event when the holder lets go or dies.
  *   - a waiter behind the head polls a pidfd of the head (the bell's

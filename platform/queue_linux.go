@@ -19,8 +19,8 @@ const bellMode = 0o660
 // Queue makes the bell (a FIFO) if it is not there, holds it open
 // read-write, and polls it with EPOLLEXCLUSIVE: a byte written into it
 // wakes one of the processes that sleep on it, the one that joined first
-// among those asleep. The head of the queue is the one that holds a
-// flock(2) lock on the bell; it watches names and the holder as
+// among those asleep. The head of the queue is the one that holds the
+// head's lock on the bell (headLock); it watches names and the holder as
 // inotifyWatch does, and rings the bell when it leaves (QueueOn).
 func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, error) {
 	b := &fifoBell{path: filepath.Join(dir, bell), fd: -1, ep: -1, cancel: -1, headFD: -1}
@@ -39,11 +39,12 @@ func (w inotifyWaker) Queue(dir string, names []string, bell string) (Watch, err
 // fifoBell is a waiter's end of a bell that is a FIFO (Bell); its
 // descriptors are -1 when not open.
 type fifoBell struct {
-	path   string // the bell's path
-	fd     int    // the bell, read-write
-	ep     int    // epoll of the bell (exclusive), cancel and headFD
-	cancel int    // eventfd, written when ctx ends
-	headFD int    // a pidfd of the process watched (WatchPID), polled beside the bell
+	path   string      // the bell's path
+	fd     int         // the bell, read-write
+	st     unix.Stat_t // the bell's, as opened (fd)
+	ep     int         // epoll of the bell (exclusive), cancel and headFD
+	cancel int         // eventfd, written when ctx ends
+	headFD int         // a pidfd of the process watched (WatchPID), polled beside the bell
 }
 
 var _ Bell = (*fifoBell)(nil)
@@ -57,7 +58,7 @@ func (b *fifoBell) join() bool {
 	// Only a FIFO is opened: another file at the name (a user's, a
 	// device, a symlink) is left alone, and the waiter watches as every
 	// waiter did before the queue.
-	var before, st unix.Stat_t
+	var before unix.Stat_t
 	if err := unix.Lstat(name, &before); err != nil || before.Mode&unix.S_IFMT != unix.S_IFIFO {
 		return false
 	}
@@ -66,7 +67,15 @@ func (b *fifoBell) join() bool {
 		return false
 	}
 	b.fd = fd
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != before.Ino || st.Dev != before.Dev {
+	st := &b.st
+	if err := unix.Fstat(fd, st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO || st.Ino != before.Ino || st.Dev != before.Dev {
+		return false
+	}
+	// The head's lock must be to be had (OFD locks: linux 3.15, before
+	// EPOLLEXCLUSIVE; a seccomp filter may refuse them), or no waiter
+	// would ever lead.
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Len: 1}
+	if unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) != nil {
 		return false
 	}
 	if b.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -88,17 +97,42 @@ func (b *fifoBell) join() bool {
 	return true
 }
 
-// Lead takes the bell's flock(2) lock without blocking, and then stops
-// polling the bell.
+// Lead takes the head's lock (headLock) without blocking, names itself
+// with the bell's flock(2) lock, and then stops polling the bell.
 func (b *fifoBell) Lead() bool {
-	if unix.Flock(b.fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+	if headLock(b.fd, unix.F_WRLCK) != nil {
 		return false
 	}
+	// The flock(2) lock names the head in /proc/locks (where an OFD lock
+	// names no pid), for those behind to watch its death. A neighbour
+	// that holds it (flock(1) on the bell) leaves the head unnamed, and
+	// its death costs those behind the bound of a wait; but it leads.
+	unix.Flock(b.fd, unix.LOCK_EX|unix.LOCK_NB)
 	unix.EpollCtl(b.ep, unix.EPOLL_CTL_DEL, b.fd, nil)
 	return true
 }
 
-func (b *fifoBell) Unlock() { unix.Flock(b.fd, unix.LOCK_UN) }
+// Unlock lets go of the head's locks: its name first, then the head's
+// lock, so that the next head can name itself.
+func (b *fifoBell) Unlock() {
+	unix.Flock(b.fd, unix.LOCK_UN)
+	headLock(b.fd, unix.F_UNLCK)
+}
+
+// headLock takes (how: F_WRLCK) or lets go of (F_UNLCK) the lock that
+// makes a waiter the head, without waiting: an OFD lock on the bell's
+// first byte, of the open bell fd. Not a flock(2) lock: flock(1), or
+// anyone's flock(2) on the bell, would keep every waiter from leading, and
+// then none would watch the lock's names; the kernel keeps the two kinds
+// of lock apart.
+func headLock(fd int, how int16) error {
+	lk := unix.Flock_t{Type: how, Len: 1}
+	for {
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != unix.EINTR {
+			return err
+		}
+	}
+}
 
 // Ring writes one byte into the bell. A bell that holds BellRoom bytes
 // already (TIOCINQ, FIONREAD) is full, as a pipe is at EAGAIN.
@@ -116,8 +150,11 @@ func (b *fifoBell) Take() {
 }
 
 // Holder is the process /proc/locks names as the holder of the bell's
-// flock(2) lock (pids of this pid namespace).
-func (b *fifoBell) Holder() int { return flockHolder(b.path) }
+// flock(2) lock (pids of this pid namespace): of the bell this waiter
+// holds open, not of whatever the bell's name names now (a bell removed
+// by a tmp cleaner and made anew by a later waiter is another queue, with
+// a head of its own).
+func (b *fifoBell) Holder() int { return flockHolderOf(&b.st) }
 
 // WatchPID polls a pidfd of pid beside the bell.
 func (b *fifoBell) WatchPID(pid int) bool {

@@ -296,6 +296,13 @@ func flockHolder(path string) int {
 	if err := unix.Lstat(path, &st); err != nil {
 		return 0
 	}
+	return flockHolderOf(&st)
+}
+
+// flockHolderOf is flockHolder of the file st is the stat of: the file
+// itself, whatever name it has now (a bell removed while its waiters hold
+// it open, a new one at its name).
+func flockHolderOf(st *unix.Stat_t) int {
 	data, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		return 0
