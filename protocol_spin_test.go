@@ -197,6 +197,7 @@ func checkModels(t *testing.T, file string, runs []modelRun, largeSkip, fullSkip
 func checkModel(t *testing.T, spin, gcc, model string, r modelRun) string {
 	t.Helper()
 	dir := t.TempDir()
+	var cpu time.Duration // the last command's, user and system
 	run := func(name string, args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), name, args...)
@@ -205,6 +206,7 @@ func checkModel(t *testing.T, spin, gcc, model string, r modelRun) string {
 		if err != nil {
 			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
 		}
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		return string(out)
 	}
 	run(spin, append(append([]string{"-a"}, r.flags...), model)...)
@@ -234,8 +236,17 @@ func checkModel(t *testing.T, spin, gcc, model string, r modelRun) string {
 	// -m: the search depth (the deepest run is under 700 steps); -w: the
 	// hash table's size; -E is not given, so a user blocked for ever is an
 	// error (an invalid end state).
-	return run(pan, panArgs...)
+	out := run(pan, panArgs...)
+	// What docs/protocol.md's tables count, shown by go test -v.
+	t.Logf("%s %v, pan %v:\n%s\npan's CPU: %.1f s (user+sys)", filepath.Base(model), r.flags, panArgs,
+		strings.Join(panCounts.FindAllString(out, -1), "\n"), cpu.Seconds())
+	return out
 }
+
+// The lines of pan's output that docs/protocol.md's tables count: the
+// depth and errors, the states stored (and, for a search for cycles, the
+// states visited again), and the search's wall time.
+var panCounts = regexp.MustCompile(`(?m)^(State-vector .*|\s*\S+ states, (stored|matched).*|pan: elapsed time .*)$`)
 
 // panCacheEnv set to "off" builds every verifier afresh, as a run
 // without a user cache directory does.
@@ -364,12 +375,14 @@ var queueRuns = []modelRun{
 	{"queue-3", nil, "", large},
 	{"queue-3-twice", []string{"-DROUNDS=2"}, "", full},
 	{"queue-3-older-waiter", []string{"-DOLDW"}, "", full},
+	{"queue-3-timeouts", []string{"-DTIMEOUTS"}, "", full},
 	{"queue-3-crash", []string{"-DCRASH", "-DTIMEOUTS"}, "", full},
 	{"queue-3-crash-unbounded", []string{"-DCRASH"}, "", full},
 	{"queue-3-crash-one-ring", []string{"-DCRASH", "-DM_ONE_RING"}, lostWakeup, full},
 	{"queue-3-ltl", []string{"-DLTL_LIVE"}, "", large},
 	{"queue-3-ltl-twice", []string{"-DLTL_LIVE", "-DROUNDS=2"}, "", full},
 	{"queue-3-ltl-older-waiter", []string{"-DLTL_LIVE", "-DOLDW"}, "", full},
+	{"queue-3-ltl-timeouts", []string{"-DLTL_LIVE", "-DTIMEOUTS"}, "", full},
 	{"queue-3-ltl-crash", []string{"-DLTL_LIVE", "-DCRASH", "-DTIMEOUTS"}, "", full},
 	{"queue-3-ltl-crash-unbounded", []string{"-DLTL_LIVE", "-DCRASH"}, "", full},
 	{"queue-3-ltl-ring-first", []string{"-DLTL_LIVE", "-DM_RING_FIRST"}, "acceptance cycle", large},
