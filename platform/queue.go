@@ -11,11 +11,13 @@ import (
 // FIFO, the fake world's a bell of its own (package fake), so that the
 // exploration runs the queue's own code.
 type Bell interface {
-	// Lead takes the bell's flock(2) lock without blocking and, having
-	// it, stops polling the bell (its rings are for the others). It
-	// reports whether it took it.
+	// Lead takes the head's lock on the bell without blocking and,
+	// having it, stops polling the bell (its rings are for the others).
+	// It reports whether it took it. (Linux's head's lock is an OFD lock
+	// on the bell's first byte, named by a flock(2) lock beside it; the
+	// fake world's is one lock.)
 	Lead() bool
-	// Unlock lets go of the bell's flock(2) lock.
+	// Unlock lets go of the head's lock.
 	Unlock()
 	// Ring writes one byte into the bell, unless it holds BellRoom bytes
 	// already: the first sleeper asleep on it wakes.
@@ -23,9 +25,9 @@ type Bell interface {
 	// Take reads one byte from the bell (none when another read it
 	// first).
 	Take()
-	// Holder is the pid of the process that holds the bell's flock(2)
-	// lock, in this process's pid namespace; 0: none, or none it can
-	// name.
+	// Holder is the pid of the process that holds the head's lock (as
+	// the bell's flock(2) lock names it), in this process's pid
+	// namespace; 0: none, or none it can name.
 	Holder() int
 	// WatchPID polls the death of process pid beside the bell, until
 	// UnwatchPID; false: it cannot (gone, or no pidfds).
@@ -74,7 +76,7 @@ type queueWatch struct {
 	// headPID is the head this waiter behind watches (Bell.WatchPID);
 	// 0: none.
 	headPID int
-	// deadPID is a head seen exited while its flock(2) lock stayed (a
+	// deadPID is a head seen exited while its lock stayed (a
 	// child it forked holds the bell open): not watched again.
 	deadPID int
 }
@@ -82,7 +84,7 @@ type queueWatch struct {
 func (q *queueWatch) Place() (led, behind bool) { return q.led, q.head == nil }
 
 // lead makes this waiter the head when there is none: it takes the
-// bell's flock(2) lock, stops sleeping on the bell and watches names. It
+// head's lock, stops sleeping on the bell and watches names. It
 // reports whether it is the head.
 func (q *queueWatch) lead() bool {
 	if q.head != nil {
@@ -98,7 +100,7 @@ func (q *queueWatch) lead() bool {
 }
 
 // Wait is the head's watch's Wait. A waiter behind the head sleeps on the
-// bell and on the head's death (a pidfd of the bell's flock(2) holder)
+// bell and on the head's death (a pidfd of the head's lock's holder)
 // until d passes, leading if the bell rings or the head dies and there is
 // no head then; it leads too when d has passed and there is no head. It
 // reports WakeChange once it leads, and then watches from that moment
@@ -172,8 +174,8 @@ func (q *queueWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wakeup
 	return WakeTimeout, nil
 }
 
-// watchHead watches the head, the process that holds the bell's flock(2)
-// lock, beside the bell, and then looks again whether there is a head: it
+// watchHead watches the head, the process that holds the head's lock,
+// beside the bell, and then looks again whether there is a head: it
 // reports whether this waiter led, the head having gone in between. A head
 // it cannot name (another pid namespace's, or gone as it looked), or
 // cannot watch, is not watched: its death costs the bound of the wait.
@@ -208,7 +210,7 @@ func (q *queueWatch) unwatchHead() {
 	q.headPID = 0
 }
 
-// Close leaves the queue. A head lets go of its flock(2) lock first and
+// Close leaves the queue. A head lets go of the head's lock first and
 // then rings twice, so that the sleeper the first ring wakes finds no
 // head, and leads, and the one the second wakes leads if the first died
 // before it could, or else watches the new head.
