@@ -8,8 +8,8 @@ import (
 	"syscall"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // ErrHeld is matched (errors.Is) by every error that says a lock is held by

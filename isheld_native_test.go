@@ -9,9 +9,9 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Probes running at the same moment do not keep an Acquire from a free

@@ -16,8 +16,8 @@ import (
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/sqlconn"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // Rounds of a leak check: acquire/release cycles, then waits for a held

@@ -7,9 +7,9 @@ import (
 	"io/fs"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
+	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // mechanism is one way of holding a lock at one path. Both ways share the

@@ -1,8 +1,8 @@
 package proclock
 
 import (
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // maxIdleConns is how many idle SQLite connections are kept in all, across

@@ -23,9 +23,9 @@ import (
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/explore"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // The schedule exploration of docs/protocol.md: lock users of both

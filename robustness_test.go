@@ -10,8 +10,8 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 const appLock = "/tmp/app.lock"

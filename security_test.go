@@ -20,10 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/sqlitelock"
+	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // Security (issue 5, item 5) on the real filesystem: nothing is ever

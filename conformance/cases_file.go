@@ -8,7 +8,6 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // Stamps whose holder is dead for certain are reclaimed at once: the pid
@@ -99,18 +98,18 @@ func testUnstampedWindow(t *testing.T, c *env) {
 		t.Run(tc.name, func(t *testing.T) {
 			c.FS().Remove(c.lock())
 			c.plant(t, c.lock(), tc.content)
-			if c.Advance(stamplock.UnstampedWindow) {
+			if c.Advance(unstampedWindow) {
 				// Exactly at the window's end: still held.
 				if h := mustBeHeld(t, a, c.lock()); h != nil {
 					t.Fatalf("holder %+v; want unknown", *h)
 				}
 				c.Advance(time.Nanosecond)
 			} else {
-				c.age(t, c.lock(), stamplock.UnstampedWindow-5*time.Second)
+				c.age(t, c.lock(), unstampedWindow-5*time.Second)
 				if h := mustBeHeld(t, a, c.lock()); h != nil {
 					t.Fatalf("holder %+v; want unknown", *h)
 				}
-				c.age(t, c.lock(), stamplock.UnstampedWindow+time.Second)
+				c.age(t, c.lock(), unstampedWindow+time.Second)
 			}
 			st, err := a.Inspect(testContext(t), c.lock())
 			if err != nil || st.State != proclock.StateStale || st.Reason != tc.reason {
@@ -159,3 +158,7 @@ func sqlitePage(size int) []byte {
 	}
 	return b
 }
+
+// unstampedWindow is how long an empty or torn lock file counts as held
+// after its last change (docs/protocol.md, "Judging what is there").
+const unstampedWindow = 30 * time.Second

@@ -10,8 +10,8 @@ import (
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 const lockPath = "/tmp/app.lock"

@@ -10,10 +10,10 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/sqlconn"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // gateClock is a virtual clock whose first Sleep reports on sleeping and

@@ -15,8 +15,8 @@ import (
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/lockfs"
-	"github.com/proclock/proclock/stamplock"
 )
 
 const lockPath = "/tmp/app.lock"

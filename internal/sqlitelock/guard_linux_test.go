@@ -11,9 +11,9 @@ import (
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlconn"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // panicVFS is the OS's VFS but for FullPathname, which panics, as

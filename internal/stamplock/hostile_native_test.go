@@ -20,9 +20,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/stamplock"
 )
 
 // Hostile and broken lock files on the real filesystem, judged through the

@@ -14,10 +14,10 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
-	"github.com/proclock/proclock/sqlitelock"
 )
 
 // rangedPlatforms returns a native platform whose SQLite lock is taken as
