@@ -63,9 +63,6 @@ type Lock struct {
 	p     *platform.Platform
 	check checker
 	loss  atomic.Pointer[lossWatch]
-	// waitDone, when not nil, is closed once the wait that acquired
-	// the lock is torn down (attemptUntil); Release waits for it.
-	waitDone chan struct{}
 
 	mu       sync.Mutex
 	left     bool // the turn is given up
@@ -90,9 +87,6 @@ func (l *Lock) Mechanism() Mechanism { return l.mech }
 // (docs/design.md, "Waiting"): to other processes it stays held. Its error
 // is an *Error, as Acquire's are.
 func (l *Lock) Release() error {
-	if l.waitDone != nil {
-		<-l.waitDone
-	}
 	if err := turns.release(l); err != nil {
 		return pathError("release", l.path, err)
 	}

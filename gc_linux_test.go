@@ -8,11 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
 )
 
@@ -77,29 +75,16 @@ func TestDroppedLockStaysHeldNative(t *testing.T) {
 	}
 }
 
-// gcWaiter, given a mechanism and a path, is a daemon that waits for the
-// lock (queued behind its bell), keeps no reference to the *Lock it gets,
-// runs the garbage collector over and over while its wait's teardown goes
-// on beside it, says "collected" once the bell is closed, and then waits on
-// stdin.
+// gcWaiter, given a mechanism and a path, is a daemon that says
+// "waiting", waits for the lock, keeps no reference to the *Lock it gets,
+// runs the garbage collector over and over, says "collected", and then
+// waits on stdin.
 var gcWaiter = locktest.NewRole("gc-waiter", func(args []string) int {
 	path := args[1]
+	fmt.Println("waiting")
 	if _, err := proclock.Acquire(context.Background(), nativePlatform(proclock.Mechanism(args[0])), path, proclock.Options{Wait: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
-	}
-	collectGarbage()
-	bell := filepath.Join(filepath.Dir(path), lockrec.Bell(path))
-	for {
-		open, err := opens("self", bell)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		if !open {
-			break
-		}
-		runtime.Gosched()
 	}
 	collectGarbage()
 	fmt.Println("collected")
@@ -107,15 +92,13 @@ var gcWaiter = locktest.NewRole("gc-waiter", func(args []string) int {
 	return 0
 })
 
-// TestDroppedWaitedLockStaysHeldNative: a daemon that waited for its lock,
-// queued behind the bell, and keeps no reference to the *Lock still holds
-// it after its wait's teardown and many garbage collections, as seen from
-// another process.
+// TestDroppedWaitedLockStaysHeldNative: a daemon that waited for its lock
+// and keeps no reference to the *Lock still holds it after many garbage
+// collections, as seen from another process.
 func TestDroppedWaitedLockStaysHeldNative(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(string(mech), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "daemon.lock")
-			bell := filepath.Join(filepath.Dir(path), lockrec.Bell(path))
 			holder := locktest.Start(t, handoffHolder.Command(string(mech), path))
 			if line, err := holder.Line(); err != nil || line != "held" {
 				t.Fatalf("holder process: %q, %v", line, err)
@@ -124,15 +107,8 @@ func TestDroppedWaitedLockStaysHeldNative(t *testing.T) {
 			cmd.Stderr = os.Stderr
 			c := locktest.Start(t, cmd)
 			defer c.End()
-			for {
-				open, err := opens(strconv.Itoa(c.Pid()), bell)
-				if err != nil {
-					t.Fatalf("the daemon's descriptors: %v", err)
-				}
-				if open {
-					break
-				}
-				runtime.Gosched()
+			if line, err := c.Line(); err != nil || line != "waiting" {
+				t.Fatalf("daemon said %q, %v; want waiting", line, err)
 			}
 			holder.Kill()
 			if line, err := c.Line(); err != nil || line != "collected" {

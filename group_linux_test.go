@@ -1,17 +1,13 @@
 package proclock_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/locktest"
 )
 
@@ -189,79 +185,6 @@ func TestGroupLockReadOnlyStale(t *testing.T) {
 			}
 			secOnly(t, dir, "x.lock")
 		})
-	}
-}
-
-// TestGroupWaiterBehindOthersBell: the lock's bell was made by a waiter of
-// another user of the group whose umask keeps the group from writing it
-// (077: 0600; 022: 0640), and that waiter leads its queue. A waiter of the
-// first user cannot open the bell: it waits without the queue, watching
-// the lock's names, and takes the lock when the holder lets go, with no
-// error (docs/protocol.md, "One waiter woken per release": a waiter that
-// cannot queue waits as before).
-func TestGroupWaiterBehindOthersBell(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to run processes as two other users")
-	}
-	defer syscall.Umask(syscall.Umask(0o002))
-	exe := secExe(t)
-	u1, u2 := groupUser(groupUID1), groupUser(groupUID2)
-	for _, mask := range []int{0o077, 0o022} {
-		for _, mech := range mechanisms {
-			t.Run(fmt.Sprintf("umask_%03o/%s", mask, mech), func(t *testing.T) {
-				dir := groupDir(t)
-				path := filepath.Join(dir, "x.lock")
-				bell := filepath.Join(dir, lockrec.Bell(path))
-				_, release := groupHold(t, exe, u1, mech, path)
-				cmd := queueHead.CommandAt(exe, path)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u2}
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				old := syscall.Umask(mask)
-				head := locktest.Start(t, cmd)
-				syscall.Umask(old)
-				if line, err := head.Line(); err != nil || line != "head" {
-					t.Fatalf("uid %d's waiter: %q, %v; stderr: %s", u2.Uid, line, err, stderr.String())
-				}
-				info, err := os.Lstat(bell)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := os.FileMode(0o660 &^ mask); info.Mode()&os.ModeNamedPipe == 0 || info.Mode().Perm() != want || info.Sys().(*syscall.Stat_t).Uid != u2.Uid {
-					t.Fatalf("the bell: %v, uid %d; want a FIFO %v of uid %d", info.Mode(), info.Sys().(*syscall.Stat_t).Uid, want, u2.Uid)
-				}
-				waiter := locktest.Start(t, secCommand(exe, u1, secWait, string(mech), path))
-				said := make(chan string, 1)
-				go func() {
-					line, err := waiter.Line()
-					if err != nil {
-						line = err.Error()
-					}
-					said <- line
-				}()
-				// Waiting: its watch of the lock's names is set up (an
-				// inotify instance), and the bell is not open.
-				pid := strconv.Itoa(waiter.Pid())
-				for !watching(t, pid) {
-					select {
-					case line := <-said:
-						t.Fatalf("uid %d's waiter, before the holder let go: %q", u1.Uid, line)
-					default:
-					}
-					runtime.Gosched()
-				}
-				if open, err := opens(pid, bell); err != nil || open {
-					t.Fatalf("uid %d's waiter holds uid %d's bell open: %v, %v", u1.Uid, u2.Uid, open, err)
-				}
-				release()
-				if line := <-said; line != "held" {
-					t.Fatalf("uid %d's waiter, beside uid %d's bell: %q; want held", u1.Uid, u2.Uid, line)
-				}
-				if err := waiter.Wait(); err != nil {
-					t.Fatalf("uid %d's waiter: %v", u1.Uid, err)
-				}
-			})
-		}
 	}
 }
 

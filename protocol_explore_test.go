@@ -95,10 +95,6 @@ type role struct {
 	// link: the user reaches the lock through a hard link to its file
 	// (exploreLink, staged by stageLinkedDatabase).
 	link bool
-	// queue: the user's waits queue behind the lock's bell, as linux's
-	// do (explore.User.QueuePlatform; docs/protocol.md, "One waiter
-	// woken per release").
-	queue bool
 }
 
 // path is the name the user takes the lock by.
@@ -114,9 +110,6 @@ type blindFS struct{ lockfs.FS }
 
 func (ro role) platform(u *explore.User) *platform.Platform {
 	pp := u.Platform()
-	if ro.queue {
-		pp = u.QueuePlatform()
-	}
 	switch {
 	case ro.file:
 		pp = pp.WithoutSQLite()
@@ -577,106 +570,53 @@ var waiters = []scenario{
 	{users: []role{{name: "file waits x2", file: true, wait: true, rounds: 2}, {name: "file 2 waits x2", file: true, wait: true, rounds: 2}}, spins: true},
 }
 
-// queued is sc with its users queued behind the lock's bell (role.queue).
-func queued(sc scenario) scenario {
-	sc.users = slices.Clone(sc.users)
-	for i := range sc.users {
-		sc.users[i].queue = true
-		sc.users[i].name += " (queued)"
-	}
-	return sc
-}
-
-// queuedWaiters are the waiters, queued as linux's are.
-var queuedWaiters = func() []scenario {
-	var scs []scenario
-	for _, sc := range waiters {
-		scs = append(scs, queued(sc))
-	}
-	return scs
-}()
-
-// queueTriples are a holder and two waiters queued behind the bell, the
-// model's first holder and two waiters (docs/queue.pml): the shape in
-// which one waiter sleeps behind the other while the holder lets go.
-// Every schedule of 1 preemption (PROCLOCK_EXPLORE_PREEMPT=2 for 2: the
-// file one's 147,662 runs take about 130 CPU-s).
-var queueTriples = []scenario{
+// waitTriples are a holder and two waiters: the shape in which one
+// waiter waits behind the other while the holder lets go. Every schedule
+// of 1 preemption.
+var waitTriples = []scenario{
 	{users: []role{
 		{name: "file holder", file: true, holding: true},
-		{name: "file waits (queued)", file: true, wait: true, queue: true},
-		{name: "file 2 waits (queued)", file: true, wait: true, queue: true},
+		{name: "file waits", file: true, wait: true},
+		{name: "file 2 waits", file: true, wait: true},
 	}, spins: true, steps: 250},
 	{users: []role{
 		{name: "sqlite(remove) holder", remove: true, holding: true},
-		{name: "file waits (queued)", file: true, wait: true, queue: true},
-		{name: "sqlite(remove) waits (queued)", remove: true, wait: true, queue: true},
+		{name: "file waits", file: true, wait: true},
+		{name: "sqlite(remove) waits", remove: true, wait: true},
 	}, spins: true, steps: 400},
 }
 
-// Users that wait and take the lock twice, queued (as on linux) and not
-// (as elsewhere): in the full run.
+// Users that wait and take the lock twice, and a holder with two
+// waiters: in the full run.
 func TestExploreWaiters(t *testing.T) {
 	if !exploreFull() {
 		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
 	}
-	runScenarios(t, false, slices.Concat(waiters, queuedWaiters, queueTriples))
+	runScenarios(t, false, slices.Concat(waiters, waitTriples))
 }
 
-// Queued waiters with one crash at any step (a waiter asleep included),
-// every schedule of 1 preemption: in the full run.
+// Waiters with one crash at any step, every schedule of 1 preemption:
+// in the full run.
 func TestExploreWaitersCrash(t *testing.T) {
 	if !exploreFull() {
 		t.Skip("the full exploration runs with PROCLOCK_EXPLORE=full (.ci/run)")
 	}
 	// Not the two pairs of one mechanism each waiting twice: with a
 	// crash, their runs that spin until the step bound (800) cost each
-	// crash point a run, over 4.5 and 6 CPU-minutes at 1 preemption,
-	// not finished. The triples with a crash (the file one 312 CPU-s)
-	// need PROCLOCK_EXPLORE_QUEUE_CRASH=1 too.
-	scs := slices.Clone(queuedWaiters[:1])
-	if os.Getenv("PROCLOCK_EXPLORE_QUEUE_CRASH") == "1" {
-		scs = slices.Concat(scs, queueTriples)
-	}
+	// crash point a run, over 4.5 and 6 CPU-minutes at 1 preemption.
+	scs := slices.Clone(waiters[:1])
 	for i := range scs {
 		scs[i].heavy = false // 1 preemption: with a crash, 2 are too many schedules here
 	}
 	runScenarios(t, true, scs)
 }
 
-// A file holder and two file users queued, in the normal run: the
-// cheapest of the queued waiters that has one asleep behind another.
-func TestExploreQueue(t *testing.T) {
+// A file holder and two file waiters, in the normal run.
+func TestExploreWaitTriple(t *testing.T) {
 	if exploreFull() {
 		t.Skip("TestExploreWaiters runs it in the full run")
 	}
-	runScenarios(t, false, queueTriples[:1])
-}
-
-// The exploration catches a head that rings before it lets go of the
-// bell's flock(2) lock (docs/queue.pml's M_RING_FIRST): the waiter the
-// rings wake cannot lead, and sleeps behind no head for ever.
-func TestExploreQueueCatchesRingFirst(t *testing.T) {
-	if claimedElsewhere(t) {
-		t.Skip("explored by another process of this run (PROCLOCK_EXPLORE_CLAIMS)")
-	}
-	sc := queueTriples[0]
-	var stats exploreStats
-	// Two preemptions: one waiter queued behind the other, and again
-	// between the head's rings and its letting go.
-	cfg := sc.config(false, 2, &stats)
-	cfg.MaxSteps = 120 // the trail is 85 steps; longer runs only spin
-	setup := cfg.Setup
-	cfg.Setup = func(r *explore.Run) func() error {
-		r.World.BreakBells(fake.BellUnlockLast)
-		return setup(r)
-	}
-	res, err := explore.Explore(cfg)
-	var f *explore.Failure
-	if !errors.As(err, &f) || !strings.Contains(f.Err.Error(), "lost wake-up") {
-		t.Fatalf("%v: %v; want a lost wake-up found", res, err)
-	}
-	t.Logf("found in run %d of %v: %v", res.Runs, sc, err)
+	runScenarios(t, false, waitTriples[:1])
 }
 
 // triples are the three-user configurations.

@@ -32,11 +32,6 @@ const herdStagger = 2 * time.Millisecond
 // herdDelay picks that moment for a waiter through p (tests choose it).
 var herdDelay = func(*platform.Platform) time.Duration { return rand.N(herdStagger) }
 
-// tearDown ends the wait of an acquisition that waited, given its stop
-// (its watch closed, the queue left, the next waiter rung), on a goroutine
-// of its own beside the holder's return (tests hold it back).
-var tearDown = func(stop func()) { stop() }
-
 // attemptUntil makes attempts at t until one holds the lock, or, with
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
 // Every wait between and within attempts goes through the platform's one
@@ -55,20 +50,8 @@ var tearDown = func(stop func()) { stop() }
 // read, not an attempt) before it attempts, so that most of the herd find
 // the one that went first holding, and wait on it without trying.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
-	var stop func()
-	if opts.Wait {
-		// Behind the bell: a release wakes the queue's head alone
-		// (docs/protocol.md, "One waiter woken per release").
-		ctx, stop = p.Queueing(ctx, lockrec.Bell(t.path))
-	} else {
-		ctx, stop = p.Watching(ctx)
-	}
-	waited := false // a pause of this loop's: the watch it set up, the queue it joined
-	defer func() {
-		if stop != nil {
-			stop()
-		}
-	}()
+	ctx, stop := p.Watching(ctx)
+	defer stop()
 	_, kept := p.Wake.(platform.Watcher)
 	var names []string // lockrec.Watched(t.path), once there is a wait
 	step := backoffFirst
@@ -81,7 +64,6 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		if kept && pid > 0 {
 			d = jitter(backoffWatched)
 		}
-		waited = true
 		woke, err = p.Pause(ctx, t.dir, names, pid, d)
 		if err != nil {
 			return false, fmt.Errorf("%w while waiting: %w", err, held)
@@ -98,17 +80,9 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 	changing := false // woken since the last holder was seen
 	last := 0         // that holder's pid
 	for first := true; ; first = false {
-		// Queued (docs/protocol.md, "One waiter woken per release"): a
-		// waiter that has just become the head, or whose wait behind the
-		// head reached its bound, looks before it attempts.
-		led, behind := p.Place(ctx)
-		look := !first && (led || (behind && !woke))
-		if (woke && herd) || look {
-			if !look {
-				waited = true
-				if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
-					return nil, fmt.Errorf("%w while waiting: %w", err, held)
-				}
+		if woke && herd {
+			if _, err := p.Pause(ctx, t.dir, names, 0, herdDelay(p)); err != nil {
+				return nil, fmt.Errorf("%w while waiting: %w", err, held)
 			}
 			if pid := holderNow(p, t.path); pid > 0 {
 				last = pid
@@ -126,19 +100,6 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 				// Obtained after the caller gave up: not theirs to hold.
 				l.release()
 				return nil, cerr
-			}
-			if waited {
-				// The wait's teardown (its watch closed, the queue left,
-				// the next waiter rung) keeps no one out and is no part
-				// of holding: it goes on beside the new holder's return,
-				// and Release waits for it, so nothing of the wait
-				// outlives the lock.
-				l.waitDone = make(chan struct{})
-				go func(tearDown func(func()), stop func()) {
-					defer close(l.waitDone)
-					tearDown(stop)
-				}(tearDown, stop)
-				stop = nil
 			}
 			return l, nil
 		}

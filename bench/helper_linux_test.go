@@ -140,16 +140,6 @@ func serve(role string, args []string) error {
 		}
 		fmt.Println("done", burnt, at)
 		return nil
-	case "sleep": // how dir: sleeps as how says; see sleepRole
-		if err := need(2); err != nil {
-			return err
-		}
-		return sleepRole(ctx, args[0], args[1], func() (string, bool) {
-			if !in.Scan() {
-				return "", false
-			}
-			return in.Text(), true
-		})
 	case "rss": // kind dir n: resident memory of n locks held at once
 		if err := need(3); err != nil {
 			return err

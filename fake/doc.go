@@ -54,18 +54,6 @@
 //     lock, or the SQLite mechanism's SQL path (fakesql.ViaSQL). Hooks see
 //     its file operations with the process's pid, and World.OpenFiles
 //     counts the files SQLite has open.
-//   - The waiters' queue of docs/protocol.md ("One waiter woken per
-//     release") has its bells here too: Process.QueueWake is a Waker
-//     with it (Process.Queuer, without the rest), whose queued waits run
-//     the linux queue's own code (platform.QueueOn) on a bell of the
-//     world's. A ring goes through the pollers in the order they joined
-//     and wakes the first one asleep, at most platform.BellRoom bytes
-//     stay unread, the holder of the bell's flock(2) lock is the head,
-//     and a death closes its process's ends of bells (their lock, their
-//     place) before it wakes those that watch it. Each step runs the
-//     hooks (OpBell), the sleep's with Event.Sleep; World.BreakBells
-//     stages a leave that is wrong, for a test that the exploration
-//     catches it. A bell is no file of the filesystem.
 //   - An open file goes with its garbage, as an *os.File does: one that
 //     its process no longer reaches, unclosed (a handle of the FS, a file
 //     of the VFS, a connection left open), is closed when the collector

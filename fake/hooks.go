@@ -41,12 +41,6 @@ const (
 	// its VFS opened: a change (or a look) at the world's lock table, not
 	// the file's bytes. It matches the name SQLite opened the file with.
 	OpLock Op = "lock"
-	// OpBell is a step of a queued waiter on a lock's bell
-	// (Process.Queuer): Call "join", "flock", "unlock", "ring", "read",
-	// "holder" (who holds the bell's flock(2) lock), "pidfd" (the
-	// watch of that holder's death), "poll" (it goes to sleep), "wake"
-	// (it wakes: Event.Sleep) and "close". Path is the bell's.
-	OpBell Op = "bell"
 )
 
 // When says whether a hook runs before or after its operation.
@@ -86,7 +80,7 @@ type Event struct {
 	PID int
 	// Err is the operation's error, for After hooks.
 	Err error
-	// Sleep is set for a step that waits (OpBell's "wake"): it tells
+	// Sleep is set for a step that waits (a blocking lock): it tells
 	// whether what it waits for has come. A hook that holds the process
 	// there (a scheduler) lets it go once Sleep.Ready reports true, or
 	// kills it; one that lets it go earlier only costs the wait a sleep

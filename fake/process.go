@@ -114,12 +114,10 @@ func (p *Process) die() bool {
 }
 
 // bury does what the kernel does after a death: it closes the process's
-// files in one step (which drops their SQLite locks), and its ends of
-// bells (their flock(2) locks and places in the queue), and ends its
+// files in one step (which drops their SQLite locks), and ends its
 // sleeps.
 func (p *Process) bury() {
 	p.u.fs.releaseAllOf(p)
-	p.u.dropBells(p)
 	close(p.died)
 	p.mu.Lock()
 	watches := p.watches

@@ -33,7 +33,6 @@ type universe struct {
 	fs    *memfs
 	clock *clock
 	hooks *hooks
-	bells bells // the waiters' queues' (bell.go)
 
 	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
 	lastStart uint64

@@ -88,55 +88,6 @@ type Watch interface {
 	Close()
 }
 
-// Queuer is an optional power of a Waker: waiters of other processes
-// queued behind a bell, so that a release wakes one of them, not all
-// (docs/protocol.md, "One waiter woken per release").
-type Queuer interface {
-	// Queue joins the queue of the lock whose bell is the entry bell of
-	// dir, and returns a kept watch of names as Watcher.Watch does, with
-	// this difference: only the queue's head watches names and the pid
-	// it is given; the others sleep until the head lets them lead (or d
-	// passes: they then wait as Waker.Wait says, d bounding it). Its
-	// Wait reports WakeChange when the waiter has just become the head:
-	// what went away before was not watched, so the caller looks again.
-	// Its Close leaves the queue, and a head that leaves wakes the next.
-	// A bell that cannot be made or used (not a FIFO, no permission)
-	// gives the Watcher's watch instead.
-	Queue(dir string, names []string, bell string) (Watch, error)
-}
-
-// Place reports, under a Queueing context, whether the last Pause ended
-// because this waiter became the head of its queue (it then looks at the
-// lock's files before it attempts), and whether it waits behind the head
-// (a Pause that ends without a wake-up is then the bound of its wait, not
-// a change: it too looks before it attempts). Elsewhere both are false.
-func (p *Platform) Place(ctx context.Context) (led, behind bool) {
-	s := watchingFor(ctx, p)
-	if s == nil {
-		return false, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if q, ok := s.w.(Placer); ok {
-		return q.Place()
-	}
-	return false, false
-}
-
-// Queueing is Watching for a waiter that may sleep in a queue behind the
-// lock's bell (Queuer), the entry bell of the directory the Pauses name.
-// Where p's Wake has no queue it is Watching.
-func (p *Platform) Queueing(ctx context.Context, bell string) (context.Context, func()) {
-	if _, ok := p.Wake.(Queuer); !ok || bell == "" {
-		return p.Watching(ctx)
-	}
-	if _, ok := p.Wake.(Watcher); !ok || watchingFor(ctx, p) != nil {
-		return ctx, func() {}
-	}
-	s := &watchScope{p: p, bell: bell}
-	return context.WithValue(ctx, watchKey{}, s), s.close
-}
-
 // Watching returns a context under which p's Pauses share one kept watch
 // (Watcher), set up by the first of them, and stop, which ends it. Under
 // a context that has one for p already, or when p's Wake keeps no watch,
@@ -158,9 +109,8 @@ type watchScope struct {
 	mu    sync.Mutex
 	dir   string
 	names []string
-	w     Watch  // nil until the first Pause, or after stop
-	done  bool   // stopped
-	bell  string // the queue's bell (Queuer); "": none
+	w     Watch // nil until the first Pause, or after stop
+	done  bool  // stopped
 }
 
 func watchingFor(ctx context.Context, p *Platform) *watchScope {
@@ -199,13 +149,7 @@ func (s *watchScope) pause(ctx context.Context, dir string, names []string, pid 
 			s.w.Close()
 			s.w = nil
 		}
-		var w Watch
-		var err error
-		if q, ok := s.p.Wake.(Queuer); ok && s.bell != "" {
-			w, err = q.Queue(dir, names, s.bell)
-		} else {
-			w, err = s.p.Wake.(Watcher).Watch(dir, names)
-		}
+		w, err := s.p.Wake.(Watcher).Watch(dir, names)
 		if err != nil {
 			return false, false, nil
 		}

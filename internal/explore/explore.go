@@ -24,9 +24,9 @@
 //     next change is the same crash, seen from outside), or while it is
 //     asleep.
 //   - A user may stop asleep (a step whose fake.Event.Sleep is set: a
-//     waiter behind a queue's bell, User.QueuePlatform): it is not let
-//     go until what it sleeps for has come (a ring, a death), though it
-//     may be killed there. A run in which every user left is asleep
+//     waiter blocked in the kernel's lock queue): it is not let go until
+//     what it sleeps for has come (the lock let go, its holder's death),
+//     though it may be killed there. A run in which every user left is asleep
 //     fails: nothing is left to wake them.
 //
 // A run's cost is its steps, the replayed ones too: each is two goroutine
@@ -49,7 +49,6 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -153,8 +152,6 @@ const (
 //     its file), change the lock;
 //   - a directory's own identity (DirID), which nothing here
 //     changes, counts as a look at its name;
-//   - a step on a bell (fake.OpBell) changes it, but for the looks at
-//     who holds its flock(2) lock and at that process.
 func accesses(s Step) []access {
 	if s.Label != "" {
 		return nil
@@ -196,10 +193,6 @@ func accesses(s Step) []access {
 		return []access{name(s.Path, true)}
 	case fake.OpRename, fake.OpRenameNoReplace, fake.OpLink:
 		return []access{name(s.Path, true), name(s.NewPath, true)}
-	case fake.OpBell:
-		// A waiter's step on the lock's bell: a look at who holds its
-		// flock(2) lock, or at that process, or a change of the bell.
-		return []access{{accessLock, s.Path, s.Call != "holder" && s.Call != "pidfd"}}
 	}
 	// Anything else: everything about the name, changed.
 	return []access{name(s.Path, true), bytes(s.Path, true), lock}
@@ -334,7 +327,7 @@ type choice struct {
 // being tried now.
 type frame struct {
 	enabled []int
-	live    []int  // the users not finished: the enabled ones, and those asleep (User.QueuePlatform)
+	live    []int  // the users not finished: the enabled ones, and those asleep
 	steps   []Step // by user index; only the live users' are set
 	sleep   userSet
 	kills   bool // a crash may still be chosen here
@@ -529,11 +522,6 @@ type User struct {
 	// clock is the user's own time.
 	clock *localClock
 
-	// The user's queued waits (User.QueuePlatform): how many are open,
-	// and a channel closed once none is (settle).
-	qmu      sync.Mutex
-	queued   int
-	unqueued chan struct{}
 }
 
 // User adds a user named name: a new process of the run's world that, once
@@ -579,7 +567,6 @@ func (u *User) Critical() {
 	r.mu.Unlock()
 	// The teardown of the wait that acquired runs beside the holder
 	// (attemptUntil): its steps, the queue's leave, are taken here.
-	u.settle()
 	u.stop(Step{Label: "leave its critical section"}, nil)
 	r.mu.Lock()
 	for i, v := range r.inside {
@@ -1184,139 +1171,3 @@ func (c *localClock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-// QueuePlatform is Platform with the waiters' queue of docs/protocol.md
-// ("One waiter woken per release"): a waiting Acquire queues behind the
-// lock's bell in the run's world (fake.Process.Queuer), whose steps
-// (fake.OpBell) are steps of the run. A waiter behind the head sleeps
-// until a ring or the death of the head it watches wakes it, with no
-// bound: its wait's bound never comes in a run, so a run in which every
-// user left is asleep fails (a lost wake-up). Every other wait (the
-// head's, and a mechanism's retries within an attempt, userQueue.Wait)
-// ends at once, as Platform's do, moving the user's clock by
-// Config.MinSleep whatever its bound: the bounds are random, and a run
-// must replay the same.
-//
-// The wait's teardown, which wait.go runs in a goroutine of its own
-// beside the new holder, takes its steps (the queue's leave) as the
-// user's, before the user's stop in its critical section (Critical): the
-// user does nothing else meanwhile.
-func (u *User) QueuePlatform() *platform.Platform {
-	pp := u.Platform()
-	pp.Wake = userWake{u}
-	return pp
-}
-
-// userWake is a user's Waker with the queue (QueuePlatform).
-type userWake struct{ u *User }
-
-var (
-	_ platform.Watcher = userWake{}
-	_ platform.Queuer  = userWake{}
-)
-
-func (w userWake) Wait(ctx context.Context, _ string, _ []string, _ int, _ time.Duration) (platform.Wakeup, error) {
-	return platform.WakeTimeout, w.u.clock.Sleep(ctx, 0)
-}
-
-func (w userWake) Watch(string, []string) (platform.Watch, error) { return clockWatch{w.u.clock}, nil }
-
-func (w userWake) Queue(dir string, names []string, bell string) (platform.Watch, error) {
-	q, err := w.u.Proc.Queuer(w).Queue(dir, names, bell)
-	if err != nil {
-		return nil, err
-	}
-	p, ok := q.(platform.Placer)
-	if !ok {
-		return q, nil // no bell: the head's watch
-	}
-	w.u.queuing(1)
-	return &userQueue{Watch: q, Placer: p, u: w.u}, nil
-}
-
-// clockWatch is a kept watch whose waits end at once on a user's clock.
-type clockWatch struct{ clock *localClock }
-
-func (w clockWatch) Wait(ctx context.Context, _ int, _ time.Duration) (platform.Wakeup, error) {
-	return platform.WakeTimeout, w.clock.Sleep(ctx, 0)
-}
-
-func (clockWatch) Close() {}
-
-// userQueue is a user's queued wait, counted while open (settle).
-type userQueue struct {
-	platform.Watch
-	platform.Placer
-	u    *User
-	once sync.Once
-}
-
-// Wait is the queue's, for the waits between attempts (attemptUntil's).
-// A mechanism's own waits within an attempt (stamplock's and sqlitelock's
-// retries, bounded by a few milliseconds natively) end at once at their
-// bound, on the user's clock, whatever rang meanwhile: a ring stays
-// unread until the next wait between attempts, as the bell keeps it.
-// Sleeping there with no bound would only stall the attempt, which a
-// bound of milliseconds keeps from being a lost wake-up.
-func (q *userQueue) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wakeup, error) {
-	if withinAttempt() {
-		return platform.WakeTimeout, q.u.clock.Sleep(ctx, 0)
-	}
-	return q.Watch.Wait(ctx, pid, d)
-}
-
-// withinAttempt reports whether the wait under way is a mechanism's
-// within an attempt: a function of package stamplock or sqlitelock calls
-// it, before (further out) the attempt loop of package proclock.
-func withinAttempt() bool {
-	var pcs [48]uintptr
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs[:])])
-	for {
-		f, more := frames.Next()
-		switch {
-		case strings.HasPrefix(f.Function, module+"/stamplock."), strings.HasPrefix(f.Function, module+"/sqlitelock."):
-			return true
-		case strings.HasPrefix(f.Function, module+".attemptUntil"):
-			return false
-		}
-		if !more {
-			return false
-		}
-	}
-}
-
-// module is the module's path, as function names begin.
-const module = "github.com/proclock/proclock"
-
-func (q *userQueue) Close() {
-	q.Watch.Close()
-	q.once.Do(func() { q.u.queuing(-1) })
-}
-
-// queuing counts n more queued waits of the user's open.
-func (u *User) queuing(n int) {
-	u.qmu.Lock()
-	defer u.qmu.Unlock()
-	u.queued += n
-	if u.queued == 0 && u.unqueued != nil {
-		close(u.unqueued)
-		u.unqueued = nil
-	}
-}
-
-// settle waits until none of the user's queued waits is open: the
-// teardown of the one that acquired (in a goroutine of its own) has taken
-// its steps, each a stop of the user's, while the user's own goroutine
-// waits here.
-func (u *User) settle() {
-	u.qmu.Lock()
-	if u.queued == 0 {
-		u.qmu.Unlock()
-		return
-	}
-	if u.unqueued == nil {
-		u.unqueued = make(chan struct{})
-	}
-	ch := u.unqueued
-	u.qmu.Unlock()
-	<-ch
-}

@@ -1,16 +1,13 @@
 package explore_test
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/proclock/proclock/internal/explore"
-	"github.com/proclock/proclock/platform"
 )
 
 const lockPath = "/tmp/toy.lock"
@@ -168,70 +165,5 @@ func TestStalledUserFails(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "blocked outside the scheduler") {
 		t.Fatalf("exploration: %v; want a stall", err)
-	}
-}
-
-// queueToy is a user that queues behind the toy lock's bell, waits until
-// it is the head, and leaves the queue unless stay is set: then it never
-// leaves, and holds the bell's lock until the run ends.
-func queueToy(stay bool) func(u *explore.User) error {
-	return func(u *explore.User) error {
-		pp := u.QueuePlatform()
-		q, err := pp.Wake.(platform.Queuer).Queue("/tmp", []string{"toy.lock"}, "toy.lock.bell")
-		if err != nil {
-			return err
-		}
-		for {
-			why, err := q.Wait(context.Background(), 0, time.Hour)
-			if err != nil {
-				return err
-			}
-			if led, _ := q.(platform.Placer).Place(); led || why == platform.WakeChange {
-				break
-			}
-		}
-		if !stay {
-			q.Close()
-		}
-		return nil
-	}
-}
-
-// Two waiters of a queue: the one behind sleeps until the head leaves and
-// its rings wake it, in every schedule, with a crash too; a head that
-// never leaves leaves the other asleep for ever, and the explorer says
-// so.
-func TestQueueSleepersWake(t *testing.T) {
-	for _, crash := range []bool{false, true} {
-		bound := 0 // every schedule; with a crash, those of 2 preemptions
-		if crash {
-			bound = 2
-		}
-		res, err := explore.Explore(explore.Config{
-			MaxSteps:    200,
-			Crash:       crash,
-			Preemptions: bound,
-			Setup: func(r *explore.Run) func() error {
-				r.User("a", queueToy(false))
-				r.User("b", queueToy(false))
-				return nil
-			},
-		})
-		if err != nil || !res.Complete || res.Cut > 0 {
-			t.Fatalf("crash %v: %v, %v", crash, res, err)
-		}
-		t.Logf("crash %v: %v", crash, res)
-	}
-	_, err := explore.Explore(explore.Config{
-		MaxSteps: 200,
-		Setup: func(r *explore.Run) func() error {
-			r.User("a", queueToy(true))
-			r.User("b", queueToy(true))
-			return nil
-		},
-	})
-	var f *explore.Failure
-	if !errors.As(err, &f) || !strings.Contains(f.Err.Error(), "every user left is asleep") {
-		t.Fatalf("a head that never leaves: %v; want every user left asleep", err)
 	}
 }

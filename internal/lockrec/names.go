@@ -106,12 +106,3 @@ func Watched(path string) []string {
 	base := filepath.Base(path)
 	return []string{base, SidecarName(base, MarkSuffix), SidecarName(base, GuardSuffix)}
 }
-
-// BellSuffix names a lock's bell: "<path>.bell", a FIFO behind which
-// waiters of other processes queue, so that a release wakes one of them
-// (docs/protocol.md, "One waiter woken per release"). No step of the
-// protocol that keeps holders apart reads or writes it.
-const BellSuffix = ".bell"
-
-// Bell is the base name of the bell of the lock at path.
-func Bell(path string) string { return SidecarName(filepath.Base(path), BellSuffix) }
