@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -143,13 +144,22 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	}
 	if err != nil {
 		held := &HeldError{Path: path, Holder: selfIdentity(p)}
-		if errors.Is(err, errTurnTaken) {
+		if errors.Is(err, errTurnParked) {
+			// This process only waits, in the kernel's queue, behind
+			// the holder its files name.
+			held.Holder = t.mech.recorded().Holder
+		}
+		if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
 			return nil, held
 		}
 		// Gave up waiting behind an acquisition of this process.
 		return nil, fmt.Errorf("%w while waiting: %w", err, held)
 	}
 	l, err := attemptUntil(ctx, p, t, opts)
+	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
+		turns.park(t.key, pe.Done)
+		return nil, err
+	}
 	if err != nil {
 		turns.leave(t.key)
 		return nil, err

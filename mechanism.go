@@ -63,7 +63,12 @@ const maxStampRounds = 3
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
 	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), NoFlock: m.noFlock}
-	if first {
+	switch {
+	case opts.Wait:
+		// Waits in the kernel's queue where it can (docs/design.md,
+		// "Waiting"), else as a first attempt does.
+		a.Retry = sqlitelock.RetryQueue
+	case first:
 		a.Retry = sqlitelock.RetryBusy
 	}
 	if self != nil {
@@ -87,7 +92,9 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 		if err := m.clearStamp(ctx, self); err != nil {
 			return nil, err
 		}
-		a.Retry = sqlitelock.RetryNone
+		if !opts.Wait {
+			a.Retry = sqlitelock.RetryNone
+		}
 	}
 	return nil, &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
 }

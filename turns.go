@@ -46,6 +46,10 @@ type turnQueue struct {
 	// drop a SQLite lock that a daemon meant to hold for its whole life.
 	holder  *Lock
 	waiters []*turnWaiter
+	// parked: the acquisition whose turn it is gave up while its wait
+	// was queued in the kernel, and keeps the turn until that wait ends
+	// (park).
+	parked bool
 }
 
 // turnWaiter is an acquisition queued for a lock's turn.
@@ -84,6 +88,10 @@ func termsOf(p *platform.Platform, opts Options) handoffTerms {
 // attempting the lock, and the caller would not wait.
 var errTurnTaken = errors.New("proclock: lock taken in this process")
 
+// errTurnParked says the turn is kept by a wait of this process's still
+// queued in the kernel (park), and the caller would not wait.
+var errTurnParked = errors.New("proclock: a wait of this process is queued for the lock")
+
 // enter takes key's turn: at once when it is free, else, when wait is set,
 // after every acquisition queued before it has left, or not at all when
 // ctx ends first (returning ctx.Err()). When the acquisition before it
@@ -98,6 +106,9 @@ func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool, path stri
 	}
 	if !wait {
 		t.mu.Unlock()
+		if q.parked {
+			return nil, errTurnParked
+		}
 		return nil, errTurnTaken
 	}
 	w := &turnWaiter{ready: make(chan struct{}), path: path, terms: terms}
@@ -136,7 +147,7 @@ func (t *turnTable) leave(key turnKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	q := t.m[key]
-	q.holder = nil
+	q.holder, q.parked = nil, false
 	if len(q.waiters) == 0 {
 		delete(t.m, key)
 		return
@@ -144,6 +155,21 @@ func (t *turnTable) leave(key turnKey) {
 	next := q.waiters[0]
 	q.waiters = q.waiters[1:]
 	close(next.ready)
+}
+
+// park keeps key's turn, given up by an acquisition whose wait is still
+// queued in the kernel, until done is closed (the wait granted and let go
+// of at once): so a process has at most one wait queued for one lock,
+// however often its acquisitions give up. Acquisitions of this process
+// that come meanwhile wait for the turn, or are told the lock is held.
+func (t *turnTable) park(key turnKey, done <-chan struct{}) {
+	t.mu.Lock()
+	t.m[key].parked = true
+	t.mu.Unlock()
+	go func() {
+		<-done
+		t.leave(key)
+	}()
 }
 
 // release is l's Release: l is handed over to the next acquisition in line

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -103,7 +104,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 			}
 			return l, nil
 		}
-		if !opts.Wait || !errors.Is(err, ErrHeld) {
+		if _, parked := errors.AsType[*sqlitelock.ParkedError](err); parked || !opts.Wait || !errors.Is(err, ErrHeld) {
 			return nil, err
 		}
 		held = err

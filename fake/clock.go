@@ -83,6 +83,17 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, ex
 	return nil
 }
 
+// hold counts s as a sleep that the clock never ends (a wait in the
+// lock queue of LockRange, which only a release ends) until end(s), so
+// that a test that waits for sleepers (World.WaitSleepers) sees it.
+func (c *clock) hold(s *sleeper) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.deadline = time.Unix(1<<62, 0)
+	c.sleepers[s] = struct{}{}
+	c.signal()
+}
+
 // end ends s's sleep: it no longer counts as a sleeper, and returns.
 func (c *clock) end(s *sleeper) {
 	c.mu.Lock()

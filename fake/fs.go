@@ -45,6 +45,7 @@ type step struct {
 	newPath string // rename, link: the new name, as given
 	flag    int    // open: its flags, for hooks
 	handle  bool   // on an open file, not a name
+	sleep   *Sleep // a step that waits (Event.Sleep)
 }
 
 // fail wraps err as package os would for this operation. io.EOF and the
@@ -69,7 +70,7 @@ func (s step) fail(err error) error {
 // event is what hooks are told of the step: none for a file with no name
 // (SQLite's temporary files), which nothing else can reach.
 func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, When: when, PID: pid}
+	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, When: when, PID: pid, Sleep: s.sleep}
 	if s.path != "" {
 		ev.Path = clean(s.path)
 	}

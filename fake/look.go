@@ -139,6 +139,7 @@ func dropLock(n *inode, d *description) {
 		return
 	}
 	delete(n.locks, d)
+	n.letGo()
 	if len(n.locks) == 0 {
 		n.emptied++
 	}

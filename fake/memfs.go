@@ -47,6 +47,28 @@ type inode struct {
 	// emptied counts the times locks became empty: everyone let go
 	// (look.go).
 	emptied uint64
+	// unlocked, when not nil, is closed when a lock on the inode is let
+	// go or weakened: the waits of LockRange.
+	unlocked chan struct{}
+}
+
+// freeFor reports whether no open file of n but d's holds a lock on it;
+// memfs.mu is held.
+func (n *inode) freeFor(d *description) bool {
+	for g := range n.locks {
+		if g != d {
+			return false
+		}
+	}
+	return true
+}
+
+// letGo wakes the waits of LockRange on n; memfs.mu is held.
+func (n *inode) letGo() {
+	if n.unlocked != nil {
+		close(n.unlocked)
+		n.unlocked = nil
+	}
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }

@@ -47,6 +47,63 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 	return got, err
 }
 
+// LockRange waits for the EXCLUSIVE level of f's inode, as TryLockRange
+// takes it, in the inode's queue: each try is a step (OpLock, "lockw")
+// whose Event.Sleep reports ready once no other file of the inode holds a
+// level, and between tries it blocks until one lets go. It fails with
+// ErrKilled when f's process dies first.
+func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
+	f, err := a.own(lf, "lockw")
+	if err != nil {
+		return err
+	}
+	ready := func() bool {
+		a.m.mu.Lock()
+		defer a.m.mu.Unlock()
+		return a.dead() || f.closed || f.node.freeFor(f.description)
+	}
+	for {
+		var unlocked chan struct{}
+		_, err := run(a, step{op: OpLock, verb: "lockw", path: f.name, handle: true, sleep: &Sleep{ready}}, func() (struct{}, error) {
+			switch {
+			case f.closed:
+				return struct{}{}, os.ErrClosed
+			case !f.writable:
+				return struct{}{}, syscall.EBADF
+			}
+			if a.proc != nil {
+				defer a.proc.sawLocks(f.node, f.description)
+			}
+			if f.node.freeFor(f.description) {
+				f.setLevel(sqlfile.Exclusive)
+				return struct{}{}, nil
+			}
+			if f.node.unlocked == nil {
+				f.node.unlocked = make(chan struct{})
+			}
+			unlocked = f.node.unlocked
+			return struct{}{}, nil
+		})
+		if err != nil || unlocked == nil {
+			return err
+		}
+		var died chan struct{}
+		if a.proc != nil {
+			died = a.proc.died
+		}
+		s := newSleeper()
+		a.m.clock.hold(s)
+		select {
+		case <-unlocked:
+		case <-died:
+		}
+		a.m.clock.end(s)
+		if closed(died) {
+			return &fs.PathError{Op: "lockw", Path: f.name, Err: ErrKilled}
+		}
+	}
+}
+
 // RangeWriteLocked reports whether another file of f's inode holds the
 // RESERVED level or more.
 func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err error) {

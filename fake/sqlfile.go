@@ -149,6 +149,9 @@ func (f *file) setLevel(level sqlfile.Level) {
 	if n.locks == nil {
 		n.locks = make(map[*description]sqlfile.Level)
 	}
+	if level < n.locks[f.description] {
+		n.letGo()
+	}
 	n.locks[f.description] = level
 }
 

@@ -21,6 +21,12 @@ type RangeLocker interface {
 	// The lock lasts until f is closed, and the kernel drops it when its
 	// process dies.
 	TryLockRange(f File, off, n int64) (bool, error)
+	// LockRange is TryLockRange that waits, in the kernel's queue, until
+	// the lock is granted: the wait of a waiting Acquire, which a release
+	// ends with one wake-up (docs/design.md, "Waiting"). It cannot be cut
+	// short: a caller that gives up leaves it to a goroutine that closes
+	// f once it returns. It fails when f's process dies (the fake world).
+	LockRange(f File, off, n int64) error
 	// RangeWriteLocked reports whether another open file holds a write
 	// lock on any of bytes [off, off+n) of f, a file opened by this FS
 	// (for reading is enough), taking no lock.

@@ -29,6 +29,16 @@ func (osFS) TryLockRange(f File, off, n int64) (bool, error) {
 	return false, pathError("lock", f, err)
 }
 
+// LockRange waits for an OFD write lock on [off, off+n) of f in the
+// kernel's queue (RangeLocker).
+func (osFS) LockRange(f File, off, n int64) error {
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: off, Len: n}
+	if err := ofd(f, unix.F_OFD_SETLKW, &lk); err != nil {
+		return pathError("lock", f, err)
+	}
+	return nil
+}
+
 // RangeWriteLocked asks the kernel which lock would keep a read lock on
 // [off, off+n) of f out: only another's write lock does (RangeLocker).
 func (osFS) RangeWriteLocked(f File, off, n int64) (bool, error) {

@@ -223,6 +223,10 @@ func (s *traceRangeFS) OpenLockable(name string) (lockfs.File, error) {
 	return s.wrap("openrw", name, f, err, "")
 }
 
+func (s *traceRangeFS) LockRange(f lockfs.File, off, n int64) error {
+	return s.rl.LockRange(raw(f), off, n)
+}
+
 func (s *traceRangeFS) TryLockRange(f lockfs.File, off, n int64) (bool, error) {
 	got, err := s.rl.TryLockRange(raw(f), off, n)
 	s.t.event("lockrange", f.Name(), "got=%v %v", got, errText(err))

@@ -74,6 +74,11 @@ const (
 	// acquisition, which rides out a probe or a holder that is just
 	// letting go.
 	RetryBusy
+	// RetryQueue waits in the kernel's queue until the lock is granted,
+	// where the FS's byte-range locks take SQLite's (elsewhere it is
+	// RetryBusy): a waiting acquisition's attempt (docs/design.md,
+	// "Waiting"). ctx ending first gives a *ParkedError.
+	RetryQueue
 )
 
 // Attempt says how to make one attempt.
@@ -130,6 +135,11 @@ type Lock struct {
 	ranged lockfs.RangeLocker
 	// released is set by Release.
 	released bool
+	// parked is set when the attempt gave up its wait in the kernel's
+	// queue (queueRange): the pinned file is the waiting goroutine's to
+	// close, and parkedDone is closed once it has.
+	parked     bool
+	parkedDone <-chan struct{}
 	// nonce is this holder's mark's, once it is written.
 	nonce string
 	// held is set once the attempt has succeeded: nobody else removes
@@ -234,7 +244,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	}
 	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
 	defer func() {
-		if l.kept != pin || !l.held {
+		if (l.kept != pin || !l.held) && !l.parked {
 			pin.Close() // drops the locks on it
 		}
 		if !l.held {
@@ -251,6 +261,8 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err := l.take(ctx, p, a.Retry, pin); err != nil {
 		l.detach()
 		switch {
+		case l.parked:
+			return nil, &ParkedError{Err: err, Held: &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}, Done: l.parkedDone}
 		case errors.Is(err, platform.SQLiteBusy):
 			return nil, &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
 		case !l.attached && errors.Is(err, fs.ErrPermission):
@@ -629,6 +641,12 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 			l.broken = true
 		}
 	}()
+	if retry == RetryQueue && l.ranged != nil {
+		return l.queueRange(ctx, pin)
+	}
+	if retry == RetryQueue {
+		retry = RetryBusy
+	}
 	clock := p.Time()
 	start := clock.Now()
 	if retry == RetryBusy {

@@ -1,9 +1,11 @@
 package sqlitelock
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -47,6 +49,55 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 	l.kept = pin
 	return nil
 }
+
+// queueRange takes SQLite's exclusive lock on pin, waiting in the
+// kernel's queue while another holds it (lockfs.RangeLocker's LockRange),
+// on a goroutine of its own: the kernel's wait cannot be cut short. When
+// ctx ends first, queueRange returns ctx's error at once and parks the
+// wait: the goroutine keeps pin, and closes it the moment the lock is
+// granted, which lets go of it unused; l.parkedDone is closed then.
+func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
+	if err := l.lockRange(pin); !errors.Is(err, platform.SQLiteBusy) {
+		return err
+	}
+	got, giveUp, done := make(chan error), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		err := l.ranged.LockRange(pin, pendingByte, lockBytes)
+		select {
+		case got <- err:
+		case <-giveUp:
+			pin.Close()
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			return err
+		}
+		l.kept = pin
+		return nil
+	case <-ctx.Done():
+		close(giveUp)
+		l.parked, l.parkedDone = true, done
+		return ctx.Err()
+	}
+}
+
+// ParkedError is the error of an attempt whose ctx ended while it waited
+// in the kernel's queue (RetryQueue). It matches Err (ctx's error) and
+// Held, the holder waited for. The wait goes on until the lock is
+// granted, and is let go of at once then, never held: Done is closed
+// once it has.
+type ParkedError struct {
+	Err  error
+	Held *lockrec.HeldError
+	Done <-chan struct{}
+}
+
+func (e *ParkedError) Error() string { return e.Err.Error() + " while waiting: " + e.Held.Error() }
+
+func (e *ParkedError) Unwrap() []error { return []error{e.Err, e.Held} }
 
 // rangeHeld reports whether another holds a lock on f that keeps
 // SQLite's readers out (a pending or exclusive lock), as a read-only
