@@ -51,6 +51,9 @@ func TestLeaksNative(t *testing.T) {
 					sql:   mech == leakSQL,
 				}
 				w.setPlatform(p)
+				if mech == proclock.MechanismSQLite {
+					w.queued = func() bool { return kernelWaits(t, w.held) > 0 }
+				}
 				held := mech
 				if held == leakSQL {
 					held = proclock.MechanismSQLite // held by a connection either way

@@ -49,6 +49,13 @@ var modelRuns = []modelRun{
 	{"sqlite-sqlite-ror-2crashes", []string{"-DCFG_SSR", "-DNCRASH=2"}, "", small},
 	{"sqlite-file-mark-one-step", []string{"-DCFG_SF", "-DMARK_ONE_STEP"}, "", small},
 	{"sqlite-sqlite-file", []string{"-DCFG_SSF", "-DTRIES=1"}, "", large},
+	// SQLite users waiting in the kernel's queue, crashes included.
+	{"kqueue-sqlite-file-2crashes", []string{"-DCFG_SF", "-DKQUEUE", "-DNCRASH=2"}, "", small},
+	{"kqueue-sqlite-sqlite-ror-2crashes", []string{"-DCFG_SSR", "-DKQUEUE", "-DNCRASH=2"}, "", small},
+	{"kqueue-live-now-ltl-sqlite-sqlite-ror-2crashes", []string{"-DCFG_SSR", "-DKQUEUE", "-DLIVE_NOW", "-DLTL_LIVE", "-DNCRASH=2"}, "", small},
+	{"kqueue-live-now-ltl-sqlite-file-2crashes", []string{"-DCFG_SF", "-DKQUEUE", "-DLIVE_NOW", "-DLTL_LIVE", "-DNCRASH=2"}, "", small},
+	{"kqueue-sqlite-sqlite-file", []string{"-DCFG_SSF", "-DKQUEUE", "-DTRIES=1"}, "", large},
+	{"kqueue-sqlite-file-file", []string{"-DCFG_SFF", "-DKQUEUE", "-DTRIES=1"}, "", large},
 	{"sqlite-file-file", []string{"-DCFG_SFF", "-DTRIES=1"}, "", large},
 	{"sqlite-file-3tries", []string{"-DCFG_SF", "-DTRIES=3"}, "", large},
 	{"sqlite-sqlite-file-2crashes", []string{"-DCFG_SSF", "-DTRIES=1", "-DNCRASH=2"}, "", full},

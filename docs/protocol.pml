@@ -86,6 +86,13 @@
  * SQLite, 1 file; meant for TRIES=1). TRIES, NCRASH,
  * WAITS, HOLDS override the bounds.
  *
+ * Waiting (-D):
+ *   KQUEUE         a SQLite user waits in the kernel's queue: step 2
+ *                  blocks until the pinned inode's lock is free (granted
+ *                  when its holder lets go or is killed), instead of
+ *                  failing busy (docs/protocol.md, "Waiting in the
+ *                  kernel's queue").
+ *
  * Variants of the world (-D):
  *   NOID1          SQLite user 1 has no identity: its mark says "holder
  *                  unknown", it reads every stamp as held, judges no mark
@@ -488,7 +495,9 @@ lock:	/* 2. the kernel's exclusive lock on the pinned inode */
 	atomic {
 		if
 		:: klock[pin] == 0 -> klock[pin] = me; lk = pin
+#ifndef KQUEUE
 		:: else -> goto fail                   /* busy */
+#endif
 		fi
 	}
 
