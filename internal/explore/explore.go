@@ -521,7 +521,6 @@ type User struct {
 	ready func() bool
 	// clock is the user's own time.
 	clock *localClock
-
 }
 
 // User adds a user named name: a new process of the run's world that, once
@@ -1170,4 +1169,3 @@ func (c *localClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.elapsed += max(d, c.min)
 	return nil
 }
-
