@@ -125,6 +125,9 @@ func (f fakeRanges) OpenLockable(name string) (lockfs.File, error) { return f.rl
 func (f fakeRanges) TryLockRange(lf lockfs.File, off, n int64) (bool, error) {
 	return f.rl.TryLockRange(lf, off, n)
 }
+func (f fakeRanges) LockRange(lf lockfs.File, off, n int64) error {
+	return f.rl.LockRange(lf, off, n)
+}
 func (f fakeRanges) RangeWriteLocked(lf lockfs.File, off, n int64) (bool, error) {
 	return f.rl.RangeWriteLocked(lf, off, n)
 }
