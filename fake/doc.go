@@ -44,8 +44,11 @@
 //     brings a new boot id, another host or namespace has its own pids.
 //   - SQLite's locks (SHARED, RESERVED, PENDING, EXCLUSIVE) are kept per
 //     inode and belong to the open file, as OFD locks do: two files of
-//     one process conflict, a conflict is refused at once (never a wait),
-//     and Kill drops every lock of the process in one step. A process's
+//     one process conflict, a conflict is refused at once, except by the
+//     byte-range lock that waits (LockRange: the kernel's queue, where a
+//     waiter counts as a sleeper of the world's clock and sleeps until a
+//     lock of the inode is let go), and Kill drops every lock of the
+//     process in one step. A process's
 //     Platform().SQLite takes them as the FS's byte-range locks
 //     (lockfs.RangeLocker), as proclock does on linux, so package fake
 //     compiles no SQLite engine. Real SQLite (github.com/ncruces/go-sqlite3)
