@@ -9,6 +9,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -66,6 +67,16 @@ func guardCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// wakePath is p's platform with the SQLite mechanism's SQL path (darwin's,
+// windows', the BSDs'), whose waits go through the wake-up source: the
+// byte-range path waits in the (fake) kernel's queue instead
+// (docs/design.md, "Waiting").
+func wakePath(p *fake.Process) *platform.Platform {
+	pp := p.Platform()
+	pp.SQLite = fakesql.ViaSQL(p)
+	return pp
 }
 
 // driveToPause moves a frozen world's time on until each of the waiters
@@ -128,7 +139,7 @@ func TestWaitWokenFake(t *testing.T) {
 			t.Run(string(mech)+"/"+ev.name, func(t *testing.T) {
 				w := fake.New()
 				holder, waiter := w.Spawn(), w.Spawn()
-				hp, wp := holder.Platform(), waiter.Platform()
+				hp, wp := holder.Platform(), wakePath(waiter)
 				if mech == proclock.MechanismFile {
 					hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
 				}
@@ -243,7 +254,7 @@ func startFrozenWaiter(t *testing.T, mech proclock.Mechanism, wake func(platform
 	t.Helper()
 	w := fake.New()
 	holder, waiter := w.Spawn(), w.Spawn()
-	hp, wp := holder.Platform(), waiter.Platform()
+	hp, wp := holder.Platform(), wakePath(waiter)
 	if mech == proclock.MechanismFile {
 		hp, wp = hp.WithoutSQLite(), wp.WithoutSQLite()
 	}
@@ -380,7 +391,7 @@ func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wp := waiter.Platform()
+	wp := wakePath(waiter)
 	rec := recordWakes(wp)
 	w.Freeze()
 	res := waitAndRelease(wp, path)
@@ -463,7 +474,7 @@ func TestWaitersDoNotWakeEachOtherFake(t *testing.T) {
 		t.Run(string(mech), func(t *testing.T) {
 			w := fake.New()
 			hp := w.Spawn().Platform()
-			ap, bp := w.Spawn().Platform(), w.Spawn().Platform()
+			ap, bp := wakePath(w.Spawn()), wakePath(w.Spawn())
 			if mech == proclock.MechanismFile {
 				hp, ap, bp = hp.WithoutSQLite(), ap.WithoutSQLite(), bp.WithoutSQLite()
 			}
