@@ -726,3 +726,41 @@ func TestCommandHostOnlyOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandExitsAtCommandsDeath: a revoke and a delete of the key, at
+// TTL 30 s (grace 6 s), with a COMMAND that dies of its SIGTERM: run exits
+// 125 as soon as COMMAND has died, not when SIGKILL would have been due.
+// Issue 29's code waited out the whole grace (6.0 s).
+func TestCommandExitsAtCommandsDeath(t *testing.T) {
+	const ttl = 30 * time.Second
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	for _, how := range []string{"revoke", "del"} {
+		name := "t/cmd-death-" + how
+		r := startCommand(t, "run", "--ttl", ttl.String(), lockURL(tc.endpoints(), name), "--",
+			"/bin/sh", "-c", `echo "$PROCLOCK_KEY $PROCLOCK_LEASE $$"; exec cat`)
+		f := strings.Fields(r.line(t, 30*time.Second).text)
+		lease, _ := strconv.ParseInt(f[1], 16, 64)
+		pid, _ := strconv.Atoi(f[2])
+		dead := deathOf([]int{pid})
+		ctx := ctxFor(t, 5*time.Second)
+		var err error
+		if how == "revoke" {
+			_, err = c.Revoke(ctx, leaseID(lease))
+		} else {
+			_, err = c.Delete(ctx, f[0])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := r.wait(t, ttl)
+		died := <-dead
+		t.Logf("%s: proclock exited %v after COMMAND died", how, r.ended.Sub(died))
+		if code != 125 {
+			t.Errorf("%s: exit %d, want 125; stderr: %s", how, code, r.stderr.String())
+		}
+		if after := r.ended.Sub(died); after > time.Second {
+			t.Errorf("%s: proclock exited %v after COMMAND died of its SIGTERM; want at once, not at the end of the grace (%v)", how, after, ttl/5)
+		}
+	}
+}
