@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -120,7 +121,7 @@ func (a *acquisition) run(ctx context.Context) (*Lock, error) {
 	a.k = startKeeper(a.c, a.name, a.lease, a.ttl, margin, sent)
 	a.key = a.prefix() + leaseHex(int64(a.lease))
 
-	me := queued{Format: keyFormat, QueuedAt: time.Now(), TTL: grant.TTL}
+	me := queued{Format: keyFormat, QueuedAt: time.Now(), TTL: grant.TTL, User: userName(), Command: os.Args}
 	if id := self(); id != nil {
 		me.Identity = *id
 	}
