@@ -764,3 +764,49 @@ func TestCommandExitsAtCommandsDeath(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandWaiterLeaseDies: a waiter whose own lease dies while it
+// waits (revoked, its key deleted, or cut off past its deadline) exits
+// 125, as a loss, without starting COMMAND. Issue 29's code exited 2 or
+// 123, by the cause.
+func TestCommandWaiterLeaseDies(t *testing.T) {
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	eps := tc.endpoints()
+	for _, how := range []string{"revoke", "del", "cut off"} {
+		name := "t/cmd-waiter-" + strings.ReplaceAll(how, " ", "-")
+		holder := startCommand(t, "run", lockURL(eps, name), "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
+		holder.line(t, 30*time.Second)
+		px := newProxy(t, eps[0])
+		w := startCommand(t, "run", "-w", "60", "--ttl", "2", lockURL([]string{px.addr()}, name), "--", "/bin/sh", "-c", "echo ran")
+		waitKeys(t, c, name, 2)
+		ctx := ctxFor(t, 5*time.Second)
+		resp, err := c.Get(ctx, name+"/", append(clientv3.WithLastCreate(), clientv3.WithPrefix())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch how {
+		case "revoke":
+			_, err = c.Revoke(ctx, leaseID(resp.Kvs[0].Lease))
+		case "del":
+			_, err = c.Delete(ctx, string(resp.Kvs[0].Key))
+		default:
+			px.setBlackhole(true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := w.wait(t, 20*time.Second); code != 125 {
+			t.Errorf("%s: the waiter exited %d, want 125; stderr: %s", how, code, w.stderr.String())
+		}
+		select {
+		case l, ok := <-w.lines:
+			if ok {
+				t.Errorf("%s: the waiter's COMMAND ran: %q", how, l.text)
+			}
+		default:
+		}
+		holder.stdin.Close()
+		holder.wait(t, 10*time.Second)
+	}
+}
