@@ -354,6 +354,9 @@ func (a *acquisition) serveDelay(ctx context.Context, prev *handoff) error {
 		return nil
 	}
 	start := time.Now()
+	if a.opts.OnLockDelay != nil {
+		a.opts.OnLockDelay(delay)
+	}
 	rec := handoff{Key: a.key, Fence: a.rev, Lease: leaseHex(int64(a.lease)), Holder: self(), AcquiredAt: start,
 		Delaying: true, DelayUntil: start.Add(delay)}
 	mine := clientv3.Compare(clientv3.CreateRevision(a.key), "=", a.rev)

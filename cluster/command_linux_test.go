@@ -810,3 +810,49 @@ func TestCommandWaiterLeaseDies(t *testing.T) {
 		holder.wait(t, 10*time.Second)
 	}
 }
+
+// TestCommandVerboseLockDelay: run -v says when it begins to serve a
+// lock-delay, and how long, before it serves it. Issue 29's waiter said
+// nothing until the delay was over (19.6 s of silence at TTL 10 s).
+func TestCommandVerboseLockDelay(t *testing.T) {
+	const delay = 2 * time.Second
+	tc := startCluster(t, 1)
+	url := lockURL(tc.endpoints(), "t/cmd-verbose-delay")
+	k := startCommand(t, "run", "--ttl", "1", url, "--", "/bin/sh", "-c", `echo held; cat >/dev/null`)
+	k.line(t, 30*time.Second)
+	k.cmd.Process.Kill() // an unclean end: the next holder serves the lock-delay
+	k.wait(t, 10*time.Second)
+	cmd := exec.Command(command(t), "run", "-v", "-w", "30", "--ttl", "1", "--lock-delay", delay.String(), url, "--", "/bin/sh", "-c", "echo started")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	told := time.Time{}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving a lock-delay of "+delay.String()) {
+			told = time.Now()
+			break
+		}
+	}
+	if told.IsZero() {
+		cmd.Wait()
+		t.Fatalf("run -v never said it serves a lock-delay of %v before it did; stdout %q", delay, out.String())
+	}
+	if out.String() != "" {
+		t.Errorf("COMMAND said %q before the lock-delay was told", out.String())
+	}
+	io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil || out.String() != "started\n" {
+		t.Fatalf("run -v: %v, %q", err, out.String())
+	}
+	if served := time.Since(told); served < delay-100*time.Millisecond {
+		t.Errorf("the lock-delay was told %v before run ended; want it told as it began (%v)", served, delay)
+	}
+}

@@ -114,6 +114,17 @@ type ClusterStatus struct {
 	Revision int64
 }
 
+// noticeKey is the context key of Notice's function.
+type noticeKey struct{}
+
+// Notice is where a Target's Acquire tells -v what it waits for that its
+// caller cannot see (a lock-delay that starts, and how long); nil without
+// -v.
+func Notice(ctx context.Context) func(string) {
+	f, _ := ctx.Value(noticeKey{}).(func(string))
+	return f
+}
+
 // ErrUnreachable is matched (errors.Is) by a Backend's errors when its
 // server cannot be reached in the time allowed: run and status exit with
 // their own code for it.

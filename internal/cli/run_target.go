@@ -227,6 +227,7 @@ func takeTarget(ctx context.Context, t Target, o runOptions, stderr io.Writer) (
 	if !o.verbose {
 		return t.Acquire(ctx, !o.noWait)
 	}
+	ctx = context.WithValue(ctx, noticeKey{}, func(news string) { fmt.Fprintf(stderr, "proclock: %s: %s\n", o.path, news) })
 	began := time.Now()
 	h, err := t.Acquire(ctx, false)
 	if errors.Is(err, proclock.ErrHeld) && !o.noWait {

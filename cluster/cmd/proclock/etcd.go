@@ -226,7 +226,14 @@ func (t *etcdTarget) options(wait bool) cluster.Options {
 }
 
 func (t *etcdTarget) Acquire(ctx context.Context, wait bool) (cli.Held, error) {
-	l, err := cluster.Acquire(ctx, t.c, t.name, t.options(wait))
+	o := t.options(wait)
+	if tell := cli.Notice(ctx); tell != nil {
+		o.OnLockDelay = func(d time.Duration) {
+			tell(fmt.Sprintf("the last holder did not let go cleanly: serving a lock-delay of %v, until %s, before COMMAND starts",
+				d, time.Now().Add(d).Format("15:04:05.000")))
+		}
+	}
+	l, err := cluster.Acquire(ctx, t.c, t.name, o)
 	if err != nil {
 		return nil, t.acquireError(err)
 	}
