@@ -622,6 +622,8 @@ func normalise(m map[string]any) {
 			m[k] = "<number>"
 		case "heldForSeconds", "ttlLeftSeconds":
 			m[k] = "<seconds>"
+		case "ttlLeftMs":
+			m[k] = "<ms>"
 		case "acquiredAt", "lockDelayUntil", "processStart":
 			m[k] = "<time>"
 		case "lease", "host", "bootId":
@@ -636,7 +638,7 @@ func normalise(m map[string]any) {
 			if i := strings.LastIndexByte(s, '/'); k == "key" && i >= 0 {
 				s = s[:i+1] + "<lease>"
 			}
-			if i := strings.LastIndex(s, "lease "); k == "reason" && i >= 0 {
+			if i := strings.LastIndex(s, "lease "); k == "reason" && i >= 0 && strings.HasPrefix(s, "an etcdctl lock") {
 				s = s[:i] + "lease <lease>"
 			}
 			m[k] = s
@@ -647,8 +649,9 @@ func normalise(m map[string]any) {
 }
 
 // TestCommandStatusGolden: status --json for each state of a cluster
-// lock: free, held by proclock (with a waiter), held by etcdctl, free
-// after an unclean handoff, and held while serving the lock-delay.
+// lock: free, held by proclock (with a waiter), held by etcdctl, held by
+// a proclock that is gone (not renewing: issue 29), free after an unclean
+// handoff, and held while serving the lock-delay.
 func TestCommandStatusGolden(t *testing.T) {
 	tc := startCluster(t, 1)
 	c := tc.client(t)
@@ -673,9 +676,11 @@ func TestCommandStatusGolden(t *testing.T) {
 
 	// A holder killed: free, but unclean until the next holder.
 	dels := watchDeletions(t, c, name+"/")
-	k := startCommand(t, "run", "--ttl", "1", url, "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY"; cat >/dev/null`)
+	k := startCommand(t, "run", "--ttl", "3", url, "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY"; cat >/dev/null`)
 	key := k.line(t, 30*time.Second).text
 	k.cmd.Process.Kill()
+	k.wait(t, 10*time.Second)
+	statusGolden(t, url, "held-not-renewing", 1)
 	if _, ok := dels.of(key, 10*time.Second); !ok {
 		t.Fatalf("the killed holder's key %s outlived its TTL", key)
 	}

@@ -112,6 +112,8 @@ type ClusterStatus struct {
 	Unclean bool
 	// Revision is the revision the report was read at.
 	Revision int64
+	// NotRenewing: the holder lets its lease run down (status sets it).
+	NotRenewing bool
 }
 
 // noticeKey is the context key of Notice's function.
