@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -29,9 +30,11 @@ import (
 //
 // When the previous holder did not let go cleanly, Acquire waits
 // opts.LockDelay (ctx permitting) before it returns. While it waits, its
-// key is kept alive; if its lease dies, it returns an error at once. It
-// leaves nothing behind when it fails: when it cannot tell whether its
-// key was created (the deadline passed in mid-call), it revokes its lease.
+// key is kept alive; if its lease dies, it returns an error at once,
+// matching proclock.ErrLost and the cause (ErrDeadline, ErrLeaseGone,
+// ErrKeyGone). It leaves nothing behind when it fails: when it cannot
+// tell whether its key was created (the deadline passed in mid-call), it
+// revokes its lease.
 // A lease that expires between its grant and the transaction that writes
 // the key with it (a server or a process too loaded for the TTL) is
 // replaced by a fresh one, leaseAttempts leases in all, within ctx; when
@@ -120,29 +123,8 @@ func (a *acquisition) run(ctx context.Context) (*Lock, error) {
 	a.k = startKeeper(a.c, a.name, a.lease, a.ttl, margin, sent)
 	a.key = a.prefix() + leaseHex(int64(a.lease))
 
-	me := queued{Format: keyFormat, QueuedAt: time.Now(), TTL: grant.TTL}
-	if id := self(); id != nil {
-		me.Identity = *id
-	}
-	put := clientv3.OpPut(a.key, marshalQueued(me), clientv3.WithLease(a.lease))
-	free := clientv3.Compare(clientv3.CreateRevision(a.prefix()), "=", 0).WithPrefix()
-	taking := handoff{Key: a.key, Lease: leaseHex(int64(a.lease)), Holder: self(), AcquiredAt: me.QueuedAt}
-	otherwise := []clientv3.Op{clientv3.OpGet(a.prefix(), append(clientv3.WithFirstCreate(), clientv3.WithPrefix())...), clientv3.OpGet(a.record())}
-	if a.opts.Wait {
-		otherwise = []clientv3.Op{put, clientv3.OpGet(a.prefix(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))}
-	}
-	if afterGrant != nil {
-		afterGrant(a.name, a.lease)
-	}
-	resp, err := a.c.Txn(ctx).If(free).Then(put, clientv3.OpGet(a.record()), clientv3.OpPut(a.record(), taking.marshal())).Else(otherwise...).Commit()
+	resp, err := a.enqueue(ctx)
 	if err != nil {
-		if isLeaseNotFound(err) {
-			// The lease expired (or was revoked) before the
-			// transaction: it wrote nothing, since a put with a
-			// lease that is gone fails the whole transaction.
-			return nil, fmt.Errorf("lease %x: %w: %w", int64(a.lease), errLeaseBeforeKey, err)
-		}
-		// The key may or may not exist: abandon revokes the lease.
 		return nil, err
 	}
 	var prev *handoff
@@ -176,6 +158,43 @@ func (a *acquisition) run(ctx context.Context) (*Lock, error) {
 		holder: self(), since: time.Now(), delayed: a.delayServed, k: a.k}, nil
 }
 
+// enqueue writes the acquisition's key, in one transaction with the
+// handoff record when the lock is free; without Wait, a held lock is only
+// read.
+func (a *acquisition) enqueue(ctx context.Context) (*clientv3.TxnResponse, error) {
+	me := queued{Format: keyFormat, QueuedAt: time.Now(), TTL: int64(a.ttl / time.Second), User: userName(), Command: os.Args}
+	if id := self(); id != nil {
+		me.Identity = *id
+	}
+	put := clientv3.OpPut(a.key, marshalQueued(me), clientv3.WithLease(a.lease))
+	free := clientv3.Compare(clientv3.CreateRevision(a.prefix()), "=", 0).WithPrefix()
+	taking := handoff{Key: a.key, Lease: leaseHex(int64(a.lease)), Holder: self(), AcquiredAt: me.QueuedAt}
+	otherwise := []clientv3.Op{clientv3.OpGet(a.prefix(), append(clientv3.WithFirstCreate(), clientv3.WithPrefix())...), clientv3.OpGet(a.record())}
+	if a.opts.Wait {
+		otherwise = []clientv3.Op{put, clientv3.OpGet(a.prefix(), clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))}
+	}
+	if afterGrant != nil {
+		afterGrant(a.name, a.lease)
+	}
+	lctx, cancel := a.leased(ctx)
+	defer cancel()
+	resp, err := a.c.Txn(lctx).If(free).Then(put, clientv3.OpGet(a.record()), clientv3.OpPut(a.record(), taking.marshal())).Else(otherwise...).Commit()
+	if err != nil {
+		if isLeaseNotFound(err) {
+			// The lease expired (or was revoked) before the
+			// transaction: it wrote nothing, since a put with a
+			// lease that is gone fails the whole transaction.
+			return nil, fmt.Errorf("lease %x: %w: %w", int64(a.lease), errLeaseBeforeKey, err)
+		}
+		// The key may or may not exist: abandon revokes the lease.
+		if lost := a.k.cause(); lost != nil {
+			return nil, a.lostWaiting(errors.Unwrap(lost))
+		}
+		return nil, err
+	}
+	return resp, nil
+}
+
 // seeOlder notes the keys older than ours in kvs (sorted by create
 // revision): the holder, and those etcdctl wrote.
 func (a *acquisition) seeOlder(kvs []*mvccpb.KeyValue) []*mvccpb.KeyValue {
@@ -199,8 +218,10 @@ func (a *acquisition) seeOlder(kvs []*mvccpb.KeyValue) []*mvccpb.KeyValue {
 // them (each waiter watches only the one before it), and then records
 // this acquisition as the holder. It returns the handoff record it found.
 func (a *acquisition) wait(ctx context.Context) (*handoff, error) {
+	lctx, cancel := a.leased(ctx)
+	defer cancel()
 	for {
-		resp, err := a.c.Get(ctx, a.prefix(), clientv3.WithPrefix(), clientv3.WithMaxCreateRev(a.rev-1),
+		resp, err := a.c.Get(lctx, a.prefix(), clientv3.WithPrefix(), clientv3.WithMaxCreateRev(a.rev-1),
 			clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
 		if err != nil {
 			if err := a.stopped(ctx); err != nil {
@@ -246,7 +267,7 @@ func (a *acquisition) waitDelete(ctx context.Context, key string, rev int64) err
 // giving up, or nil.
 func (a *acquisition) stopped(ctx context.Context) error {
 	if lost := a.k.cause(); lost != nil {
-		return fmt.Errorf("lease lost while waiting: %w", errors.Unwrap(lost))
+		return a.lostWaiting(errors.Unwrap(lost))
 	}
 	if ctx.Err() != nil {
 		return a.gaveUp(ctx)
@@ -268,7 +289,9 @@ func (a *acquisition) gaveUp(ctx context.Context) error {
 // oldest, if the key is still there.
 func (a *acquisition) take(ctx context.Context) (*handoff, error) {
 	taking := handoff{Key: a.key, Fence: a.rev, Lease: leaseHex(int64(a.lease)), Holder: self(), AcquiredAt: time.Now()}
-	resp, err := a.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(a.key), "=", a.rev)).
+	lctx, cancel := a.leased(ctx)
+	defer cancel()
+	resp, err := a.c.Txn(lctx).If(clientv3.Compare(clientv3.CreateRevision(a.key), "=", a.rev)).
 		Then(clientv3.OpGet(a.record()), clientv3.OpPut(a.record(), taking.marshal())).Commit()
 	if err != nil {
 		if err := a.stopped(ctx); err != nil {
@@ -277,9 +300,30 @@ func (a *acquisition) take(ctx context.Context) (*handoff, error) {
 		return nil, err
 	}
 	if !resp.Succeeded {
-		return nil, fmt.Errorf("lease lost while waiting: %w", ErrKeyGone)
+		return nil, a.lostWaiting(fmt.Errorf("%w: found when taking the lock", ErrKeyGone))
 	}
 	return firstHandoff(resp.Responses[0]), nil
+}
+
+// leased is ctx, ended also once the waiter's lease is lost: a read or a
+// write that hangs (its member cut off) must not outlast the lease.
+func (a *acquisition) leased(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-a.k.lost:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// lostWaiting is the error of a wait that the waiter's own lease ended
+// (revoked, its key deleted, not renewed in time): a *proclock.LostError,
+// so that it matches proclock.ErrLost and cause.
+func (a *acquisition) lostWaiting(cause error) error {
+	return fmt.Errorf("lease lost while waiting: %w", &proclock.LostError{Path: a.name, Err: cause})
 }
 
 // unclean reports whether the lock's previous holder may not have let go
@@ -310,11 +354,16 @@ func (a *acquisition) serveDelay(ctx context.Context, prev *handoff) error {
 		return nil
 	}
 	start := time.Now()
+	if a.opts.OnLockDelay != nil {
+		a.opts.OnLockDelay(delay)
+	}
 	rec := handoff{Key: a.key, Fence: a.rev, Lease: leaseHex(int64(a.lease)), Holder: self(), AcquiredAt: start,
 		Delaying: true, DelayUntil: start.Add(delay)}
 	mine := clientv3.Compare(clientv3.CreateRevision(a.key), "=", a.rev)
+	lctx, cancel := a.leased(ctx)
+	defer cancel()
 	// The record only informs Inspect: its write failing stops nothing.
-	a.c.Txn(ctx).If(mine).Then(clientv3.OpPut(a.record(), rec.marshal())).Commit()
+	a.c.Txn(lctx).If(mine).Then(clientv3.OpPut(a.record(), rec.marshal())).Commit()
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
 	select {
@@ -326,7 +375,7 @@ func (a *acquisition) serveDelay(ctx context.Context, prev *handoff) error {
 	}
 	a.delayServed = time.Since(start)
 	rec.Delaying, rec.AcquiredAt = false, time.Now()
-	a.c.Txn(ctx).If(mine).Then(clientv3.OpPut(a.record(), rec.marshal())).Commit()
+	a.c.Txn(lctx).If(mine).Then(clientv3.OpPut(a.record(), rec.marshal())).Commit()
 	return nil
 }
 

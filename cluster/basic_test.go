@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,5 +52,34 @@ func TestAcquireHeldRelease(t *testing.T) {
 	}
 	if err := b.Release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The key's value names the holder's user and command line besides its
+// process (issue 29 item 12: it named host, pid and times only).
+func TestKeyNamesUserAndCommand(t *testing.T) {
+	t.Setenv("USER", "proclock-test-user")
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	ctx := ctxFor(t, 30*time.Second)
+	l, err := Acquire(ctx, c, "/t/value", Options{TTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	resp, err := c.Get(ctx, l.Key())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("the lock's key: %v, %v", resp, err)
+	}
+	var v struct {
+		User    string   `json:"user"`
+		Command []string `json:"command"`
+		PID     int      `json:"pid"`
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.User != "proclock-test-user" || !slices.Equal(v.Command, os.Args) || v.PID != os.Getpid() {
+		t.Errorf("the key's value %s; want user proclock-test-user, command %q, pid %d", resp.Kvs[0].Value, os.Args, os.Getpid())
 	}
 }

@@ -622,6 +622,8 @@ func normalise(m map[string]any) {
 			m[k] = "<number>"
 		case "heldForSeconds", "ttlLeftSeconds":
 			m[k] = "<seconds>"
+		case "ttlLeftMs":
+			m[k] = "<ms>"
 		case "acquiredAt", "lockDelayUntil", "processStart":
 			m[k] = "<time>"
 		case "lease", "host", "bootId":
@@ -636,7 +638,7 @@ func normalise(m map[string]any) {
 			if i := strings.LastIndexByte(s, '/'); k == "key" && i >= 0 {
 				s = s[:i+1] + "<lease>"
 			}
-			if i := strings.LastIndex(s, "lease "); k == "reason" && i >= 0 {
+			if i := strings.LastIndex(s, "lease "); k == "reason" && i >= 0 && strings.HasPrefix(s, "an etcdctl lock") {
 				s = s[:i] + "lease <lease>"
 			}
 			m[k] = s
@@ -647,8 +649,9 @@ func normalise(m map[string]any) {
 }
 
 // TestCommandStatusGolden: status --json for each state of a cluster
-// lock: free, held by proclock (with a waiter), held by etcdctl, free
-// after an unclean handoff, and held while serving the lock-delay.
+// lock: free, held by proclock (with a waiter), held by etcdctl, held by
+// a proclock that is gone (not renewing: issue 29), free after an unclean
+// handoff, and held while serving the lock-delay.
 func TestCommandStatusGolden(t *testing.T) {
 	tc := startCluster(t, 1)
 	c := tc.client(t)
@@ -673,9 +676,11 @@ func TestCommandStatusGolden(t *testing.T) {
 
 	// A holder killed: free, but unclean until the next holder.
 	dels := watchDeletions(t, c, name+"/")
-	k := startCommand(t, "run", "--ttl", "1", url, "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY"; cat >/dev/null`)
+	k := startCommand(t, "run", "--ttl", "3", url, "--", "/bin/sh", "-c", `echo "$PROCLOCK_KEY"; cat >/dev/null`)
 	key := k.line(t, 30*time.Second).text
 	k.cmd.Process.Kill()
+	k.wait(t, 10*time.Second)
+	statusGolden(t, url, "held-not-renewing", 1)
 	if _, ok := dels.of(key, 10*time.Second); !ok {
 		t.Fatalf("the killed holder's key %s outlived its TTL", key)
 	}
@@ -724,5 +729,135 @@ func TestCommandHostOnlyOptions(t *testing.T) {
 		if code != c.want || !strings.Contains(stderr, c.says) {
 			t.Errorf("proclock %q: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.want, c.says)
 		}
+	}
+}
+
+// TestCommandExitsAtCommandsDeath: a revoke and a delete of the key, at
+// TTL 30 s (grace 6 s), with a COMMAND that dies of its SIGTERM: run exits
+// 125 as soon as COMMAND has died, not when SIGKILL would have been due.
+// Issue 29's code waited out the whole grace (6.0 s).
+func TestCommandExitsAtCommandsDeath(t *testing.T) {
+	const ttl = 30 * time.Second
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	for _, how := range []string{"revoke", "del"} {
+		name := "t/cmd-death-" + how
+		r := startCommand(t, "run", "--ttl", ttl.String(), lockURL(tc.endpoints(), name), "--",
+			"/bin/sh", "-c", `echo "$PROCLOCK_KEY $PROCLOCK_LEASE $$"; exec cat`)
+		f := strings.Fields(r.line(t, 30*time.Second).text)
+		lease, _ := strconv.ParseInt(f[1], 16, 64)
+		pid, _ := strconv.Atoi(f[2])
+		dead := deathOf([]int{pid})
+		ctx := ctxFor(t, 5*time.Second)
+		var err error
+		if how == "revoke" {
+			_, err = c.Revoke(ctx, leaseID(lease))
+		} else {
+			_, err = c.Delete(ctx, f[0])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := r.wait(t, ttl)
+		died := <-dead
+		t.Logf("%s: proclock exited %v after COMMAND died", how, r.ended.Sub(died))
+		if code != 125 {
+			t.Errorf("%s: exit %d, want 125; stderr: %s", how, code, r.stderr.String())
+		}
+		if after := r.ended.Sub(died); after > time.Second {
+			t.Errorf("%s: proclock exited %v after COMMAND died of its SIGTERM; want at once, not at the end of the grace (%v)", how, after, ttl/5)
+		}
+	}
+}
+
+// TestCommandWaiterLeaseDies: a waiter whose own lease dies while it
+// waits (revoked, its key deleted, or cut off past its deadline) exits
+// 125, as a loss, without starting COMMAND. Issue 29's code exited 2 or
+// 123, by the cause.
+func TestCommandWaiterLeaseDies(t *testing.T) {
+	tc := startCluster(t, 1)
+	c := tc.client(t)
+	eps := tc.endpoints()
+	for _, how := range []string{"revoke", "del", "cut off"} {
+		name := "t/cmd-waiter-" + strings.ReplaceAll(how, " ", "-")
+		holder := startCommand(t, "run", lockURL(eps, name), "--", "/bin/sh", "-c", `echo holding; cat >/dev/null`)
+		holder.line(t, 30*time.Second)
+		px := newProxy(t, eps[0])
+		w := startCommand(t, "run", "-w", "60", "--ttl", "2", lockURL([]string{px.addr()}, name), "--", "/bin/sh", "-c", "echo ran")
+		waitKeys(t, c, name, 2)
+		ctx := ctxFor(t, 5*time.Second)
+		resp, err := c.Get(ctx, name+"/", append(clientv3.WithLastCreate(), clientv3.WithPrefix())...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch how {
+		case "revoke":
+			_, err = c.Revoke(ctx, leaseID(resp.Kvs[0].Lease))
+		case "del":
+			_, err = c.Delete(ctx, string(resp.Kvs[0].Key))
+		default:
+			px.setBlackhole(true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := w.wait(t, 20*time.Second); code != 125 {
+			t.Errorf("%s: the waiter exited %d, want 125; stderr: %s", how, code, w.stderr.String())
+		}
+		select {
+		case l, ok := <-w.lines:
+			if ok {
+				t.Errorf("%s: the waiter's COMMAND ran: %q", how, l.text)
+			}
+		default:
+		}
+		holder.stdin.Close()
+		holder.wait(t, 10*time.Second)
+	}
+}
+
+// TestCommandVerboseLockDelay: run -v says when it begins to serve a
+// lock-delay, and how long, before it serves it. Issue 29's waiter said
+// nothing until the delay was over (19.6 s of silence at TTL 10 s).
+func TestCommandVerboseLockDelay(t *testing.T) {
+	const delay = 2 * time.Second
+	tc := startCluster(t, 1)
+	url := lockURL(tc.endpoints(), "t/cmd-verbose-delay")
+	k := startCommand(t, "run", "--ttl", "1", url, "--", "/bin/sh", "-c", `echo held; cat >/dev/null`)
+	k.line(t, 30*time.Second)
+	k.cmd.Process.Kill() // an unclean end: the next holder serves the lock-delay
+	k.wait(t, 10*time.Second)
+	cmd := exec.Command(command(t), "run", "-v", "-w", "30", "--ttl", "1", "--lock-delay", delay.String(), url, "--", "/bin/sh", "-c", "echo started")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out lockedBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	told := time.Time{}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving a lock-delay of "+delay.String()) {
+			told = time.Now()
+			break
+		}
+	}
+	if told.IsZero() {
+		cmd.Wait()
+		t.Fatalf("run -v never said it serves a lock-delay of %v before it did; stdout %q", delay, out.String())
+	}
+	if out.String() != "" {
+		t.Errorf("COMMAND said %q before the lock-delay was told", out.String())
+	}
+	io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil || out.String() != "started\n" {
+		t.Fatalf("run -v: %v, %q", err, out.String())
+	}
+	if served := time.Since(told); served < delay-100*time.Millisecond {
+		t.Errorf("the lock-delay was told %v before run ended; want it told as it began (%v)", served, delay)
 	}
 }

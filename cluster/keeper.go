@@ -59,34 +59,87 @@ func (k *keeper) interval() time.Duration { return k.ttl / 3 }
 // retry is the pause after a keepalive that failed.
 func (k *keeper) retry() time.Duration { return min(k.ttl/20, 50*time.Millisecond) }
 
+// hang is how long a keepalive goes unanswered before another is sent
+// beside it. A member that hangs (cut off, stopped, swamped) must not hold
+// up the renewal until the deadline: etcd's client sends each request to
+// the next member in turn (gRPC's round robin), so the next keepalive goes
+// to another member while the first is still waited for.
+func (k *keeper) hang() time.Duration { return max(k.ttl/10, 50*time.Millisecond) }
+
+// ack is the outcome of one keepalive, sent at sent.
+type ack struct {
+	sent time.Time
+	ttl  time.Duration
+	err  error
+}
+
 func (k *keeper) renew() {
 	defer k.wg.Done()
+	acks := make(chan ack)
 	next := time.Now().Add(k.interval())
+	for k.sleepUntil(next) {
+		sent, ok := k.renewOnce(acks)
+		if !ok {
+			return
+		}
+		next = sent.Add(k.interval())
+	}
+}
+
+// renewOnce sends keepalives until one sent from now on is acknowledged,
+// and returns when that one was sent; ok is false when the keeper stopped
+// or the lock was lost. A keepalive unanswered for hang, or failed, is
+// followed by another without waiting for its end; each runs to the
+// local deadline at most, past which an answer would come too late.
+func (k *keeper) renewOnce(acks chan ack) (sent time.Time, ok bool) {
+	began := time.Now()
+	again := time.NewTimer(0)
+	defer again.Stop()
 	for {
-		if !k.sleepUntil(next) {
-			return
-		}
-		sent := time.Now()
-		// An attempt never runs past the deadline: after it, a reply
-		// would come too late to matter.
-		end := k.deadline()
-		if e := sent.Add(k.interval()); e.Before(end) {
-			end = e
-		}
-		attempt, cancel := context.WithDeadline(k.ctx, end)
-		resp, err := k.c.KeepAliveOnce(attempt, k.lease)
-		cancel()
-		switch {
-		case err == nil:
-			k.renewed(sent, time.Duration(resp.TTL)*time.Second)
-			next = sent.Add(k.interval())
-		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			k.lose(fmt.Errorf("%w: lease %x: %w", ErrLeaseGone, int64(k.lease), err))
-			return
-		default:
-			next = time.Now().Add(k.retry())
+		select {
+		case <-k.ctx.Done():
+			return time.Time{}, false
+		case <-k.lost:
+			return time.Time{}, false
+		case <-again.C:
+			k.send(acks)
+			again.Reset(k.hang())
+		case a := <-acks:
+			switch {
+			case a.err == nil:
+				// A late answer of an earlier round counts too.
+				k.renewed(a.sent, a.ttl)
+				if !a.sent.Before(began) {
+					return a.sent, true
+				}
+			case errors.Is(a.err, rpctypes.ErrLeaseNotFound):
+				k.lose(fmt.Errorf("%w: lease %x: %w", ErrLeaseGone, int64(k.lease), a.err))
+				return time.Time{}, false
+			case !a.sent.Before(began):
+				again.Reset(k.retry())
+			}
 		}
 	}
+}
+
+// send sends one keepalive, its outcome to acks.
+func (k *keeper) send(acks chan<- ack) {
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		a := ack{sent: time.Now()}
+		attempt, cancel := context.WithDeadline(k.ctx, k.deadline())
+		resp, err := k.c.KeepAliveOnce(attempt, k.lease)
+		cancel()
+		if a.err = err; err == nil {
+			a.ttl = time.Duration(resp.TTL) * time.Second
+		}
+		select {
+		case acks <- a:
+		case <-k.ctx.Done():
+		case <-k.lost:
+		}
+	}()
 }
 
 // sleepUntil waits until t, and reports false when the keeper stopped or

@@ -43,6 +43,10 @@ type Options struct {
 	// paused): the time such a holder may still act, after it lost the
 	// lock without knowing. Zero means the TTL; negative means none.
 	LockDelay time.Duration
+	// OnLockDelay, when set, is called as Acquire begins to serve a
+	// lock-delay, with its length, so that a caller can say why it
+	// waits (proclock run -v does).
+	OnLockDelay func(delay time.Duration)
 }
 
 // ttl is the TTL to ask for, in seconds.

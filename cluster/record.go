@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,25 @@ type queued struct {
 	QueuedAt time.Time `json:"queuedAt"`
 	// TTL is the lease's TTL as granted, in seconds.
 	TTL int64 `json:"ttl"`
+	// User and Command are, for people, who runs the writer (as its
+	// environment names the user, else its uid) and its command line.
+	User    string   `json:"user,omitempty"`
+	Command []string `json:"command,omitempty"`
+}
+
+// userName names this process's user, for people: $USER or $LOGNAME (or
+// windows' $USERNAME), else the uid; "" when none is known. os/user would
+// need cgo on some systems to say more.
+func userName() string {
+	for _, v := range []string{"USER", "LOGNAME", "USERNAME"} {
+		if u := os.Getenv(v); u != "" {
+			return u
+		}
+	}
+	if uid := os.Getuid(); uid >= 0 {
+		return strconv.Itoa(uid)
+	}
+	return ""
 }
 
 // parseQueued reads a lock key's value; ok is false for a value this

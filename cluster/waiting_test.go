@@ -43,8 +43,8 @@ func TestWaiterLeaseDies(t *testing.T) {
 	}
 	err = <-got
 	t.Logf("the waiter returned %v after its lease was revoked: %v", time.Since(start), err)
-	if err == nil || errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("waiter whose lease was revoked = %v; want an error of its own", err)
+	if err == nil || errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, proclock.ErrLost) {
+		t.Fatalf("waiter whose lease was revoked = %v; want an error of its own, matching proclock.ErrLost", err)
 	}
 	if holder.Err() != nil {
 		t.Fatalf("the holder: %v", holder.Err())

@@ -112,6 +112,19 @@ type ClusterStatus struct {
 	Unclean bool
 	// Revision is the revision the report was read at.
 	Revision int64
+	// NotRenewing: the holder lets its lease run down (status sets it).
+	NotRenewing bool
+}
+
+// noticeKey is the context key of Notice's function.
+type noticeKey struct{}
+
+// Notice is where a Target's Acquire tells -v what it waits for that its
+// caller cannot see (a lock-delay that starts, and how long); nil without
+// -v.
+func Notice(ctx context.Context) func(string) {
+	f, _ := ctx.Value(noticeKey{}).(func(string))
+	return f
 }
 
 // ErrUnreachable is matched (errors.Is) by a Backend's errors when its

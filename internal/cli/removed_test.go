@@ -27,7 +27,11 @@ func TestStatusAgreesWithRunOnRemovedFile(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			lock, marker := filepath.Join(dir, "x.lock"), filepath.Join(dir, "ran")
-			a := holdLock(t, "run", "--mechanism", mech, lock)
+			// The holder is told of the loss and stops COMMAND, which
+			// ignores SIGTERM: with an hour's grace the holder holds on
+			// for the whole test (run exits once COMMAND has died).
+			a := startProclock(t, "run", "--grace", "1h", "--mechanism", mech, lock, "--", "/bin/sh", "-c", `trap '' TERM; echo started; cat >/dev/null`)
+			a.expectLine("started")
 			if err := os.Remove(lock); err != nil {
 				t.Fatal(err)
 			}

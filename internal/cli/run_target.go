@@ -103,6 +103,11 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 	case errors.Is(err, proclock.ErrHeld):
 		explainTargetHeld(std.err, t, o, err, "")
 		return o.heldCode
+	case errors.Is(err, proclock.ErrLost):
+		// The waiter's own lease died while it waited: COMMAND never
+		// started, and the exit is a loss's.
+		complain(std.err, fmt.Errorf("proclock: lost %s while waiting for it; COMMAND did not start: %w", o.path, err))
+		return exitLost
 	case err != nil:
 		return failure(std.err, err, o.verbose)
 	}
@@ -222,6 +227,7 @@ func takeTarget(ctx context.Context, t Target, o runOptions, stderr io.Writer) (
 	if !o.verbose {
 		return t.Acquire(ctx, !o.noWait)
 	}
+	ctx = context.WithValue(ctx, noticeKey{}, func(news string) { fmt.Fprintf(stderr, "proclock: %s: %s\n", o.path, news) })
 	began := time.Now()
 	h, err := t.Acquire(ctx, false)
 	if errors.Is(err, proclock.ErrHeld) && !o.noWait {

@@ -16,6 +16,19 @@ import (
 // expires when its TTL runs out (the TTL left is among the facts).
 const goneHolderReason = "its proclock is gone: the lease is not renewed, and the lock passes on when its TTL runs out"
 
+// notRenewingReason is what status says of a cluster lock whose holder
+// lets its lease run down, wherever it is.
+const notRenewingReason = "its holder is not renewing its lease (gone, or cut off from etcd): the lock passes on when its TTL runs out"
+
+// notRenewing reports whether a cluster lock's holder has stopped renewing
+// its lease: less than a third of the TTL is left. A holder renews a third
+// of the TTL after its last renewal (proclock; etcd's client within half
+// a second more), so one that renews keeps more. etcd counts whole seconds,
+// rounded down: a second more may be left than it says.
+func notRenewing(c *ClusterStatus) bool {
+	return c.TTL > 0 && 3*(c.TTLLeft+time.Second) <= c.TTL
+}
+
 // statusTarget is proclock status on a lock of backend b: the host
 // lock's status, and what a cluster lock adds (docs/command.md, "status
 // --json").
@@ -29,10 +42,17 @@ func statusTarget(b Backend, o statusOptions, std streams) int {
 	if err != nil {
 		return failure(std.err, err, false)
 	}
-	if rep.Reason == "" && holderGone(platform.Native(), rep.Status) {
+	gone := holderGone(platform.Native(), rep.Status)
+	if rep.Reason == "" && gone {
 		// A holder of this host whose proclock is gone (SIGKILLed): its
 		// lease lives on until its TTL runs out, unrenewed.
 		rep.Reason = goneHolderReason
+	}
+	if c := rep.Cluster; c != nil && rep.State == proclock.StateHeld && (gone || notRenewing(c)) {
+		c.NotRenewing = true
+		if rep.Reason == "" {
+			rep.Reason = notRenewingReason
+		}
 	}
 	if o.json {
 		if err := json.NewEncoder(std.out).Encode(reportRecord(rep, startedAt)); err != nil {
@@ -66,11 +86,16 @@ type jsonClusterStatus struct {
 	Lease          string   `json:"lease,omitempty"`
 	TTLSeconds     *float64 `json:"ttlSeconds,omitempty"`
 	TTLLeftSeconds *float64 `json:"ttlLeftSeconds,omitempty"`
-	Waiters        int      `json:"waiters"`
-	LockDelay      bool     `json:"lockDelay"`
-	LockDelayUntil string   `json:"lockDelayUntil,omitempty"`
-	Unclean        bool     `json:"unclean,omitempty"`
-	Revision       int64    `json:"revision"`
+	// TTLLeftMs is TTLLeftSeconds in milliseconds; NotRenewing is set
+	// when the holder lets its lease run down (notRenewing, or its
+	// proclock on this host is gone).
+	TTLLeftMs      *int64 `json:"ttlLeftMs,omitempty"`
+	NotRenewing    bool   `json:"notRenewing,omitempty"`
+	Waiters        int    `json:"waiters"`
+	LockDelay      bool   `json:"lockDelay"`
+	LockDelayUntil string `json:"lockDelayUntil,omitempty"`
+	Unclean        bool   `json:"unclean,omitempty"`
+	Revision       int64  `json:"revision"`
 }
 
 // reportRecord is rep as status --json prints it: statusRecord's object,
@@ -82,7 +107,7 @@ func reportRecord(rep Report, started func(platform.Identity) (time.Time, bool))
 		return r
 	}
 	cr := jsonClusterStatus{jsonStatus: r, Endpoints: c.Endpoints, Name: c.Name, Key: c.Key, Fence: c.Fence,
-		Waiters: c.Waiters, LockDelay: c.LockDelay, Unclean: c.Unclean, Revision: c.Revision}
+		Waiters: c.Waiters, LockDelay: c.LockDelay, Unclean: c.Unclean, Revision: c.Revision, NotRenewing: c.NotRenewing}
 	if cr.Endpoints == nil {
 		cr.Endpoints = []string{}
 	}
@@ -90,8 +115,8 @@ func reportRecord(rep Report, started func(platform.Identity) (time.Time, bool))
 		cr.Lease = strconv.FormatInt(c.Lease, 16)
 	}
 	if c.TTL > 0 {
-		ttl, left := c.TTL.Seconds(), c.TTLLeft.Seconds()
-		cr.TTLSeconds, cr.TTLLeftSeconds = &ttl, &left
+		ttl, left, ms := c.TTL.Seconds(), c.TTLLeft.Seconds(), c.TTLLeft.Milliseconds()
+		cr.TTLSeconds, cr.TTLLeftSeconds, cr.TTLLeftMs = &ttl, &left, &ms
 	}
 	if c.LockDelay && !c.LockDelayUntil.IsZero() {
 		cr.LockDelayUntil = rfc3339(c.LockDelayUntil)

@@ -101,13 +101,18 @@ func (s *lossStop) watch() {
 // renewal that came back after that deadline (the keepalives resume with
 // proclock) is too late to have kept the lock, and must not buy COMMAND
 // a grace.
+//
+// One timer serves every turn: a turn comes with each renewal, for as
+// long as COMMAND runs, and must leave nothing behind.
 func (s *lossStop) awaitTrouble() (killAt time.Time, ok bool) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		var jeopardy <-chan time.Time
 		deadline := s.lock.Deadline()
 		if !deadline.IsZero() {
-			timer := time.NewTimer(time.Until(deadline.Add(-s.grace)))
-			defer timer.Stop()
+			timer.Reset(time.Until(deadline.Add(-s.grace)))
 			jeopardy = timer.C
 		}
 		select {
@@ -169,11 +174,12 @@ func (s *lossStop) send(sig syscall.Signal) {
 }
 
 // finish ends the watch once COMMAND (the group's leader) has ended, and
-// reports why COMMAND was stopped ("" when it was not) and how. A stop under way
-// is completed first: what is left of the group (a process that outlived
-// its leader) gets SIGKILL when it is due, sent to the group pgid
+// reports why COMMAND was stopped ("" when it was not) and how. A stop
+// under way is completed first: what is left of the group (a process that
+// outlived its leader) gets SIGKILL when it is due, sent to the group pgid
 // directly, as supervise no longer relays; a SIGKILL relayed already may
-// have come too late for supervise to pass on.
+// have come too late for supervise to pass on. A group with nothing left
+// is not waited for: run exits as soon as COMMAND has died.
 func (s *lossStop) finish(pgid int) (why, how string) {
 	close(s.quit)
 	<-s.done
@@ -181,10 +187,25 @@ func (s *lossStop) finish(pgid int) (why, how string) {
 	why, how, killAt := s.why, s.how, s.killAt
 	s.mu.Unlock()
 	if why != "" && pgid > 0 {
-		if wait := time.Until(killAt); wait > 0 {
-			time.Sleep(wait)
-		}
+		awaitGroup(pgid, killAt)
 		killGroup(pgid)
 	}
 	return why, how
+}
+
+// groupPoll is how often finish looks whether COMMAND's group is empty.
+const groupPoll = 10 * time.Millisecond
+
+// awaitGroup waits until no process of group pgid is left, or until
+// killAt. On linux the group is empty by the time COMMAND's end is told
+// (proclock reaps the job's last process first); elsewhere a process may
+// outlive COMMAND, and gets the rest of its grace.
+func awaitGroup(pgid int, killAt time.Time) {
+	for !groupGone(pgid) {
+		wait := time.Until(killAt)
+		if wait <= 0 {
+			return
+		}
+		time.Sleep(min(wait, groupPoll))
+	}
 }

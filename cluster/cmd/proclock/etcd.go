@@ -226,7 +226,14 @@ func (t *etcdTarget) options(wait bool) cluster.Options {
 }
 
 func (t *etcdTarget) Acquire(ctx context.Context, wait bool) (cli.Held, error) {
-	l, err := cluster.Acquire(ctx, t.c, t.name, t.options(wait))
+	o := t.options(wait)
+	if tell := cli.Notice(ctx); tell != nil {
+		o.OnLockDelay = func(d time.Duration) {
+			tell(fmt.Sprintf("the last holder did not let go cleanly: serving a lock-delay of %v, until %s, before COMMAND starts",
+				d, time.Now().Add(d).Format("15:04:05.000")))
+		}
+	}
+	l, err := cluster.Acquire(ctx, t.c, t.name, o)
 	if err != nil {
 		return nil, t.acquireError(err)
 	}
@@ -237,16 +244,17 @@ func (t *etcdTarget) Acquire(ctx context.Context, wait bool) (cli.Held, error) {
 // it is, and a server too slow for the lease (exit 123) as unreachable.
 func (t *etcdTarget) acquireError(err error) error {
 	switch {
-	case errors.Is(err, proclock.ErrHeld):
+	case errors.Is(err, proclock.ErrHeld), errors.Is(err, proclock.ErrLost):
+		// Held; or the waiter's own lease died while it waited (revoked,
+		// its key deleted, not renewed in time): run exits 125 for it.
 		return err
 	case errors.Is(err, cluster.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
-		// The waiter's own lease could not be renewed, or the server
-		// did not answer before -w's time ran out.
+		// The server did not answer before -w's time ran out.
 		return t.unreachable(err)
 	case errors.Is(err, cluster.ErrLeaseGone):
 		// The lease expired on the server before its key was written
-		// (each of the leases Acquire tried), or while it waited: the
-		// server or this host is too loaded for the TTL. Not a usage
+		// (each of the leases Acquire tried): the server or this host
+		// is too loaded for the TTL. Not a usage
 		// error: the same line may work a moment later.
 		return fmt.Errorf("proclock: etcd at %s: %w in time for the lease (TTL %v): %w",
 			strings.Join(t.endpoints, ","), cli.ErrUnreachable, t.b.ttl, err)
