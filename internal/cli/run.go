@@ -37,8 +37,9 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   -E, --conflict-exit-code CODE
                           exit with CODE (0-255) instead of 1 when the lock
                           is held or the wait runs out
-  -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
-                          (before PATH, or after it as flock(1) has it)
+  -c, --command 'CMD'     run CMD with $SHELL -c (/bin/sh when SHELL is
+                          unset) instead of -- COMMAND (before PATH, or
+                          after it as flock(1) has it)
   -q, --quiet             say nothing when the lock is held or the wait
                           runs out, as flock(1) does; errors, and
                           COMMAND's own stderr, still show
@@ -196,9 +197,15 @@ type runOptions struct {
 	hostOnly []string
 }
 
-// shellCommand is -c's COMMAND: script run by the shell, as flock(1) runs
-// it.
-func shellCommand(script string) []string { return []string{shell, "-c", script} }
+// shellCommand is -c's COMMAND: script run by $SHELL, else the system's
+// shell, as flock(1) runs it.
+func shellCommand(script string) []string {
+	sh := os.Getenv("SHELL")
+	if sh == "" {
+		sh = shell
+	}
+	return []string{sh, "-c", script}
+}
 
 // runOptionTable defines proclock run's options, flock(1)'s spellings
 // beside proclock's own (docs/command.md, "Options").
