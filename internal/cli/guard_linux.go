@@ -175,7 +175,7 @@ func (g *guard) awaitEnd(w io.Writer) {
 
 // guardWarning tells that COMMAND runs unguarded.
 func guardWarning(w io.Writer, err error) {
-	fmt.Fprintf(w, "proclock: warning: no guard for COMMAND (a killed proclock leaves COMMAND's processes running): %v\n", err)
+	fprintf(w, "proclock: warning: no guard for COMMAND (a killed proclock leaves COMMAND's processes running): %v\n", err)
 }
 
 // watch hands the guard COMMAND's pid and its pidfd (-1 when the kernel

@@ -543,7 +543,7 @@ func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Wri
 		l, err = proclock.Acquire(ctx, p, o.path, opts)
 	}
 	if err == nil {
-		fmt.Fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
+		fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
 	}
 	return l, err
 }
@@ -568,7 +568,7 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 	if errors.Is(err, context.DeadlineExceeded) {
 		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
 	}
-	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
+	fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
 }
 
 // explainCause prints, for -v, the cause of err in full, as errors.Unwrap
@@ -576,7 +576,7 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 // line has it in plain words only (docs/command.md).
 func explainCause(w io.Writer, err error) {
 	if pe, ok := errors.AsType[*proclock.Error](err); ok && pe.Err != nil {
-		fmt.Fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
+		fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
 	}
 }
 
@@ -601,13 +601,13 @@ func withHint(err error) error {
 // exit codes: 127 when it is not found, 126 when it cannot be run.
 func cannotStart(w io.Writer, name string, err error) int {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(w, "proclock: %s: command not found\n", name)
+		fprintf(w, "proclock: %s: command not found\n", name)
 		return exitNotFound
 	}
 	if errors.Is(err, exec.ErrDot) {
 		// As os/exec does, refuse a program that PATH finds only in the
 		// current directory: write ./NAME to mean it.
-		fmt.Fprintf(w, "proclock: %s: found only in the current directory; run it as %s\n", name, "."+string(filepath.Separator)+name)
+		fprintf(w, "proclock: %s: found only in the current directory; run it as %s\n", name, "."+string(filepath.Separator)+name)
 		return exitNoExec
 	}
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
@@ -615,7 +615,7 @@ func cannotStart(w io.Writer, name string, err error) int {
 	} else if ee, ok := errors.AsType[*exec.Error](err); ok {
 		err = ee.Err
 	}
-	fmt.Fprintf(w, "proclock: %s: cannot run: %v\n", name, err)
+	fprintf(w, "proclock: %s: cannot run: %v\n", name, err)
 	return exitNoExec
 }
 

@@ -190,7 +190,7 @@ func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path
 // tellLost says, in one line, that the lock was lost and what run did:
 // how, the signals it sent.
 func tellLost(w io.Writer, path, why, how string) {
-	fmt.Fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: %s\n",
+	fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: %s\n",
 		path, strings.TrimPrefix(why, "proclock: "), how)
 }
 
@@ -229,7 +229,7 @@ func takeTarget(ctx context.Context, t Target, o runOptions, stderr io.Writer) (
 		h, err = t.Acquire(ctx, true)
 	}
 	if err == nil {
-		fmt.Fprintf(stderr, "proclock: took %s after %v: %s\n", o.path, roughly(time.Since(began)), h.Describe())
+		fprintf(stderr, "proclock: took %s after %v: %s\n", o.path, roughly(time.Since(began)), h.Describe())
 	}
 	return h, err
 }
@@ -253,7 +253,7 @@ func explainTargetHeld(w io.Writer, t Target, o runOptions, err error, then stri
 	if errors.Is(err, context.DeadlineExceeded) {
 		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
 	}
-	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, o.path, joinFacts(reportFacts(rep)), then)
+	fprintf(w, "%s%s is held by %s%s\n", prefix, o.path, joinFacts(reportFacts(rep)), then)
 }
 
 // reportFacts is holderFacts for a backend's report, with a cluster
