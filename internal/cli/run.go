@@ -553,7 +553,8 @@ func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Wri
 // Inspect adds since when and the mechanism.
 func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, then string) {
 	st := proclock.Status{Path: o.path, State: proclock.StateHeld, Mechanism: mechanismOf(p)}
-	if held, ok := errors.AsType[*proclock.HeldError](err); ok {
+	held, isHeld := errors.AsType[*proclock.HeldError](err)
+	if isHeld {
 		st.Holder, st.Reason = held.Holder, held.Reason
 	}
 	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld {
@@ -563,6 +564,9 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 		if now.Holder != nil {
 			st = now
 		}
+	}
+	if isHeld && !held.Since.IsZero() {
+		st.AcquiredAt, st.HeldFor = held.Since, max(time.Since(held.Since), 0)
 	}
 	prefix := "proclock: "
 	if errors.Is(err, context.DeadlineExceeded) {
