@@ -60,7 +60,8 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   --grace DURATION        when the lock is lost while COMMAND runs, the
                           time between SIGTERM and SIGKILL to COMMAND's
                           process group (below); default 2s on a host
-                          lock, a fifth of the TTL on a cluster lock
+                          lock, a fifth of the TTL on a cluster lock;
+                          0: SIGKILL at once
   -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
                           exclusive
   -o, --close             COMMAND does not inherit the lock's descriptor

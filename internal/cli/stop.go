@@ -148,9 +148,12 @@ func (s *lossStop) begin(why string, killAt time.Time) (time.Time, bool) {
 	now := time.Now()
 	s.mu.Lock()
 	s.why, s.killAt = why, killAt
-	if now.Before(killAt) {
+	switch {
+	case now.Before(killAt):
 		s.how = fmt.Sprintf("SIGTERM, then SIGKILL after %v", roughly(killAt.Sub(now)))
-	} else {
+	case s.grace == 0:
+		s.how = "SIGKILL at once, as --grace 0 asks"
+	default:
 		s.how = "SIGKILL at once, its deadline being past"
 	}
 	s.mu.Unlock()
@@ -173,7 +176,8 @@ func (s *lossStop) send(sig syscall.Signal) {
 // is completed first: what is left of the group (a process that outlived
 // its leader) gets SIGKILL when it is due, sent to the group pgid
 // directly, as supervise no longer relays; a SIGKILL relayed already may
-// have come too late for supervise to pass on.
+// have come too late for supervise to pass on. A group with nothing left
+// ends the stop at once: the lock is not held for a grace nobody uses.
 func (s *lossStop) finish(pgid int) (why, how string) {
 	close(s.quit)
 	<-s.done
@@ -181,10 +185,13 @@ func (s *lossStop) finish(pgid int) (why, how string) {
 	why, how, killAt := s.why, s.how, s.killAt
 	s.mu.Unlock()
 	if why != "" && pgid > 0 {
-		if wait := time.Until(killAt); wait > 0 {
-			time.Sleep(wait)
+		for wait := time.Until(killAt); wait > 0 && groupLives(pgid); wait = time.Until(killAt) {
+			time.Sleep(min(wait, groupPoll))
 		}
 		killGroup(pgid)
 	}
 	return why, how
 }
+
+// groupPoll is how often finish looks whether COMMAND's group has ended.
+const groupPoll = 10 * time.Millisecond
