@@ -159,7 +159,7 @@ func plainCause(err error, path string) string {
 		}
 		return "not a lock file: proclock never changes it; lock another path"
 	case errors.Is(err, lockfs.ErrIsDir):
-		return "is a directory"
+		return "is a directory" + sidecarNamed(err, path)
 	case errors.Is(err, lockfs.ErrNotDir):
 		return "a part of the path is not a directory"
 	case errors.Is(err, fs.ErrNotExist):
