@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -204,6 +205,9 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
+	if sidecarName(base) {
+		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: ErrSidecarName}
+	}
 	t := lockTarget{path: path, dir: filepath.Dir(path)}
 	if !keyed {
 		return t, t.unkeyed(p)
@@ -252,4 +256,24 @@ func selfIdentity(p *platform.Platform) *platform.Identity {
 		return nil
 	}
 	return &id
+}
+
+// sidecarName reports whether base is the name of a file proclock keeps
+// beside another lock: a mark, guard or bell, or a guard's or a record's
+// private name, "<name>.stale-<pid>-<random>" (docs/protocol.md, "Names").
+func sidecarName(base string) bool {
+	for _, suffix := range []string{lockrec.MarkSuffix, lockrec.GuardSuffix, lockrec.BellSuffix} {
+		if strings.HasSuffix(base, suffix) {
+			return true
+		}
+	}
+	for _, private := range []string{lockrec.GuardSuffix + "-", lockrec.TempSuffix + "-"} {
+		if i := strings.LastIndex(base, private); i > 0 {
+			pid, random, ok := strings.Cut(base[i+len(private):], "-")
+			if ok && pid != "" && strings.Trim(pid, "0123456789") == "" && random != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

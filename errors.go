@@ -91,6 +91,13 @@ var ErrNotLockFile = lockrec.ErrNotLockFile
 // matches lockfs.ErrNameTooLong (the system's ENAMETOOLONG) too.
 var ErrPathTooLong = lockrec.ErrPathTooLong
 
+// ErrSidecarName is matched by the error for a lock path whose name is
+// that of a file proclock keeps beside another lock (x.lock.holder,
+// x.lock.stale, x.lock.bell, and the private names of those and of a
+// record being written: docs/protocol.md, "Names"): the two locks would
+// take each other's files for their own.
+var ErrSidecarName = errors.New("the name of a file proclock keeps beside a lock")
+
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
 // take or read the lock at a path, for any other reason than its being
 // held (ErrHeld), and Release's when it cannot let go of it cleanly. Its message is one line: what failed, on which path, and
@@ -158,6 +165,8 @@ func plainCause(err error, path string) string {
 			return "not a lock file" + side + ": proclock never changes it; lock another path"
 		}
 		return "not a lock file: proclock never changes it; lock another path"
+	case errors.Is(err, ErrSidecarName):
+		return "a name proclock keeps for a file beside another lock (docs/protocol.md, \"Names\"): lock another path"
 	case errors.Is(err, lockfs.ErrIsDir):
 		return "is a directory" + sidecarNamed(err, path)
 	case errors.Is(err, lockfs.ErrNotDir):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
@@ -213,6 +214,10 @@ func failedInspect(st Status, err error) (Status, error) {
 		return st, nil
 	case errors.Is(err, lockrec.ErrNotLockFile):
 		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
+		return st, nil
+	case errors.Is(err, ErrHeld):
+		// The guard of a stale lock is held: Acquire is kept out.
+		st.State, st.Holder, st.AcquiredAt, st.HeldFor = StateHeld, nil, time.Time{}, 0
 		return st, nil
 	}
 	return st, err

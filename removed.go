@@ -28,10 +28,14 @@ func heldByMark(p *platform.Platform, path string, state State) (st Status, ok b
 		return Status{}, false
 	}
 	m := lockrec.ReadMark(p.FS, path)
-	if !m.Present || m.Foreign() || m.Record == nil || !m.Live(p, selfIdentity(p)) {
-		// No mark; a user's file; or one being written (an attempt
-		// that has not locked yet, or one backing off).
+	if !m.Present || m.Foreign() || !m.Live(p, selfIdentity(p)) {
+		// No mark, or a user's file.
 		return Status{}, false
+	}
+	if m.Record == nil {
+		// Empty or cut, within its 30 s (another tool's, or a writer's
+		// on a filesystem without links): Acquire waits it out.
+		return Status{Path: path, State: StateHeld, Mechanism: MechanismSQLite}, true
 	}
 	reason := reasonFileRemoved
 	if state == StateFree {

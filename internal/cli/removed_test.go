@@ -16,7 +16,10 @@ import (
 // free. With the file mechanism, nothing is left to keep others out:
 // status says free and run -n runs COMMAND. (Before, status said free of
 // the SQLite holder's lock while run -n said held.) The holder learns of
-// the loss through Lock.Lost (TestLostNative).
+// the loss through Lock.Lost (TestLostNative), and its run stops COMMAND:
+// here a COMMAND that ignores SIGTERM, under a grace of an hour, so that
+// the holder lives on (a run ends as soon as COMMAND's group is gone,
+// TestLossEndsWithTheGroup).
 func TestStatusAgreesWithRunOnRemovedFile(t *testing.T) {
 	for _, mech := range mechanisms {
 		t.Run(mech, func(t *testing.T) {
@@ -27,7 +30,8 @@ func TestStatusAgreesWithRunOnRemovedFile(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			lock, marker := filepath.Join(dir, "x.lock"), filepath.Join(dir, "ran")
-			a := holdLock(t, "run", "--mechanism", mech, lock)
+			a := startProclock(t, "run", "--grace", "1h", "--mechanism", mech, lock, "--", "/bin/sh", "-c", "trap '' TERM; echo started; exec cat >/dev/null")
+			a.expectLine("started")
 			if err := os.Remove(lock); err != nil {
 				t.Fatal(err)
 			}
@@ -67,12 +71,12 @@ func TestStatusAgreesWithRunOnRemovedFile(t *testing.T) {
 					t.Errorf("file holder, its file removed: run -n: exit %d, want 0 as status said; stderr: %s", res.code, res.stderr)
 				}
 			}
-			a.cmd.Process.Kill()
+			a.stdin.Close() // COMMAND ends, and with it the run
 			a.wait()
 			st := runProclock(t, "status", lock)
 			res := runProclock(t, line("run", "-n", "--mechanism", mech, lock, helper("exit", "0"))...)
 			if st.code != 0 || res.code != 0 {
-				t.Errorf("%s holder killed: status exit %d, run -n exit %d; want both 0 (free); stdout %s, stderr %s", mech, st.code, res.code, st.stdout, res.stderr)
+				t.Errorf("%s holder ended: status exit %d, run -n exit %d; want both 0 (free); stdout %s, stderr %s", mech, st.code, res.code, st.stdout, res.stderr)
 			}
 		})
 	}
