@@ -155,9 +155,15 @@ func readStampHolder(p *platform.Platform, path string) *platform.Identity {
 
 func (m *sqliteMechanism) recorded() Status {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	if r := lockrec.ReadHolder(m.p.FS, m.path); r != nil {
+	mark := lockrec.ReadMark(m.p.FS, m.path)
+	if r := mark.Record; r.Known() {
 		st.Holder = &r.Identity
 		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
+		if id, err := m.p.FS.FileID(m.path); r.LockIno != 0 && (err != nil || !mark.Names(id)) {
+			// Its file is not at the path: as heldByMark says it,
+			// whoever holds the file there for a moment.
+			st.Reason = reasonFileGone
+		}
 	}
 	return st
 }
@@ -184,6 +190,7 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	switch {
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
+		why = st.Reason
 	case state != StateHeld && detail:
 		// Read only with detail: IsHeld of a free lock makes no extra
 		// read for them.
