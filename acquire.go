@@ -259,20 +259,11 @@ func selfIdentity(p *platform.Platform) *platform.Identity {
 }
 
 // sidecarName reports whether base is the name of a file proclock keeps
-// beside another lock: a mark, guard or bell, or a guard's or a record's
-// private name, "<name>.stale-<pid>-<random>" (docs/protocol.md, "Names").
+// beside another lock: its mark, guard or bell (docs/protocol.md, "Names").
 func sidecarName(base string) bool {
 	for _, suffix := range []string{lockrec.MarkSuffix, lockrec.GuardSuffix, lockrec.BellSuffix} {
 		if strings.HasSuffix(base, suffix) {
 			return true
-		}
-	}
-	for _, private := range []string{lockrec.GuardSuffix + "-", lockrec.TempSuffix + "-"} {
-		if i := strings.LastIndex(base, private); i > 0 {
-			pid, random, ok := strings.Cut(base[i+len(private):], "-")
-			if ok && pid != "" && strings.Trim(pid, "0123456789") == "" && random != "" {
-				return true
-			}
 		}
 	}
 	return false

@@ -93,9 +93,8 @@ var ErrPathTooLong = lockrec.ErrPathTooLong
 
 // ErrSidecarName is matched by the error for a lock path whose name is
 // that of a file proclock keeps beside another lock (x.lock.holder,
-// x.lock.stale, x.lock.bell, and the private names of those and of a
-// record being written: docs/protocol.md, "Names"): the two locks would
-// take each other's files for their own.
+// x.lock.stale, x.lock.bell: docs/protocol.md, "Names"): the two locks
+// would take each other's files for their own.
 var ErrSidecarName = errors.New("the name of a file proclock keeps beside a lock")
 
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
