@@ -46,7 +46,7 @@ var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sysca
 // catches and drops them, as it would have them for COMMAND.
 var passedOn = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
-// shell runs -c's COMMAND.
+// shell runs -c's COMMAND when SHELL is unset.
 const shell = "/bin/sh"
 
 // childEvent is a change of COMMAND's state, as wait4 reports it: a stop,
