@@ -128,6 +128,11 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 // rootHeld is err, a mechanism's held error (lockrec's) made a *HeldError
 // with when the holder took the lock; other errors pass as they are.
 func rootHeld(p *platform.Platform, err error) error {
+	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
+		// Its wait is still queued: the caller parks it (turns.park).
+		pe.Held = rootHeld(p, pe.Held)
+		return pe
+	}
 	h, ok := errors.AsType[*lockrec.HeldError](err)
 	if !ok {
 		return err
