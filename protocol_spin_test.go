@@ -360,4 +360,3 @@ func buildPan(t *testing.T, gcc, dir string, cflags []string) string {
 	}
 	return pan
 }
-
