@@ -16,7 +16,6 @@ import (
 // mechanism is one way of holding a lock at one path. Both ways share the
 // lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
-	kind() Mechanism
 	// ready fails when the mechanism cannot work at all (the file
 	// mechanism without this process's identity).
 	ready() error
@@ -50,8 +49,6 @@ type sqliteMechanism struct {
 	// SQLite's own (sqlitelock.Attempt.NoFlock).
 	noFlock bool
 }
-
-func (m *sqliteMechanism) kind() Mechanism { return MechanismSQLite }
 
 // ready: the SQLite mechanism works without this process's identity; the
 // lock's holder is then unknown.
@@ -251,8 +248,6 @@ type fileMechanism struct {
 	// (stamplock.AcquireSeen).
 	seen bool
 }
-
-func (m *fileMechanism) kind() Mechanism { return MechanismFile }
 
 func (m *fileMechanism) ready() error {
 	_, err := m.self()

@@ -305,12 +305,9 @@ func isDecimal(s string) bool {
 	return digits > 0 && dots <= 1
 }
 
-// parseRunArgs reads proclock run's options and operands. It returns
-// errHelp or errVersion when -h or -V asked for that instead.
-func parseRunArgs(args []string) (runOptions, error) { return parseRunArgsWith(args, nil) }
-
-// parseRunArgsWith is parseRunArgs with options beyond run's own (the
-// backends', runExtra's).
+// parseRunArgsWith reads proclock run's options and operands, with
+// options beyond run's own (the backends', runExtra's). It returns errHelp
+// or errVersion when -h or -V asked for that instead.
 func parseRunArgsWith(args []string, extra []option) (runOptions, error) {
 	o := runOptions{heldCode: exitHeld, mechanism: "auto"}
 	var waitSet bool
