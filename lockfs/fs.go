@@ -187,9 +187,7 @@ func Exhausted(err error) bool {
 var ErrNotDir error = syscall.ENOTDIR
 
 // DirNetworkFS is an optional power of an FS: DirID and NetworkFS of one
-// directory in one look, where the system names the mount a directory is
-// on (linux: statx's unique mount id, whose filesystem is asked once and
-// remembered, since a mount's filesystem never changes).
+// directory in one call.
 type DirNetworkFS interface {
 	// DirNetworkFS returns what DirID returns, and the network
 	// filesystem's type as NetworkFS does ("" when it cannot tell).
