@@ -9,6 +9,7 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/platform"
 )
 
 // TestFutureMtimeJudgedFromFirstSight (issue 19, "Why" 8): a clock
@@ -46,15 +47,13 @@ func TestFutureMtimeJudgedFromFirstSight(t *testing.T) {
 			if err := w.WriteFile(name, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ahead := w.Now().Add(24 * time.Hour)
-			if err := w.Chtimes(name, ahead, ahead); err != nil {
-				t.Fatal(err)
-			}
 			p := w.Spawn()
 			pp := p.Platform()
 			if tc.file {
 				pp = fileMech(p)
 			}
+			// The file's mtime is a day ahead of this process's clock.
+			pp.Clock, pp.Wake = dayBehind{pp.Clock}, nil
 			if _, err := proclock.Acquire(ctx, pp, appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) && !tc.mark {
 				t.Fatalf("Acquire at first sight = %v; want held (30 s from now)", err)
 			}
@@ -67,6 +66,11 @@ func TestFutureMtimeJudgedFromFirstSight(t *testing.T) {
 		})
 	}
 }
+
+// dayBehind is a clock stepped back by a day.
+type dayBehind struct{ platform.Clock }
+
+func (c dayBehind) Now() time.Time { return c.Clock.Now().Add(-24 * time.Hour) }
 
 // TestHeldForNeverNegative (issue 19, "Why" 8): a holder that took the
 // lock by a clock since stepped back (its acquiredAt ahead of the reader's

@@ -51,7 +51,7 @@ func TestFakeDocSnippet(t *testing.T) {
 	ctx := context.Background()
 	w := fake.New()
 	p := w.Spawn()
-	w.Hook(fake.OpRenameNoReplace, "/tmp/app.lock", fake.Before, func(ev fake.Event) error {
+	w.Before("rename-noreplace", "/tmp/app.lock", func(ev fake.Event) error {
 		if ev.PID == p.PID() {
 			p.Kill() // dies with its stamp written, not yet in place
 		}

@@ -143,35 +143,24 @@ func (w *World) Advance(d time.Duration) {
 
 // Freeze stops sleeps from moving time: from now on a Sleep blocks until
 // Advance reaches its deadline, its ctx is done or its process dies.
-func (w *World) Freeze() {
+// thaw undoes it: blocked sleeps return, and time moves to the latest of
+// their deadlines, as if each had slept on a running clock.
+func (w *World) Freeze() (thaw func()) {
 	c := w.u.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = true
-}
-
-// Thaw undoes Freeze. Sleeps blocked on the frozen clock return, and time
-// moves to the latest of their deadlines, as if each had slept on a
-// running clock.
-func (w *World) Thaw() {
-	c := w.u.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.frozen = false
-	for s := range c.sleepers {
-		if s.deadline.After(c.now) {
-			c.now = s.deadline
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.frozen = false
+		for s := range c.sleepers {
+			if s.deadline.After(c.now) {
+				c.now = s.deadline
+			}
 		}
+		c.wakeDue()
 	}
-	c.wakeDue()
-}
-
-// Sleepers returns how many sleeps are blocked on the frozen clock now.
-func (w *World) Sleepers() int {
-	c := w.u.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.sleepers)
 }
 
 // WaitSleepers blocks until at least n sleeps are blocked on the frozen

@@ -132,7 +132,7 @@ func (m *memfs) release(d *description) {
 	}
 	d.closed = true
 	delete(m.open, d)
-	dropLock(d.node, d) // an SQLite lock goes with its file
+	d.node.unlock(d) // a lock goes with its file
 	d.node.opens--
 	m.forgetIfGone(d.node)
 }
@@ -142,6 +142,7 @@ func (m *memfs) closeFile(d *description) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.release(d)
+	m.lookAll()
 }
 
 // releaseAllOf closes every handle p has open, as the kernel does when a
@@ -154,6 +155,7 @@ func (m *memfs) releaseAllOf(p *Process) {
 			m.release(d)
 		}
 	}
+	m.lookAll()
 }
 
 // inUse is lockfs.ErrInUse when the world shares files as windows does
@@ -186,21 +188,18 @@ func (m *memfs) countOpen(p *Process) int {
 // do runs one operation on f as f's owner, with hooks, under the lock.
 // A closed handle fails with os.ErrClosed, one of a killed process with
 // ErrKilled.
-func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
+func do[T any](f *file, op string, verb string, body func() (T, error)) (T, error) {
 	return run(f.by, step{op: op, verb: verb, path: f.name, handle: true}, func() (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed
-		}
-		if op == OpLock && f.by.proc != nil {
-			defer f.by.proc.sawLocks(f.node, f.description)
 		}
 		return body()
 	})
 }
 
 // doErr is do for an operation that returns only an error.
-func doErr(f *file, op Op, verb string, body func() error) error {
+func doErr(f *file, op string, verb string, body func() error) error {
 	_, err := do(f, op, verb, func() (struct{}, error) { return struct{}{}, body() })
 	return err
 }
@@ -210,23 +209,23 @@ func (f *file) Name() string { return f.name }
 
 // Read reads from the current offset. It returns fewer bytes than asked
 // only at the end of the file, and then with io.EOF.
-func (f *file) Read(p []byte) (int, error) { return f.io(OpRead, "read", f.readAt, p, 0, false) }
+func (f *file) Read(p []byte) (int, error) { return f.io(opRead, "read", f.readAt, p, 0, false) }
 
 // ReadAt reads at off without moving the offset.
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	return f.io(OpRead, "readat", f.readAt, p, off, true)
+	return f.io(opRead, "readat", f.readAt, p, off, true)
 }
 
 // Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
-func (f *file) Write(p []byte) (int, error) { return f.io(OpWrite, "write", f.writeAt, p, 0, false) }
+func (f *file) Write(p []byte) (int, error) { return f.io(opWrite, "write", f.writeAt, p, 0, false) }
 
 // WriteAt writes at off without moving the offset.
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	return f.io(OpWrite, "writeat", f.writeAt, p, off, true)
+	return f.io(opWrite, "writeat", f.writeAt, p, off, true)
 }
 
 // io reads or writes p at off, or, unless at, at the offset, moving it.
-func (f *file) io(op Op, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
+func (f *file) io(op string, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
 	return do(f, op, verb, func() (int, error) {
 		if at {
 			if off < 0 {
@@ -290,17 +289,17 @@ func resize(data []byte, size int64) []byte {
 
 // Stat describes the open file, even when it has no name left.
 func (f *file) Stat() (fs.FileInfo, error) {
-	return do(f, OpStat, "stat", func() (fs.FileInfo, error) {
+	return do(f, opStat, "stat", func() (fs.FileInfo, error) {
 		return infoOf(path.Base(clean(f.name)), f.node), nil
 	})
 }
 
 // Sync does nothing more than check the handle: the fake never loses data.
-func (f *file) Sync() error { return doErr(f, OpSync, "sync", func() error { return nil }) }
+func (f *file) Sync() error { return doErr(f, opSync, "sync", func() error { return nil }) }
 
 // Truncate cuts or extends the file to size.
 func (f *file) Truncate(size int64) error {
-	return doErr(f, OpTruncate, "truncate", func() error {
+	return doErr(f, opTruncate, "truncate", func() error {
 		if !f.writable || !f.node.isRegular() || size < 0 {
 			return syscall.EINVAL
 		}
@@ -313,7 +312,7 @@ func (f *file) Truncate(size int64) error {
 // Close closes the handle. A second Close fails with os.ErrClosed. Even a
 // Close that a hook fails releases the handle, as close(2) does.
 func (f *file) Close() error {
-	err := doErr(f, OpClose, "close", func() error { f.m.release(f.description); return nil })
+	err := doErr(f, opClose, "close", func() error { f.m.release(f.description); return nil })
 	if err != nil {
 		f.m.closeFile(f.description)
 	}
@@ -324,7 +323,7 @@ func (f *file) Close() error {
 // Readdirnames lists the names in the directory, in name order, all at
 // once whatever n is (as conformance snapshots a directory).
 func (f *file) Readdirnames(n int) ([]string, error) {
-	return do(f, OpRead, "readdirent", func() ([]string, error) {
+	return do(f, opRead, "readdirent", func() ([]string, error) {
 		if !f.node.isDir() {
 			return nil, syscall.ENOTDIR
 		}

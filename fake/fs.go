@@ -20,9 +20,6 @@ type actor struct {
 	m    *memfs
 	proc *Process
 	pid  int // proc's, as hooks see it; 0 for the world
-	// pending is the names the operation under way resolved, for its
-	// end to record as seen (look.go); guarded by m.mu.
-	pending []lookKey
 }
 
 var _ lockfs.FS = (*actor)(nil)
@@ -39,13 +36,13 @@ func (a *actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
 
 // step names one operation, as hooks see it and as its errors tell it.
 type step struct {
-	op      Op     // as hooks match it
-	verb    string // the operation in errors: "open", "lstat", ...
-	path    string // the path acted on, as given
-	newPath string // rename, link: the new name, as given
-	flag    int    // open: its flags, for hooks
-	handle  bool   // on an open file, not a name
-	sleep   *Sleep // a step that waits (Event.Sleep)
+	op      string      // as hooks match it
+	verb    string      // the operation in errors: "open", "lstat", ...
+	path    string      // the path acted on, as given
+	newPath string      // rename, link: the new name, as given
+	flag    int         // open: its flags, for hooks
+	handle  bool        // on an open file, not a name
+	ready   func() bool // a step that waits (Event.Ready)
 }
 
 // fail wraps err as package os would for this operation. io.EOF and the
@@ -61,7 +58,7 @@ func (s step) fail(err error) error {
 	switch {
 	case err == io.EOF, errors.As(err, &pe), errors.As(err, &le):
 		return err
-	case s.op == OpRename || s.op == OpRenameNoReplace || s.op == OpLink:
+	case s.op == opRename || s.op == opRenameNoReplace || s.op == opLink:
 		return &os.LinkError{Op: s.verb, Old: s.path, New: s.newPath, Err: err}
 	}
 	return &fs.PathError{Op: s.verb, Path: s.path, Err: err}
@@ -69,8 +66,8 @@ func (s step) fail(err error) error {
 
 // event is what hooks are told of the step: none for a file with no name
 // (SQLite's temporary files), which nothing else can reach.
-func (s step) event(pid int, when When) Event {
-	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, When: when, PID: pid, Sleep: s.sleep}
+func (s step) event(pid int) Event {
+	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, PID: pid, Ready: s.ready}
 	if s.path != "" {
 		ev.Path = clean(s.path)
 	}
@@ -92,8 +89,8 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	if err := s.check(); err != nil {
 		return zero, err
 	}
-	ev := s.event(a.pid, Before)
-	if err := a.m.hooks.fire(ev); err != nil {
+	ev := s.event(a.pid)
+	if err := a.m.hooks.fire(ev, false); err != nil {
 		return zero, s.fail(err)
 	}
 	res, err := func() (T, error) {
@@ -102,12 +99,12 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 		if a.dead() {
 			return zero, ErrKilled
 		}
-		defer a.seen()
+		defer a.m.lookAll()
 		return body()
 	}()
 	err = s.fail(err)
-	ev.When, ev.Err = After, err
-	if herr := a.m.hooks.fire(ev); herr != nil {
+	ev.Err = err
+	if herr := a.m.hooks.fire(ev, true); herr != nil {
 		err = s.fail(herr)
 	}
 	return res, err
@@ -119,7 +116,7 @@ func (s step) check() error {
 		return nil
 	}
 	err := lockfs.CheckPath(s.verb, s.path)
-	if err == nil && (s.op == OpRename || s.op == OpRenameNoReplace || s.op == OpLink) {
+	if err == nil && (s.op == opRename || s.op == opRenameNoReplace || s.op == opLink) {
 		err = lockfs.CheckPath(s.verb, s.newPath)
 	}
 	return err
@@ -132,13 +129,13 @@ func exec(a *actor, s step, body func() error) error {
 }
 
 func (a *actor) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
-	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name, flag: flag}, func() (*file, error) {
+	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: flag}, func() (*file, error) {
 		return a.m.openFile(a, name, flag, perm)
 	}))
 }
 
 func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name}, func() (*file, error) {
+	return a.opened(run(a, step{op: opOpen, verb: "open", path: name}, func() (*file, error) {
 		return a.m.openFile(a, name, noFollow, 0)
 	}))
 }
@@ -156,13 +153,13 @@ func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 }
 
 func (a *actor) Remove(name string) error {
-	return exec(a, step{op: OpRemove, verb: "remove", path: name}, func() error {
+	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error {
 		return a.m.remove(a, name)
 	})
 }
 
 func (a *actor) Rename(oldname, newname string) error {
-	return exec(a, step{op: OpRename, verb: "rename", path: oldname, newPath: newname}, func() error {
+	return exec(a, step{op: opRename, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.rename(a, oldname, newname)
 	})
 }
@@ -172,7 +169,7 @@ func (a *actor) Rename(oldname, newname string) error {
 // A hook's EINVAL, ENOSYS or EPERM stages a filesystem without it:
 // the error then matches lockfs.ErrNoReplaceUnsupported, as OS's does.
 func (a *actor) RenameNoReplace(oldname, newname string) error {
-	err := exec(a, step{op: OpRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
+	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.renameNoReplace(a, oldname, newname)
 	})
 	var le *os.LinkError
@@ -186,20 +183,20 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 }
 
 func (a *actor) Link(oldname, newname string) error {
-	return exec(a, step{op: OpLink, verb: "link", path: oldname, newPath: newname}, func() error {
+	return exec(a, step{op: opLink, verb: "link", path: oldname, newPath: newname}, func() error {
 		return a.m.link(a, oldname, newname)
 	})
 }
 
 // stat is Stat, which the fake's SQLite uses (following symlinks).
 func (a *actor) stat(name string) (os.FileInfo, error) {
-	return run(a, step{op: OpStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
+	return run(a, step{op: opStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
 		return a.m.stat(a, name, true)
 	})
 }
 
 func (a *actor) Lstat(name string) (os.FileInfo, error) {
-	return run(a, step{op: OpStat, verb: "lstat", path: name}, func() (os.FileInfo, error) {
+	return run(a, step{op: opStat, verb: "lstat", path: name}, func() (os.FileInfo, error) {
 		return a.m.stat(a, name, false)
 	})
 }
@@ -211,7 +208,7 @@ func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", 
 
 // id identifies the file at name, or, for DirID, the directory.
 func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
-	return run(a, step{op: OpStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
+	return run(a, step{op: opStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
 		w, err := a.m.existing(a, name, dir)
 		if err == nil && dir && !w.node.isDir() {
 			err = syscall.ENOTDIR
@@ -234,7 +231,7 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 		}
 		return lockfs.FileID{}, &fs.PathError{Op: "fileid", Path: name, Err: lockfs.ErrNoFileID}
 	}
-	return run(a, step{op: OpStat, verb: "fileid", path: mf.name, handle: true}, func() (lockfs.FileID, error) {
+	return run(a, step{op: opStat, verb: "fileid", path: mf.name, handle: true}, func() (lockfs.FileID, error) {
 		if mf.closed {
 			return lockfs.FileID{}, os.ErrClosed
 		}

@@ -44,9 +44,6 @@ type inode struct {
 	// locks is the SQLite lock table of the inode: the level of each open
 	// file (its description) that holds a lock on it (vfs.go).
 	locks map[*description]sqlfile.Level
-	// emptied counts the times locks became empty: everyone let go
-	// (look.go).
-	emptied uint64
 	// unlocked, when not nil, is closed when a lock on the inode is let
 	// go or weakened: the waits of LockRange.
 	unlocked chan struct{}
@@ -61,6 +58,14 @@ func (n *inode) freeFor(d *description) bool {
 		}
 	}
 	return true
+}
+
+// unlock takes d's lock off n's table; memfs.mu is held.
+func (n *inode) unlock(d *description) {
+	if _, ok := n.locks[d]; ok {
+		delete(n.locks, d)
+		n.letGo()
+	}
 }
 
 // letGo wakes the waits of LockRange on n; memfs.mu is held.
@@ -84,11 +89,9 @@ type memfs struct {
 	root    *inode
 	nextIno uint64
 	// freeIno holds, in order, the numbers of inodes that are gone (no
-	// name, no open handle), for the next ones made, as ext4 and most
-	// filesystems hand out the lowest free number; numbers counts the
-	// inodes that have each number (a staged ReuseInode gives two one).
+	// name, no open handle), for the next ones made, as ext4 hands out
+	// the lowest free number.
 	freeIno []uint64
-	numbers map[uint64]int
 	clock   *clock
 	hooks   *hooks
 	// open holds the descriptions of the open files, never the files
@@ -97,10 +100,11 @@ type memfs struct {
 	world *actor // the world's own actor: root, no process
 	// windowsSharing: World.WindowsSharing.
 	windowsSharing bool
+	watches        map[*watch]struct{} // the kept ones (wake.go)
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
-	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*description]struct{}), numbers: make(map[uint64]int)}
+	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*description]struct{}), watches: make(map[*watch]struct{})}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
 	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))
@@ -202,7 +206,6 @@ walk:
 				continue walk
 			}
 			if last {
-				a.looked(cur, part)
 				w := where{dir: cur, dirPath: curPath, base: part, node: child, viaLink: viaLink}
 				if slash && child != nil && !child.isDir() {
 					return w, syscall.ENOTDIR
@@ -243,7 +246,6 @@ func (m *memfs) newInode(mode fs.FileMode) *inode {
 		m.nextIno++
 	}
 	n := &inode{ino: ino, mode: mode, mtime: now, birth: now}
-	m.numbers[ino]++
 	if n.isDir() {
 		n.entries = make(map[string]*inode)
 	}
@@ -275,21 +277,8 @@ func (m *memfs) forgetIfGone(n *inode) {
 		return
 	}
 	n.gone = true
-	m.renumber(n, 0)
-}
-
-// renumber gives n the number ino, freeing its own when no other inode
-// has it; ino 0 takes none.
-func (m *memfs) renumber(n *inode, ino uint64) {
-	if m.numbers[n.ino]--; m.numbers[n.ino] == 0 {
-		delete(m.numbers, n.ino)
-		i, _ := slices.BinarySearch(m.freeIno, n.ino)
-		m.freeIno = slices.Insert(m.freeIno, i, n.ino)
-	}
-	if ino != 0 {
-		n.ino = ino
-		m.numbers[ino]++
-	}
+	i, _ := slices.BinarySearch(m.freeIno, n.ino)
+	m.freeIno = slices.Insert(m.freeIno, i, n.ino)
 }
 
 func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -16,9 +15,6 @@ import (
 // filesystem operations in a *fs.PathError (or *os.LinkError), its sleeps
 // and lookups in an error naming its pid.
 var ErrKilled = errors.New("fake: process killed")
-
-// ErrPIDInUse is returned (wrapped) by SpawnPID for a pid that is alive.
-var ErrPIDInUse = errors.New("fake: pid in use")
 
 // Process is a fake process: a pid of one host and pid namespace, with a
 // start time, its own view of the world's filesystem and the world's clock.
@@ -35,13 +31,7 @@ type Process struct {
 	mu      sync.Mutex
 	selfErr error
 
-	watches map[*changeWatch]struct{} // WatchChanges's, ended when it dies
-
-	// What the process last saw (look.go), guarded by the world's
-	// memfs.mu: what each name it looked at named, and the files whose
-	// lock table it found held by another, with the table's emptied.
-	lookNames map[lookKey]*inode
-	lookLocks map[*inode]uint64
+	watches map[*watch]struct{} // ended when it dies
 
 	sqliteOnce sync.Once
 	sqliteVal  *processSQLite
@@ -69,13 +59,6 @@ func (p *Process) Platform() *platform.Platform {
 	pp := procPlatform{p}
 	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: pp, Clock: pp, Wake: pp}
 }
-
-// FS returns the process's view of the world's filesystem, the one its
-// Platform holds.
-func (p *Process) FS() lockfs.FS { return p.fs }
-
-// OpenFiles returns how many files the process has open.
-func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
 
 // FailIdentity makes the process's Platform.Process.Self fail with err from
 // now on, as in a sandbox that denies /proc; nil makes it answer again.
@@ -156,9 +139,6 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	u := pp.p.u
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if err, ok := pp.p.ns.lookupErrs[pid]; ok {
-		return platform.PIDInfo{}, err
-	}
 	if pid <= 0 {
 		return platform.PIDInfo{}, fmt.Errorf("fake: lookup of pid %d: not a process id", pid)
 	}

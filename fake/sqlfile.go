@@ -15,7 +15,7 @@ import (
 // closes (a Kill closes it too, and so does the collector, once a
 // connection left unclosed is garbage). Locking never waits: a conflict is
 // sqlfile.Busy, SQLite's BUSY, for SQLite's busy handler. The lock calls
-// are OpLock operations, which hooks see.
+// are opLock operations, which hooks see.
 var (
 	_ sqlfile.FS   = (*actor)(nil)
 	_ sqlfile.File = (*file)(nil)
@@ -122,11 +122,11 @@ func (f *file) SQLiteReserved() (reserved bool, err error) {
 	return reserved, err
 }
 
-// locking runs body on the lock table, as an OpLock operation, with the
+// locking runs body on the lock table, as an opLock operation, with the
 // file's level, the strongest level the other files of its inode hold and
 // how many of them hold one.
 func (f *file) locking(body func(have, strongest sqlfile.Level, others int) error) error {
-	return doErr(f, OpLock, "lock", func() error {
+	return doErr(f, opLock, "lock", func() error {
 		var strongest sqlfile.Level
 		others := 0
 		for g, level := range f.node.locks {
@@ -143,7 +143,7 @@ func (f *file) locking(body func(have, strongest sqlfile.Level, others int) erro
 func (f *file) setLevel(level sqlfile.Level) {
 	n := f.node
 	if level == sqlfile.None {
-		dropLock(n, f.description)
+		n.unlock(f.description)
 		return
 	}
 	if n.locks == nil {
@@ -165,7 +165,7 @@ func (f *file) SQLiteLockState() sqlfile.Level {
 // SQLiteHasMoved reports whether the file's name now names another file,
 // or nothing: a database renamed, removed or swapped while open.
 func (f *file) SQLiteHasMoved() (bool, error) {
-	return run(f.by, step{op: OpStat, verb: "stat", path: f.name}, func() (bool, error) {
+	return run(f.by, step{op: opStat, verb: "stat", path: f.name}, func() (bool, error) {
 		w, err := f.m.resolve(f.by, f.name, true)
 		if errors.Is(err, syscall.ENOENT) {
 			return true, nil

@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/proclock/proclock/lockfs"
 )
@@ -35,12 +34,6 @@ func (w *World) Symlink(oldname, newname string) error {
 	return err
 }
 
-// Mkfifo creates a FIFO at name. Opening it never blocks; reading it gives
-// io.EOF at once (no writer ever writes) and writing it discards the bytes.
-func (w *World) Mkfifo(name string) error {
-	return w.Mknod(name, fs.ModeNamedPipe|0o644)
-}
-
 // Mknod creates a node that holds no data at name: mode's type is
 // fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice or fs.ModeDevice |
 // fs.ModeCharDevice (EINVAL otherwise). A device reads as a FIFO does; a
@@ -63,19 +56,6 @@ func (w *World) Chmod(name string, mode fs.FileMode) error {
 		at, err := m.existing(m.world, name, true)
 		if err == nil {
 			at.node.mode = at.node.mode.Type() | modeBits(mode)
-		}
-		return err
-	})
-}
-
-// Chtimes sets the modification time of name (following symlinks), as
-// os.Chtimes does; a zero mtime leaves it unchanged. The world keeps no
-// access times, which nothing reads.
-func (w *World) Chtimes(name string, atime, mtime time.Time) error {
-	return w.stage("chtimes", name, func(m *memfs) error {
-		at, err := m.existing(m.world, name, true)
-		if err == nil && !mtime.IsZero() {
-			at.node.mtime = mtime
 		}
 		return err
 	})
@@ -111,48 +91,21 @@ func (w *World) ReadFile(name string) (data []byte, err error) {
 	return data, err
 }
 
-// Stat describes name, following symlinks, as os.Stat.
-func (w *World) Stat(name string) (fi fs.FileInfo, err error) {
-	err = w.stage("stat", name, func(m *memfs) (err error) {
-		fi, err = m.stat(m.world, name, true)
-		return err
-	})
-	return fi, err
-}
-
 // SwapInode replaces the regular file at name (not following a symlink)
 // with a new inode holding the same bytes, mode and modification time, in
 // one step: only its identity (inode number, birth time) tells it apart.
 // The old inode loses that name; open handles keep it.
-func (w *World) SwapInode(name string) error { return w.replace("swapinode", name, false) }
-
-// ReuseInode replaces the regular file at name as SwapInode does, but the
-// new file has the same inode number and a later birth time, as when a
-// file is removed and the system hands its inode number to the next one
-// created there: only the birth time tells them apart. The file must have
-// no other name (EMLINK otherwise), since an inode number is reused only
-// once its file is gone.
-func (w *World) ReuseInode(name string) error { return w.replace("reuseinode", name, true) }
-
-func (w *World) replace(verb, name string, reuse bool) error {
-	return w.stage(verb, name, func(m *memfs) error {
+func (w *World) SwapInode(name string) error {
+	return w.stage("swapinode", name, func(m *memfs) error {
 		at, err := m.existing(m.world, name, false)
 		switch {
 		case err != nil:
 			return err
 		case !at.node.isRegular():
 			return syscall.EINVAL
-		case reuse && at.node.nlink > 1:
-			return syscall.EMLINK
 		}
 		old, n := at.node, m.newInode(at.node.mode)
 		n.data, n.mtime = slices.Clone(old.data), old.mtime
-		if reuse {
-			m.renumber(n, old.ino)
-			if !n.birth.After(old.birth) {
-				n.birth = old.birth.Add(time.Microsecond)
-			}
-		}
 		m.dropName(at.dir, at.base)
 		m.addName(at.dir, at.base, n)
 		m.forgetIfGone(old)

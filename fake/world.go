@@ -19,9 +19,8 @@ const (
 // in a universe of hosts that share one filesystem and one clock. New makes
 // a world; NewHost and NewPIDNamespace make other views of the same one.
 //
-// Methods about processes (Spawn, SpawnPID, SetLookupError, Reboot) act on
-// the view's host and namespace; the others on the shared filesystem and
-// clock. A World is safe for concurrent use.
+// Spawn, SpawnPID and Reboot act on the view's host and namespace; the
+// other methods on the shared filesystem and clock. A World is safe for concurrent use.
 type World struct {
 	u    *universe
 	host *host
@@ -45,14 +44,12 @@ type host struct {
 	namespaces []*namespace
 }
 
-// namespace is a pid table: the live processes by pid, and the lookup
-// failures staged for pids.
+// namespace is a pid table: the live processes by pid.
 type namespace struct {
-	id         uint64
-	host       *host
-	nextPID    int
-	procs      map[int]*Process
-	lookupErrs map[int]error
+	id      uint64
+	host    *host
+	nextPID int
+	procs   map[int]*Process
 }
 
 // New returns a world with one host, "fakehost", in its first boot (a
@@ -83,7 +80,6 @@ func newNamespace(h *host, id uint64) *namespace {
 func (ns *namespace) reset() {
 	ns.nextPID = firstPID
 	ns.procs = make(map[int]*Process)
-	ns.lookupErrs = make(map[int]error)
 }
 
 // newBootID returns a random boot id in the form Linux gives them, other
@@ -118,9 +114,6 @@ func (w *World) NewPIDNamespace() *World {
 	return &World{u: w.u, host: w.host, ns: newNamespace(w.host, id)}
 }
 
-// Host returns the name of this view's host.
-func (w *World) Host() string { return w.host.name }
-
 // Spawn starts a process in this view's host and pid namespace, with the
 // next free pid (pids count up from 100) and a start time no other process
 // of the world has.
@@ -136,9 +129,8 @@ func (w *World) Spawn() *Process {
 }
 
 // SpawnPID starts a process with the given pid, as when the system reuses
-// the pid of a process that died: it gets a new start time. It fails, with
-// an error matching ErrPIDInUse, while a live process of this namespace has
-// that pid.
+// the pid of a process that died: it gets a new start time. It fails
+// while a live process of this namespace has that pid.
 func (w *World) SpawnPID(pid int) (*Process, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("fake: spawn pid %d: not a process id", pid)
@@ -146,7 +138,7 @@ func (w *World) SpawnPID(pid int) (*Process, error) {
 	w.u.mu.Lock()
 	defer w.u.mu.Unlock()
 	if w.ns.procs[pid] != nil {
-		return nil, fmt.Errorf("fake: spawn pid %d: %w", pid, ErrPIDInUse)
+		return nil, fmt.Errorf("fake: spawn pid %d: in use", pid)
 	}
 	return w.u.spawn(w.ns, pid), nil
 }
@@ -176,22 +168,9 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 	return p
 }
 
-// SetLookupError makes Lookup(pid), asked by any process of this view's
-// host and pid namespace, fail with err (a permission or I/O failure that
-// must never be taken as death); nil clears it. A Reboot clears them all.
-func (w *World) SetLookupError(pid int, err error) {
-	w.u.mu.Lock()
-	defer w.u.mu.Unlock()
-	if err == nil {
-		delete(w.ns.lookupErrs, pid)
-		return
-	}
-	w.ns.lookupErrs[pid] = err
-}
-
 // Reboot restarts this view's host: every process of every pid namespace
 // of the host dies (as Kill), the host gets a new boot id, and pid tables
-// start again from 100, with no staged lookup errors. The filesystem is
+// start again from 100. The filesystem is
 // shared and persists.
 func (w *World) Reboot() {
 	w.u.mu.Lock()
