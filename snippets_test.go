@@ -57,8 +57,7 @@ func TestFakeDocSnippet(t *testing.T) {
 		}
 		return nil
 	})
-	pp := p.Platform().WithoutSQLite() // the file mechanism
-	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
+	_, err := proclock.Acquire(ctx, p.Platform().WithoutSQLite(), "/tmp/app.lock", proclock.Options{})
 	if !errors.Is(err, fake.ErrKilled) {
 		t.Fatalf("Acquire = %v; the doc says it matches fake.ErrKilled", err)
 	}

@@ -79,16 +79,8 @@ func (d *dirHandle) Remove(base string) error {
 			return err
 		case w.node == nil:
 			return syscall.ENOENT
-		case !d.a.mayChange(w.dir):
-			return syscall.EACCES
-		case w.node.isDir() && len(w.node.entries) > 0:
-			return syscall.ENOTEMPTY
 		}
-		if err := d.a.m.inUse(w.node); err != nil {
-			return err
-		}
-		d.a.m.forgetIfGone(d.a.m.dropName(w.dir, w.base))
-		return nil
+		return d.a.m.removeAt(d.a, w)
 	})
 }
 
