@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"testing"
 
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/locktest"

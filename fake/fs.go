@@ -12,10 +12,9 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// actor is who performs an operation on the world's filesystem: a process,
-// or the world itself (proc nil), which is root and ignores permissions.
-// It is the lockfs.FS a process sees: each process has its own, so that
-// proclock keys its in-process turns per process.
+// actor is who performs an operation: a process, or the world (proc nil),
+// root. It is the lockfs.FS a process sees, its own, so that proclock's
+// in-process turns are per process.
 type actor struct {
 	m    *memfs
 	proc *Process
@@ -26,12 +25,10 @@ var _ lockfs.FS = (*actor)(nil)
 
 func (a *actor) dead() bool { return a.proc != nil && !a.proc.Alive() }
 
-// may reports whether a has perm on n: every process owns every file.
 func (a *actor) may(n *inode, perm fs.FileMode) bool {
 	return a.proc == nil || n.mode&perm == perm
 }
 
-// mayChange reports whether a may add or remove names in dir.
 func (a *actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
 
 // step names one operation, as hooks see it and as its errors tell it.
@@ -45,9 +42,8 @@ type step struct {
 	ready   func() bool // a step that waits (Event.Ready)
 }
 
-// fail wraps err as package os would for this operation. io.EOF and the
-// lock table's answers to SQLite stay bare, and an error that already
-// names its path stays as it is.
+// fail wraps err as package os would; io.EOF, the lock table's answers
+// and an error naming its path stay as they are.
 func (s step) fail(err error) error {
 	var pe *fs.PathError
 	var le *os.LinkError
@@ -64,8 +60,8 @@ func (s step) fail(err error) error {
 	return &fs.PathError{Op: s.verb, Path: s.path, Err: err}
 }
 
-// event is what hooks are told of the step: none for a file with no name
-// (SQLite's temporary files), which nothing else can reach.
+// event is what hooks are told of the step; a file with no name (SQLite's
+// temporary one) has none.
 func (s step) event(pid int) Event {
 	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, PID: pid, Ready: s.ready}
 	if s.path != "" {
@@ -77,10 +73,8 @@ func (s step) event(pid int) Event {
 	return ev
 }
 
-// run performs one operation: a dead process is refused before anything
-// happens; Before hooks run, and may refuse it; body runs under the tree's
-// lock (unless the process died meanwhile); After hooks see its error, and
-// may replace it.
+// run performs one operation: Before hooks may refuse it; body runs under
+// the tree's lock, unless the process is dead; After hooks see its error.
 func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	var zero T
 	if a.dead() {
@@ -110,7 +104,6 @@ func run[T any](a *actor, s step, body func() (T, error)) (T, error) {
 	return res, err
 }
 
-// check refuses an empty name, as every FS method does.
 func (s step) check() error {
 	if s.handle {
 		return nil
@@ -122,7 +115,6 @@ func (s step) check() error {
 	return err
 }
 
-// exec runs an operation that returns only an error.
 func exec(a *actor, s step, body func() error) error {
 	_, err := run(a, s, func() (struct{}, error) { return struct{}{}, body() })
 	return err
@@ -140,8 +132,7 @@ func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
 	}))
 }
 
-// opened turns an open's result into a lockfs.File. A file opened by an
-// open that a hook then failed is closed, so it does not leak.
+// opened closes a file whose open a hook failed after, so it does not leak.
 func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 	if err != nil {
 		if f != nil {
@@ -164,10 +155,8 @@ func (a *actor) Rename(oldname, newname string) error {
 	})
 }
 
-// RenameNoReplace is renameat2 with RENAME_NOREPLACE
-// (lockfs.NoReplaceRenamer), which the fake's filesystem has.
-// A hook's EINVAL, ENOSYS or EPERM stages a filesystem without it:
-// the error then matches lockfs.ErrNoReplaceUnsupported, as OS's does.
+// RenameNoReplace is lockfs.NoReplaceRenamer's. A hook's EINVAL, ENOSYS or
+// EPERM stages a filesystem without it (lockfs.ErrNoReplaceUnsupported).
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.renameNoReplace(a, oldname, newname)
@@ -188,7 +177,6 @@ func (a *actor) Link(oldname, newname string) error {
 	})
 }
 
-// stat is Stat, which the fake's SQLite uses (following symlinks).
 func (a *actor) stat(name string) (os.FileInfo, error) {
 	return run(a, step{op: opStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
 		return a.m.stat(a, name, true)
@@ -203,10 +191,8 @@ func (a *actor) Lstat(name string) (os.FileInfo, error) {
 
 func (a *actor) FileID(name string) (lockfs.FileID, error) { return a.id("fileid", name, false) }
 
-// DirID identifies the directory dir names, following symlinks.
 func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", dir, true) }
 
-// id identifies the file at name, or, for DirID, the directory.
 func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 	return run(a, step{op: opStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
 		w, err := a.m.existing(a, name, dir)
@@ -220,8 +206,7 @@ func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 	})
 }
 
-// FileIDOf identifies a file opened through any actor of the same world;
-// any other file fails with an error wrapping lockfs.ErrNoFileID.
+// FileIDOf identifies a file of this world (else lockfs.ErrNoFileID).
 func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 	mf, ok := f.(*file)
 	if !ok || mf == nil || mf.m != a.m {

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// The operations hooks match, as Event.Op names them (World.Before).
+// The operations hooks match (World.Before).
 const (
 	opOpen            = "open"
 	opRead            = "read"
@@ -27,26 +27,17 @@ var ops = []string{opOpen, opRead, opWrite, opClose, opStat, opRename, opRenameN
 
 // Event is what a hook is told of the operation it runs for.
 type Event struct {
-	// Op is the operation, as World.Before lists them.
-	Op string
-	// Call is the call within Op, as the operation's errors name it:
-	// "open", "stat", "lstat", "fileid", "dirid", "readat", "lockw", ...
-	Call string
-	// Handle is set for an operation on an open file: it acts on that
-	// file, whatever Path names now.
-	Handle bool
+	Op     string // as World.Before lists them
+	Call   string // the call, as errors name it: "lstat", "fileid", "readat", "lockw", ...
+	Handle bool   // on an open file, whatever Path names now
 	// Path is the path acted on, cleaned, symlinks not resolved; the old
 	// name of a rename or link, whose new one is NewPath.
 	Path, NewPath string
-	// Flag is an open's os.O_ flags (0 for read-only); 0 otherwise.
-	Flag int
-	// PID is the acting process's pid, or 0 for the world's own FS.
-	PID int
-	// Err is the operation's error, for an After hook.
-	Err error
-	// Ready is set for a step that waits (LockRange): it reports, taking
-	// no lock a hook holds, whether the wait would end now. A hook that
-	// holds the process there (a scheduler) lets it go once it does.
+	Flag          int   // an open's os.O_ flags
+	PID           int   // the acting process's, or 0 for World.FS
+	Err           error // the operation's, for an After hook
+	// Ready is set for a step that waits (LockRange): it reports whether
+	// the wait would end now, for a hook that holds the process there.
 	Ready func() bool
 }
 
@@ -63,13 +54,12 @@ func (h *hook) matches(ev Event, after bool) bool {
 }
 
 // hooks is the world's list, replaced and never changed in place, so an
-// operation runs the hooks it found when it started.
+// operation runs those it found when it started.
 type hooks struct {
 	mu   sync.Mutex
 	list []*hook
 }
 
-// add adds h; the function it returns removes it.
 func (hs *hooks) add(h *hook) (remove func()) {
 	hs.change(func(l []*hook) []*hook { return append(l, h) })
 	return sync.OnceFunc(func() {
@@ -83,8 +73,8 @@ func (hs *hooks) change(edit func([]*hook) []*hook) {
 	hs.list = edit(slices.Clone(hs.list))
 }
 
-// fire runs, outside every lock of the world, the hooks that match ev, in
-// the order they were added; a Before hook's error stops the others.
+// fire runs the hooks that match ev, outside the world's locks, in order;
+// a Before hook's error stops the others.
 func (hs *hooks) fire(ev Event, after bool) error {
 	if ev.Path == "" {
 		return nil
@@ -108,11 +98,10 @@ func (hs *hooks) fire(ev Event, after bool) error {
 }
 
 // Before makes fn run before every operation op on path, by any process
-// of any host of this world and by the world's own FS (Event.PID 0); a
-// non-nil error from fn makes the operation fail with it, having done
-// nothing. op "" matches every operation, path "" every path; path is
-// matched cleaned, symlinks not resolved, and an operation on an open
-// file matches the name it was opened with. The operations:
+// and by World.FS (Event.PID 0); an error from fn makes the operation fail
+// with it, having done nothing. op "" matches every operation, path ""
+// every path, matched cleaned, symlinks not resolved (a file by the name
+// it was opened with). The operations:
 //
 //	open      OpenFile, OpenNoFollow, OpenLockable
 //	read      File.Read, ReadAt, Readdirnames
@@ -128,20 +117,18 @@ func (hs *hooks) fire(ev Event, after bool) error {
 //	lock      the lock table: byte-range locks and SQLite's xLock, xUnlock
 //	          and xCheckReservedLock
 //
-// fn runs outside the world's locks, in the goroutine performing the
-// operation: it may block (to stall a process between two steps), kill
-// the acting process (to crash it there), or change the world (through
-// World.FS, which runs hooks: skip Event.PID 0 to avoid recursion; the
-// World's staging methods run none). The function returned removes the
-// hook; an operation already running may still call it once. Before
-// panics if fn is nil or op is not one of the above.
+// fn runs in the goroutine performing the operation: it may block (a
+// stall between two steps), kill the process (a crash there), or change
+// the world (World.FS runs hooks, the staging methods none). remove
+// removes the hook; an operation under way may still call it once.
+// Before panics if fn is nil or op unknown.
 func (w *World) Before(op, path string, fn func(Event) error) (remove func()) {
 	return w.hook(op, path, false, fn)
 }
 
 // After makes fn run after every operation op on path, as Before does,
-// seeing its error (Event.Err); a non-nil error from fn is returned
-// instead, though the operation happened.
+// seeing its error; an error from fn is returned instead, though the
+// operation happened.
 func (w *World) After(op, path string, fn func(Event) error) (remove func()) {
 	return w.hook(op, path, true, fn)
 }

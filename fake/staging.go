@@ -9,11 +9,9 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// The world's staging of the filesystem: what no lock does (directories,
-// symlinks, modes, times, whole files) and changes no process could make
-// as one step, made at once under the tree's lock, with root's powers, and
-// seen by no hook. Their errors are *fs.PathError (*os.LinkError for
-// Symlink) as package os's.
+// The world's staging of what no lock does, and changes no process could
+// make in one step: each made at once, as root, seen by no hook, failing
+// as package os's functions do.
 
 // Mkdir creates the directory name with perm, as os.Mkdir.
 func (w *World) Mkdir(name string, perm fs.FileMode) error {
@@ -34,10 +32,9 @@ func (w *World) Symlink(oldname, newname string) error {
 	return err
 }
 
-// Mknod creates a node that holds no data at name: mode's type is
-// fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice or fs.ModeDevice |
-// fs.ModeCharDevice (EINVAL otherwise). A device reads as a FIFO does; a
-// socket cannot be opened (ENXIO).
+// Mknod creates a node with no data at name: a FIFO, socket or device
+// (mode's type; EINVAL otherwise). A FIFO or device reads as empty and
+// keeps nothing written; a socket cannot be opened (ENXIO).
 func (w *World) Mknod(name string, mode fs.FileMode) error {
 	return w.stage("mknod", name, func(m *memfs) error {
 		switch mode.Type() {
@@ -48,9 +45,8 @@ func (w *World) Mknod(name string, mode fs.FileMode) error {
 	})
 }
 
-// Chmod sets the permission bits of name (following symlinks), as
-// os.Chmod. Every process owns every file, so a mode of 0 stages EACCES
-// for them all; the world itself is root and is not refused.
+// Chmod sets the permission bits of name, as os.Chmod: a mode of 0 stages
+// EACCES for every process (each owns every file), not for the world.
 func (w *World) Chmod(name string, mode fs.FileMode) error {
 	return w.stage("chmod", name, func(m *memfs) error {
 		at, err := m.existing(m.world, name, true)
@@ -61,8 +57,7 @@ func (w *World) Chmod(name string, mode fs.FileMode) error {
 	})
 }
 
-// WriteFile writes data to name, creating it with perm or truncating it,
-// as os.WriteFile.
+// WriteFile writes data to name, as os.WriteFile.
 func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return w.stage("open", name, func(m *memfs) error {
 		f, err := m.openFile(m.world, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
@@ -75,7 +70,7 @@ func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	})
 }
 
-// ReadFile returns the bytes of name, following symlinks, as os.ReadFile.
+// ReadFile returns the bytes of name, as os.ReadFile.
 func (w *World) ReadFile(name string) (data []byte, err error) {
 	err = w.stage("read", name, func(m *memfs) error {
 		at, err := m.existing(m.world, name, true)
@@ -92,9 +87,8 @@ func (w *World) ReadFile(name string) (data []byte, err error) {
 }
 
 // SwapInode replaces the regular file at name (not following a symlink)
-// with a new inode holding the same bytes, mode and modification time, in
-// one step: only its identity (inode number, birth time) tells it apart.
-// The old inode loses that name; open handles keep it.
+// with a new inode holding the same bytes, mode and mtime, in one step:
+// only its FileID tells it apart. Open handles keep the old one.
 func (w *World) SwapInode(name string) error {
 	return w.stage("swapinode", name, func(m *memfs) error {
 		at, err := m.existing(m.world, name, false)

@@ -11,11 +11,10 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// A process's wake-up source (platform.Waker and its kept watch,
-// platform.Watcher) and its held locks' watch of their files
-// (platform.ChangeWatcher) are told of a change in the goroutine that
-// made it, before it returns, so a test that has made one needs nothing
-// else for it to be seen. What SwapInode stages they do not tell of.
+// A process's wake-up source (platform.Waker, Watcher) and its held locks'
+// watch (platform.ChangeWatcher) are told of a change in the goroutine
+// that made it, before it returns: a test that made one needs nothing
+// else for it to be seen.
 var (
 	_ platform.Waker         = procPlatform{}
 	_ platform.Watcher       = procPlatform{}
@@ -31,9 +30,9 @@ type watch struct {
 	ended  bool     // c closed (the process died), or stopped
 	s      *sleeper // the Wait under way, which a change ends
 
-	// A kept watch's, guarded by memfs.mu: the directory (nil: it could
-	// not be resolved, nothing is watched), what names named at the last
-	// look, and the file at names[0] when another process locked it then.
+	// A kept watch's, guarded by memfs.mu: the directory (nil: none),
+	// what names named at the last look, and the file at names[0] when
+	// another process locked it then.
 	dir    *inode
 	names  []string
 	was    []*inode
@@ -41,7 +40,7 @@ type watch struct {
 }
 
 // start registers w with its process, which ends it when it dies; remove
-// undoes what else told w of changes.
+// stops what tells it of changes.
 func (w *watch) start(remove func()) *watch {
 	w.c, w.remove = make(chan struct{}, 1), remove
 	w.p.mu.Lock()
@@ -96,9 +95,8 @@ func (w *watch) Stop() {
 
 func (w *watch) Close() { w.Stop() }
 
-// WatchChanges tells of every operation that may change one of names in
-// dir, or dir or a directory above it: a removal, a rename or link from or
-// to one, a write or truncation, an open that creates or truncates.
+// WatchChanges tells of every operation, by a hook, that may change one of
+// names in dir, or dir or a directory above it.
 func (pp procPlatform) WatchChanges(dir string, names []string) (platform.Changes, error) {
 	if !pp.p.Alive() {
 		return nil, pp.p.fail("watch")
@@ -131,13 +129,11 @@ func mutates(ev Event) bool {
 	return false
 }
 
-// Watch keeps a watch of names in dir across the waits of one
-// acquisition: one of them that goes away (removed or renamed away), or
-// the file at names[0], locked by another process, let go by all (a
-// release, a Kill), ends the next Wait, at once if it came between waits.
-// That last is the fake kernel's, as linux's kept watch finds a lock's
-// holder: natively the waiter's next try finds such a file free, which on
-// a frozen clock would never come.
+// Watch keeps a watch of names in dir across one acquisition's waits: one
+// of them going away, or the file at names[0], locked by another process,
+// let go by all (a release, a Kill), ends the next Wait, at once if it
+// came between. That last stands for linux's watch of a lock's holder:
+// on a frozen clock the waiter's next try would never come.
 func (pp procPlatform) Watch(dir string, names []string) (platform.Watch, error) {
 	p := pp.p
 	if !p.Alive() {
@@ -159,8 +155,7 @@ func (pp procPlatform) Watch(dir string, names []string) (platform.Watch, error)
 	}), nil
 }
 
-// lookAll tells the kept watches whose names or file changed; m.mu is
-// held, by whatever changed them.
+// lookAll tells the kept watches of a change; m.mu is held by its maker.
 func (m *memfs) lookAll() {
 	for w := range m.watches {
 		if w.look() {
@@ -169,9 +164,8 @@ func (m *memfs) lookAll() {
 	}
 }
 
-// look notes what the names name now, and reports whether one went away
-// or the file locked by another at the last look is let go by all since.
-// memfs.mu is held.
+// look reports whether a name went away, or the file locked by another
+// is let go by all, since the last look; memfs.mu is held.
 func (w *watch) look() (changed bool) {
 	if w.dir == nil {
 		return false
@@ -189,8 +183,7 @@ func (w *watch) look() (changed bool) {
 	return changed
 }
 
-// othersLock reports whether a file of another process (or of the world)
-// holds a lock on n; memfs.mu is held.
+// othersLock reports whether another's file locks n; memfs.mu is held.
 func (p *Process) othersLock(n *inode) bool {
 	for d := range n.locks {
 		if d.by.proc != p {
@@ -200,10 +193,8 @@ func (p *Process) othersLock(n *inode) bool {
 	return false
 }
 
-// Wait is the process's platform.Waker: a kept watch's one Wait. It
-// sleeps on the world's clock, not on whatever Clock its Platform was
-// given since: a test that wraps Platform.Clock wraps Wake too, or clears
-// it.
+// Wait is a kept watch's one Wait. It sleeps on the world's clock: a test
+// that wraps Platform.Clock wraps Wake too, or clears it.
 func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
 	w, err := pp.Watch(dir, names)
 	if err != nil {
@@ -213,11 +204,9 @@ func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid
 	return w.Wait(ctx, pid, d)
 }
 
-// Wait sleeps d on the world's clock, or less: until a change (Watch),
-// or the death of process pid of the watcher's host and namespace. On a
-// frozen clock the wait counts as a sleeper until it ends, and a change
-// ends it in the changing goroutine, so that once a test has made one,
-// WaitSleepers no longer counts this wait.
+// Wait sleeps d on the world's clock, or until a change (Watch) or the
+// death of process pid. A change ends it in the changing goroutine, so
+// that once a test made one, WaitSleepers no longer counts this wait.
 func (w *watch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wakeup, error) {
 	p, u := w.p, w.p.u
 	if !p.Alive() {
@@ -255,8 +244,8 @@ func (w *watch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wa
 	return platform.WakeTimeout, nil
 }
 
-// told takes the change not yet told of, if any, and makes s the wait
-// that the next one ends.
+// told takes the change not yet told of, and makes s the wait the next
+// one ends.
 func (w *watch) told(s *sleeper) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -269,7 +258,6 @@ func (w *watch) told(s *sleeper) bool {
 	}
 }
 
-// closed reports whether c is closed; a nil c never is.
 func closed(c <-chan struct{}) bool {
 	select {
 	case <-c:

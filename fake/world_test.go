@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"testing"
 
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"

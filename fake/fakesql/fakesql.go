@@ -25,14 +25,13 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// vfsCount numbers the VFSes of fake processes, so that every process of
-// every world in this program registers its own name.
-var vfsCount atomic.Uint64
-
-// vfsNames holds each process's VFS name, registered on first use for the
-// life of the program: SQLite finds a VFS by name whenever a connection
-// opens a file, and a connection may outlive its process.
-var vfsNames sync.Map // *fake.Process -> string
+// Each process registers a VFS on first use, under a name of its own, for
+// the life of the program: SQLite finds a VFS by name whenever a
+// connection opens a file, and a connection may outlive its process.
+var (
+	vfsCount atomic.Uint64
+	vfsNames sync.Map // *fake.Process -> string
+)
 
 func vfsName(p *fake.Process) string {
 	if name, ok := vfsNames.Load(p); ok {
@@ -57,10 +56,9 @@ func SQLPlatform(p *fake.Process) *platform.Platform {
 	return pl
 }
 
-// Open opens a connection of the process to the database at path, or to
-// an in-memory database for ":memory:", through its VFS, which the
-// databases the connection attaches go through too. A killed process's
-// open fails with an error matching fake.ErrKilled.
+// Open opens a connection of p's to the database at path (or ":memory:")
+// through p's VFS, which what it attaches goes through too. A killed
+// process's open fails with an error matching fake.ErrKilled.
 func Open(p *fake.Process, path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, error) {
 	if !p.Alive() {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: fake.ErrKilled}
@@ -73,13 +71,11 @@ func Open(p *fake.Process, path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, 
 	return sqlite3.OpenFlags(u.String(), flags|sqlite3.OPEN_URI)
 }
 
-// clean is the absolute path the fake FS walks for name.
 func clean(name string) string {
 	name = name[len(filepath.VolumeName(name)):]
 	return path.Clean("/" + filepath.ToSlash(name))
 }
 
-// viaSQL is a process's SQLite for the SQL path (SQLPlatform).
 type viaSQL struct{ p *fake.Process }
 
 var _ platform.SQLConnector = viaSQL{}
