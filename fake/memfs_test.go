@@ -551,37 +551,35 @@ func TestFIFOsAndSockets(t *testing.T) {
 // and modification time: only its identity tells it apart. Handles keep
 // the old file.
 func TestSwapInode(t *testing.T) {
-	{
-		w := fake.New()
-		fsys := w.Spawn().FS()
-		mustWrite(t, fsys, "/tmp/lock", "stamp")
-		before := mustID(t, fsys, "/tmp/lock")
-		fiBefore, err := w.Stat("/tmp/lock")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held, err := fsys.OpenFile("/tmp/lock", os.O_RDONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer held.Close()
-		if err := w.SwapInode("/tmp/lock"); err != nil {
-			t.Fatal(err)
-		}
-		after := mustID(t, fsys, "/tmp/lock")
-		if after.Same(before) || after.Ino == before.Ino || after.Dev != before.Dev {
-			t.Errorf("FileID after %+v, before %+v", after, before)
-		}
-		fiAfter, err := w.Stat("/tmp/lock")
-		if err != nil || mustRead(t, fsys, "/tmp/lock") != "stamp" || !fiAfter.ModTime().Equal(fiBefore.ModTime()) {
-			t.Errorf("after %v, before %v", fiAfter, fiBefore)
-		}
-		if byHandle, err := fsys.FileIDOf(held); err != nil || !byHandle.Same(before) {
-			t.Errorf("a handle held across identifies as %+v, %v; want the old file", byHandle, err)
-		}
-		if err := w.SwapInode("/tmp"); !errors.Is(err, syscall.EINVAL) {
-			t.Errorf("of a directory: %v, want EINVAL", err)
-		}
+	w := fake.New()
+	fsys := w.Spawn().FS()
+	mustWrite(t, fsys, "/tmp/lock", "stamp")
+	before := mustID(t, fsys, "/tmp/lock")
+	fiBefore, err := w.Stat("/tmp/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := fsys.OpenFile("/tmp/lock", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := w.SwapInode("/tmp/lock"); err != nil {
+		t.Fatal(err)
+	}
+	after := mustID(t, fsys, "/tmp/lock")
+	if after.Same(before) || after.Ino == before.Ino || after.Dev != before.Dev {
+		t.Errorf("FileID after %+v, before %+v", after, before)
+	}
+	fiAfter, err := w.Stat("/tmp/lock")
+	if err != nil || mustRead(t, fsys, "/tmp/lock") != "stamp" || !fiAfter.ModTime().Equal(fiBefore.ModTime()) {
+		t.Errorf("after %v, before %v", fiAfter, fiBefore)
+	}
+	if byHandle, err := fsys.FileIDOf(held); err != nil || !byHandle.Same(before) {
+		t.Errorf("a handle held across identifies as %+v, %v; want the old file", byHandle, err)
+	}
+	if err := w.SwapInode("/tmp"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("of a directory: %v, want EINVAL", err)
 	}
 }
 
