@@ -152,18 +152,10 @@ lease; a proclock that wakes past its deadline (it was stopped) sends
 SIGKILL at once, even if a renewal came back since. The line on stderr
 says which was sent.
 
-Exit status:
-  COMMAND's   COMMAND ran (128+N when signal N killed it)
-  1           the lock is held (-n), or a wait for a host lock ran out
-              (-w), as flock(1) has it; CODE with -E, for both
-  2           bad usage and errors
-  123         the lock's server (etcd) could not be reached in time
-  124         a wait for a cluster lock ran out (-w); CODE with -E
-  125         the lock was lost while COMMAND ran; COMMAND was stopped
-  126, 127    COMMAND cannot be started, or is not found
-  128+N       signal N stopped proclock while it waited for the lock
+`
 
-Examples:
+// runExamples ends run's help, after its exit codes (runExits).
+const runExamples = `Examples:
   # Run the backup unless one is running; wait for it if it is.
   proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
