@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -366,14 +367,17 @@ func isDescriptor(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
+// mechanismValues are --mechanism's values.
+var mechanismValues = []string{"auto", "sqlite", "file"}
+
 // knownMechanism reports whether s is a --mechanism value.
 func knownMechanism(s string) bool {
-	return s == "auto" || s == "sqlite" || s == "file"
+	return slices.Contains(mechanismValues, s)
 }
 
 // mechanismOption is --mechanism, stored in dst.
 func mechanismOption(dst *string) option {
-	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", set: func(s string) error {
+	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", choices: mechanismValues, set: func(s string) error {
 		if !knownMechanism(s) {
 			return errors.New("want auto, sqlite or file")
 		}
