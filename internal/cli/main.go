@@ -59,6 +59,8 @@ func cli(args []string, std streams) int {
 		return runMain(args[1:], std)
 	case "status":
 		return statusMain(args[1:], std)
+	case "completion":
+		return completionMain(args[1:], std)
 	case "-h", "-help", "--help", "help":
 		return helpMain(args[1:], std)
 	case "-V", "-version", "--version", "version":
