@@ -130,6 +130,9 @@ func (m *manWriter) block(lines []string) {
 			// A term as long as its column, set off by one space.
 			term, desc, at, ok = strings.TrimSpace(l[:col]), l[col:], col, true
 		}
+		if !ok && i > 0 && ind <= termIndent {
+			term, desc, at, ok = strings.TrimSpace(l), "", -1, true // a term alone
+		}
 		if i == 0 || ok && (col >= 0 && ind < col || col < 0 && ind <= termIndent) {
 			if in := ind > indent(lines[0]); in != nested {
 				m.b.WriteString(map[bool]string{true: ".RS\n", false: ".RE\n"}[in])
