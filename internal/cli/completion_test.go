@@ -62,7 +62,8 @@ func scriptWords(script string) map[string]bool {
 
 // TestCompletionListsEveryOption: each script, of each shell, names every
 // option that run and status take, a backend's too, and none of the
-// refused ones; an option added to a table is in every script at once.
+// refused ones, and each it names the parser knows; an option added to a
+// table is in every script at once.
 func TestCompletionListsEveryOption(t *testing.T) {
 	for _, backends := range [][]Backend{nil, {&fakeBackend{}}} {
 		for _, shell := range shellWords {
@@ -73,6 +74,18 @@ func TestCompletionListsEveryOption(t *testing.T) {
 					if !words[name] {
 						t.Errorf("%s, %d backends: the script does not name %s's option %s", shell, len(backends), sub, name)
 					}
+				}
+			}
+			for _, name := range accepted("run", backends) {
+				var x runExtra
+				if _, err := parseRunArgsWith([]string{name, "5", "x.lock", "--", "true"}, x.options(backends)); unknown(err) {
+					t.Errorf("the scripts offer %s; proclock run does not know it: %v", name, err)
+				}
+			}
+			for _, name := range accepted("status", backends) {
+				var x runExtra
+				if _, err := parseStatusArgsWith([]string{name, "auto", "x.lock"}, x.backendOptions(backends)); unknown(err) {
+					t.Errorf("the scripts offer %s; proclock status does not know it: %v", name, err)
 				}
 			}
 			for _, name := range []string{"--shared", "--unlock", "--no-fork"} {
