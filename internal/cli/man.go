@@ -134,10 +134,13 @@ func (m *manWriter) block(lines []string) {
 			term, desc, at, ok = strings.TrimSpace(l), "", -1, true // a term alone
 		}
 		if i == 0 || ok && (col >= 0 && ind < col || col < 0 && ind <= termIndent) {
-			if in := ind > indent(lines[0]); in != nested {
-				m.b.WriteString(map[bool]string{true: ".RS\n", false: ".RE\n"}[in])
-				nested = in
+			switch in := ind > indent(lines[0]); {
+			case in && !nested:
+				m.b.WriteString(".RS\n")
+			case !in && nested:
+				m.b.WriteString(".RE\n")
 			}
+			nested = ind > indent(lines[0])
 			fmt.Fprintf(&m.b, ".TP\n\\fB%s\\fR\n", roffEscape(term))
 			if desc != "" {
 				m.b.WriteString(roffEscape(desc) + "\n")
