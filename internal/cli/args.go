@@ -89,33 +89,40 @@ func parseOptions(sub string, opts []option, args []string) ([]string, error) {
 				return nil, err
 			}
 		default:
-			// A bundle of short options; one that takes a value ends it,
-			// with the rest of the bundle or the next argument as its
-			// value.
-			for j := 1; j < len(a); j++ {
-				name := "-" + a[j:j+1]
-				o := byName[name]
-				if o == nil {
-					hint := ""
-					if byName["-"+a] != nil {
-						hint = fmt.Sprintf(" (long options take two dashes: -%s)", a)
-					}
-					if len(a) > 2 {
-						return nil, usagef(sub, "unknown option %s in %s%s", name, a, hint)
-					}
-					return nil, usagef(sub, "unknown option %s", name)
-				}
-				value := a[j+1:]
-				if err := use(name, o, value, value != ""); err != nil {
-					return nil, err
-				}
-				if o.value != "" {
-					break
-				}
+			if err := shortBundle(sub, byName, a, use); err != nil {
+				return nil, err
 			}
 		}
 	}
 	return nil, nil
+}
+
+// shortBundle applies a, a bundle of short options, with use; one that
+// takes a value ends it, with the rest of the bundle or the next argument
+// as its value.
+func shortBundle(sub string, byName map[string]*option, a string, use func(name string, o *option, value string, given bool) error) error {
+	for j := 1; j < len(a); j++ {
+		name := "-" + a[j:j+1]
+		o := byName[name]
+		if o == nil {
+			hint := ""
+			if byName["-"+a] != nil {
+				hint = fmt.Sprintf(" (long options take two dashes: -%s)", a)
+			}
+			if len(a) > 2 {
+				return usagef(sub, "unknown option %s in %s%s", name, a, hint)
+			}
+			return usagef(sub, "unknown option %s", name)
+		}
+		value := a[j+1:]
+		if err := use(name, o, value, value != ""); err != nil {
+			return err
+		}
+		if o.value != "" {
+			return nil
+		}
+	}
+	return nil
 }
 
 // apply sets option o, given as name, to value; a bad value is a usage

@@ -426,21 +426,8 @@ func runMain(args []string, std streams) int {
 	case sig != nil:
 		dieOf(sig)
 		return signalCode(sig)
-	case errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded):
-		if !o.quiet {
-			explainHeld(std.err, p, o, err, "")
-		}
-		return o.heldCode
 	case err != nil:
-		note := pathNote(o.path, err)
-		if note == "" && errors.Is(err, proclock.ErrNotLockFile) {
-			note = ownScriptNote(o.path, o.command)
-		}
-		complain(std.err, noted(withHint(err), note))
-		if o.verbose {
-			explainCause(std.err, err)
-		}
-		return exitUsage
+		return notAcquired(std, p, o, err)
 	}
 	if err := inheritLockUnless(o.close, cmd, p, lock); err != nil {
 		lock.Release()
@@ -454,6 +441,26 @@ func runMain(args []string, std streams) int {
 		return exitUsage
 	}
 	return holdWhileRunning(cmd, sigs, std.err, o.path, hostLoss{lock}, x.graceOr(defaultGrace), g)
+}
+
+// notAcquired tells why run did not take the lock at o.path (err) and
+// returns its exit code: held (or the wait ran out), else a usage error.
+func notAcquired(std streams, p *platform.Platform, o runOptions, err error) int {
+	if errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded) {
+		if !o.quiet {
+			explainHeld(std.err, p, o, err, "")
+		}
+		return o.heldCode
+	}
+	note := pathNote(o.path, err)
+	if note == "" && errors.Is(err, proclock.ErrNotLockFile) {
+		note = ownScriptNote(o.path, o.command)
+	}
+	complain(std.err, noted(withHint(err), note))
+	if o.verbose {
+		explainCause(std.err, err)
+	}
+	return exitUsage
 }
 
 // catch sends the signals of list to sigs, except those proclock was

@@ -215,22 +215,32 @@ func supervise(cmd *exec.Cmd, sigs <-chan os.Signal, stderr io.Writer, g *guard)
 		case <-conts:
 			j.resume()
 		case ev := <-events:
-			switch {
-			case ev.err != nil:
-				j.takeBack()
-				complain(stderr, ev.err)
-				return exitUsage, nil
-			case ev.status.Stopped():
-				j.stopped(ev.status.StopSignal())
-			case ev.status.Signaled():
-				j.takeBack()
-				return 128 + int(ev.status.Signal()), ev.status.Signal()
-			case ev.status.Exited():
-				j.takeBack()
-				return ev.status.ExitStatus(), nil
+			if code, sig, ended := j.follow(ev, stderr); ended {
+				return code, sig
 			}
 		}
 	}
+}
+
+// follow acts on one of COMMAND's events: a stop is followed; an end (or
+// an error) gives the terminal back and returns the exit code, and the
+// signal that killed COMMAND, if one did.
+func (j *job) follow(ev childEvent, stderr io.Writer) (code int, sig os.Signal, ended bool) {
+	switch {
+	case ev.err != nil:
+		j.takeBack()
+		complain(stderr, ev.err)
+		return exitUsage, nil, true
+	case ev.status.Stopped():
+		j.stopped(ev.status.StopSignal())
+	case ev.status.Signaled():
+		j.takeBack()
+		return 128 + int(ev.status.Signal()), ev.status.Signal(), true
+	case ev.status.Exited():
+		j.takeBack()
+		return ev.status.ExitStatus(), nil, true
+	}
+	return 0, nil, false
 }
 
 // dieOf ends proclock by sig, after COMMAND died of it or it stopped the
