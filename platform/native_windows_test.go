@@ -2,6 +2,8 @@ package platform_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"testing"
@@ -123,3 +125,17 @@ func TestNativeChild(t *testing.T) {
 		t.Errorf("Judge(child gone) = %v (%s), want dead", j.Verdict, j.Reason)
 	}
 }
+
+// selfRole prints Self() as JSON, then waits as locktest.Block.
+var selfRole = locktest.NewRole("self", func([]string) int {
+	id, err := platform.Native().Process.Self()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(id); err != nil {
+		return 2
+	}
+	io.Copy(io.Discard, os.Stdin)
+	return 0
+})
