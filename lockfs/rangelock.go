@@ -8,7 +8,7 @@ package lockfs
 // platform's SQLite says its VFS locks with these very locks
 // (platform.SQLite's LocksBytes; docs/design.md, "Locking without SQL").
 // An FS that wraps one forwards it: without it, and without connections
-// (platform.SQLConnector), the SQLite mechanism has no way to lock.
+// (sqlapi.SQLConnector), the SQLite mechanism has no way to lock.
 type RangeLocker interface {
 	// OpenLockable opens name for reading and writing, as OpenNoFollow
 	// opens it for reading: never through a symlink at name, never

@@ -28,6 +28,7 @@ import (
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
 )
@@ -65,7 +66,7 @@ func of(p *fake.Process) *procSQL {
 }
 
 // SQLite returns the process's SQLite with connections
-// (platform.SQLConnector) through its VFS. Its locks are the FS's
+// (sqlapi.SQLConnector) through its VFS. Its locks are the FS's
 // byte-range locks (LocksBytes), so the SQLite mechanism still takes them
 // without a connection; the connections are for a test's own. The same
 // value every call.
@@ -125,21 +126,21 @@ type withConns struct{ s *procSQL }
 
 func (*withConns) LocksBytes() bool { return true }
 
-func (c *withConns) Connect() (platform.SQLConn, error) { return c.s.connect() }
+func (c *withConns) Connect() (sqlapi.SQLConn, error) { return c.s.connect() }
 
 // viaSQL is a process's SQLite for the SQL path (ViaSQL).
 type viaSQL struct{ s *procSQL }
 
 func (*viaSQL) LocksBytes() bool { return false }
 
-func (c *viaSQL) Connect() (platform.SQLConn, error) { return c.s.connect() }
+func (c *viaSQL) Connect() (sqlapi.SQLConn, error) { return c.s.connect() }
 
 var (
-	_ platform.SQLConnector = (*withConns)(nil)
-	_ platform.SQLConnector = (*viaSQL)(nil)
+	_ sqlapi.SQLConnector = (*withConns)(nil)
+	_ sqlapi.SQLConnector = (*viaSQL)(nil)
 )
 
-func (s *procSQL) connect() (platform.SQLConn, error) {
+func (s *procSQL) connect() (sqlapi.SQLConn, error) {
 	if !s.p.Alive() {
 		return nil, &fs.PathError{Op: "open", Path: ":memory:", Err: fake.ErrKilled}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -54,13 +55,13 @@ const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE; PRAGMA lock.lock
 const lockExclusiveSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
 
 // Conns lends connections that have no database of their own (in-memory
-// ones, opened by the platform's SQLite: platform.SQLConnector), to attach
+// ones, opened by the platform's SQLite: sqlapi.SQLConnector), to attach
 // a lock's database to. Opening a connection costs far more than
 // attaching a file, so the root package keeps a few idle ones.
 type Conns interface {
-	Get() (platform.SQLConn, error)
+	Get() (sqlapi.SQLConn, error)
 	// Put takes back a connection with nothing attached.
-	Put(platform.SQLConn)
+	Put(sqlapi.SQLConn)
 }
 
 // Retry says how an attempt meets a busy lock.
@@ -113,7 +114,7 @@ type Lock struct {
 	at string
 	// name is what SQLite opens the file at path by (sqliteName).
 	name  string
-	conn  platform.SQLConn
+	conn  sqlapi.SQLConn
 	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
@@ -263,13 +264,13 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 		switch {
 		case l.parked:
 			return nil, &ParkedError{Err: err, Held: &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}, Done: l.parkedDone}
-		case errors.Is(err, platform.SQLiteBusy):
+		case errors.Is(err, sqlapi.SQLiteBusy):
 			return nil, &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
 		case !l.attached && errors.Is(err, fs.ErrPermission):
 			// Readable (it is pinned) but not writable by this user:
 			// still held or free, by a look that writes nothing.
 			return nil, readOnlyVerdict(p, a.Conns, path, name)
-		case errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt):
+		case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
 			// Stamped since it was pinned, or being rewritten by a
 			// file-mechanism process: for the caller to judge.
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
@@ -371,14 +372,14 @@ func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
 }
 
 // sqliteName is the name SQLite is to open the file at path by, within its
-// pathname limit (platform.SQLiteNamer), and the function that ends the
+// pathname limit (sqlapi.SQLiteNamer), and the function that ends the
 // name's life once SQLite has opened the file. A path over the limit that
 // the platform cannot name shorter is refused (lockrec.ErrPathTooLong)
 // before anything is created.
 func sqliteName(p *platform.Platform, path string) (string, func(), error) {
-	if n, ok := p.SQLite.(platform.SQLiteNamer); ok {
+	if n, ok := p.SQLite.(sqlapi.SQLiteNamer); ok {
 		name, done, err := n.SQLiteName(path)
-		if errors.Is(err, platform.ErrSQLitePathTooLong) {
+		if errors.Is(err, sqlapi.ErrSQLitePathTooLong) {
 			return "", nil, tooLongForSQLite(path)
 		}
 		if err != nil {
@@ -386,7 +387,7 @@ func sqliteName(p *platform.Platform, path string) (string, func(), error) {
 		}
 		return name, done, nil
 	}
-	if len(path) > platform.MaxSQLitePath {
+	if len(path) > sqlapi.MaxSQLitePath {
 		return "", nil, tooLongForSQLite(path)
 	}
 	return path, func() {}, nil
@@ -395,7 +396,7 @@ func sqliteName(p *platform.Platform, path string) (string, func(), error) {
 func tooLongForSQLite(path string) error {
 	return &lockrec.TooLongError{Why: fmt.Sprintf(
 		"the path is %d bytes, and SQLite takes at most %d (made absolute) and cannot be given a shorter name for it on this system; the file mechanism takes it",
-		len(path), platform.MaxSQLitePath)}
+		len(path), sqlapi.MaxSQLitePath)}
 }
 
 // readOnlyVerdict is the outcome of an attempt on a lock file this user
@@ -713,7 +714,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 				l.attached = true
 			}
 			err := exec(l.conn, sql)
-			if !excl || !errors.Is(err, platform.SQLiteBusy) {
+			if !excl || !errors.Is(err, sqlapi.SQLiteBusy) {
 				return err
 			}
 			// Still holding the attach's shared lock (exclusive
@@ -731,7 +732,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	}
 	if l.ranged != nil {
 		err = try()
-		for errors.Is(err, platform.SQLiteBusy) && tick() {
+		for errors.Is(err, sqlapi.SQLiteBusy) && tick() {
 			err = try()
 		}
 	} else {
@@ -748,7 +749,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		l.conn.BusyHandler(nil)
 	}
 	for range retries {
-		if !errors.Is(err, platform.SQLiteBusy) {
+		if !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
 		}
 		d := retryMin + rand.N(retrySpread)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -80,7 +81,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		}
 		return state, "", nil
 	}
-	if errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt) {
+	if errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt) {
 		state, err := classify(p, path) // not a database, or being rewritten
 		return state, "", err
 	}
@@ -93,9 +94,9 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 // probeConn attaches the database SQLite knows by name read-only, which
 // takes a shared lock to read its schema: that fails at once against an
 // exclusive holder.
-func probeConn(conn platform.SQLConn, name string) (lockrec.State, error) {
+func probeConn(conn sqlapi.SQLConn, name string) (lockrec.State, error) {
 	switch err := exec(conn, attachSQL(name, true)); {
-	case errors.Is(err, platform.SQLiteBusy):
+	case errors.Is(err, sqlapi.SQLiteBusy):
 		return lockrec.StateHeld, nil
 	case err != nil:
 		return lockrec.StateAbsent, err
@@ -106,7 +107,7 @@ func probeConn(conn platform.SQLConn, name string) (lockrec.State, error) {
 // putProbed gives back a connection probeConn used: detached first when
 // the probe attached it (free); closed when that fails, or when a call
 // into go-sqlite3 panicked on it (err).
-func putProbed(conns Conns, conn platform.SQLConn, state lockrec.State, err error) {
+func putProbed(conns Conns, conn sqlapi.SQLConn, state lockrec.State, err error) {
 	if errors.Is(err, ErrPanic) || (state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
 		closeConn(conn)
 		return
