@@ -4,7 +4,7 @@ package fake
 // a change it did not see ends at once (procPlatform.Wait). Natively a
 // waiter that misses such a change (it came between its try and its wait)
 // finds it at its next try, d later; on a frozen clock that try would
-// never come. linux's kept watch (platform.Watcher) sees such a change
+// never come. linux's kept watch (wake.Watcher) sees such a change
 // too; the fake world's waits keep no watch between them, and instead
 // compare with what the process last looked at.
 //

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/internal/wake"
 )
 
-var _ platform.ChangeWatcher = procPlatform{}
+var _ wake.ChangeWatcher = procPlatform{}
 
-// WatchChanges is the process's platform.ChangeWatcher: a held lock's
+// WatchChanges is the process's wake.ChangeWatcher: a held lock's
 // watch of its files. It tells of every operation of the world, by any
 // process or the world itself (World.FS), that may change one of names in
 // dir, or dir or a directory above it: a removal, a rename or link from or
@@ -21,7 +21,7 @@ var _ platform.ChangeWatcher = procPlatform{}
 // operation returns, so a test that removes a lock's file through
 // World.FS and then waits on the lock's Lost channel needs nothing else.
 // The watch ends (C closed) when the process dies.
-func (pp procPlatform) WatchChanges(dir string, names []string) (platform.Changes, error) {
+func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, error) {
 	p := pp.p
 	if !p.Alive() {
 		return nil, p.fail("watch")

@@ -30,7 +30,9 @@ type inotifyWaker struct {
 	armed func()
 }
 
-var _ Watcher = inotifyWaker{}
+var _ interface {
+	Watch(dir string, names []string) (keptWatch, error)
+} = inotifyWaker{}
 
 // watchEvents are the inotify events of a name going away from the
 // directory, and those that end the watch (the directory removed or moved
@@ -54,7 +56,7 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 // Watch keeps the directory's watch, the eventfd and the last pid's pidfd
 // across waits: what goes away between them is queued in the inotify
 // instance until the next.
-func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
+func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 	ws := w.watch(dir, names)
 	ws.kept = true
 	return ws, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -658,10 +659,10 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		// holder drops its kernel lock a moment after it removes its
 		// mark.
 		var stop func()
-		ctx, stop = p.Watching(ctx)
+		ctx, stop = wake.Watching(ctx, p)
 		defer stop()
 	}
-	_, kept := p.Wake.(platform.Watcher)
+	_, kept := p.Wake.(wake.Watcher)
 	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
 	woke := false
 	// holder is the pid the waits watch where the Waker keeps no watch
@@ -679,7 +680,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	}
 	pause := func(d time.Duration) error {
 		var err error
-		woke, err = p.Pause(ctx, dir, names, watched(), d)
+		woke, err = wake.Pause(ctx, p, dir, names, watched(), d)
 		if woke {
 			looked = false // gone, or changing hands: look again
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -232,7 +233,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 		}
 		// The mark going away (its writer backing off) ends the wait.
 		if i < markWaits {
-			if _, err := p.Pause(ctx, filepath.Dir(l.path), lockrec.Watched(l.path), 0, wait); err == nil {
+			if _, err := wake.Pause(ctx, p, filepath.Dir(l.path), lockrec.Watched(l.path), 0, wait); err == nil {
 				wait *= 2
 				continue
 			}
