@@ -33,7 +33,7 @@ type Platform struct {
 // Time returns p's clock, or real time when it has none.
 func (p *Platform) Time() Clock {
 	if p.Clock == nil {
-		return RealClock()
+		return realClock{}
 	}
 	return p.Clock
 }
@@ -109,9 +109,7 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// RealClock returns the system's clock.
-func RealClock() Clock { return realClock{} }
-
+// realClock is the system's clock.
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }

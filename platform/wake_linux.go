@@ -258,7 +258,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	fd := ws.cancel
 	if fd < 0 || (ws.dir < 0 && ws.proc < 0) {
 		// Nothing to watch, or no way to hear ctx end: sleep.
-		return WakeTimeout, RealClock().Sleep(ctx, d)
+		return WakeTimeout, realClock{}.Sleep(ctx, d)
 	}
 	// ctx's end writes to the eventfd, which ends the poll. The write
 	// must be over before this Wait returns, or it could land in the
@@ -416,7 +416,7 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 			return WakeTimeout, err
 		}
 		if err != nil {
-			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
+			return WakeTimeout, realClock{}.Sleep(ctx, time.Until(deadline))
 		}
 		for _, f := range fds[1:] {
 			if f.Revents == 0 {
