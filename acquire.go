@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
@@ -176,7 +177,7 @@ type lockTarget struct {
 	key  turnKey
 	mech mechanism
 	// netFS is the network filesystem dir is on ("" for none), when
-	// netKnown: told with the key's look at dir (lockfs.DirNetworkFS).
+	// netKnown: told with the key's look at dir (fsx.DirNetworkFS).
 	netFS    string
 	netKnown bool
 }
@@ -198,7 +199,7 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if err := lockfs.CheckPath("acquire", path); err != nil {
 		return lockTarget{}, err
 	}
-	if limits, ok := p.FS.(lockfs.PathLimits); ok {
+	if limits, ok := p.FS.(fsx.PathLimits); ok {
 		pathMax, nameMax := limits.PathLimits()
 		if err := lockrec.CheckLength(path, pathMax, nameMax); err != nil {
 			return lockTarget{}, err
@@ -214,7 +215,7 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	}
 	var dirID lockfs.FileID
 	var err error
-	if dn, ok := p.FS.(lockfs.DirNetworkFS); ok {
+	if dn, ok := p.FS.(fsx.DirNetworkFS); ok {
 		// One look for the key and the network filesystem's check.
 		dirID, t.netFS, err = dn.DirNetworkFS(t.dir)
 		t.netKnown = true

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -36,7 +37,7 @@ func (c *countingFS) OpenNoFollow(name string) (lockfs.File, error) {
 
 func (c *countingFS) OpenLook(name string) (lockfs.File, error) {
 	c.count("OpenLook", name)
-	return lockfs.OpenLook(c.FS, name)
+	return fsx.OpenLook(c.FS, name)
 }
 
 func (c *countingFS) OpenKeptLook(name string) (lockfs.File, error) {
@@ -66,7 +67,7 @@ func (c *countingFS) snapshot() map[string]int {
 
 // IsHeld of a file lock that another live process holds reads the lock
 // file once, through a kept look (lockfs.OpenKeptLook) whose one stat also
-// identifies it (lockfs.StatID: no FileIDOf), and reads no mark, since a
+// identifies it (fsx.StatID: no FileIDOf), and reads no mark, since a
 // live stamp holds the lock whatever the mark says; with nothing held in
 // this process, it stats no directory for a turn key. The look's
 // descriptor is kept for the next IsHeld, which opens nothing: one

@@ -25,7 +25,7 @@
 //     the staging methods: Mkdir, Symlink, Chmod, WriteFile, ...) is root.
 //     Names are cleaned lexically (as path.Clean) from "/". WindowsSharing
 //     makes a file SQLite's VFS has open unremovable, as on windows (an
-//     error matching lockfs.ErrInUse).
+//     error proclock reads as windows' sharing violation).
 //   - Read returns fewer bytes than asked only at the end of a file, and
 //     then with io.EOF.
 //   - Inodes have numbers and birth times. A new inode takes the lowest

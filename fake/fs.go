@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/fserr"
 
 	"github.com/proclock/proclock/lockfs"
 )
@@ -168,9 +169,9 @@ func (a *actor) Rename(oldname, newname string) error {
 }
 
 // RenameNoReplace is renameat2 with RENAME_NOREPLACE
-// (lockfs.NoReplaceRenamer), which the fake's filesystem has.
+// (fsx.NoReplaceRenamer), which the fake's filesystem has.
 // A hook's EINVAL, ENOSYS or EPERM stages a filesystem without it:
-// the error then matches lockfs.ErrNoReplaceUnsupported, as OS's does.
+// the error then matches fserr.ErrNoReplaceUnsupported, as OS's does.
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: OpRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.renameNoReplace(a, oldname, newname)
@@ -179,7 +180,7 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 	if errors.As(err, &le) {
 		switch le.Err {
 		case syscall.EINVAL, syscall.ENOSYS, syscall.EPERM:
-			le.Err = lockfs.NoReplaceUnsupported(le.Err)
+			le.Err = fserr.NoReplaceUnsupported(le.Err)
 		}
 	}
 	return err

@@ -26,7 +26,7 @@ const (
 	OpStat Op = "stat"
 	// OpRename is Rename; it matches the old name or the new one.
 	OpRename Op = "rename"
-	// OpRenameNoReplace is RenameNoReplace (lockfs.NoReplaceRenamer);
+	// OpRenameNoReplace is RenameNoReplace (fsx.NoReplaceRenamer);
 	// it matches the old name or the new one.
 	OpRenameNoReplace Op = "rename-noreplace"
 	// OpRemove is Remove.

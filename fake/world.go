@@ -221,8 +221,9 @@ func (w *World) FS() lockfs.FS { return w.u.fs.world }
 // between proclock and go-sqlite3, from now on: a file SQLite's VFS has
 // open (go-sqlite3 opens without FILE_SHARE_DELETE) cannot be removed, nor
 // renamed from or over, and the Remove or Rename fails with an error
-// matching lockfs.ErrInUse; a file open only through an FS (lockfs's OS
-// opens every file sharing delete there) can, as everywhere.
+// proclock reads as windows' sharing violation; a file open only through
+// an FS (lockfs's OS opens every file sharing delete there) can, as
+// everywhere.
 func (w *World) WindowsSharing() {
 	m := w.u.fs
 	m.mu.Lock()

@@ -11,7 +11,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenDir opens dir for the *at system calls (DirOpener): on linux with
+// keptDir is internal/fsx's Dir, which OpenDir returns: an alias of the one
+// interface, so that lockfs, which internal/fsx imports, implements
+// fsx.DirOpener without naming it.
+type keptDir = interface {
+	FileID(base string) (FileID, error)
+	Remove(base string) error
+	Close() error
+}
+
+// OpenDir opens dir for the *at system calls (fsx.DirOpener): on linux with
 // O_PATH, which reads nothing and needs no permission to read dir.
 //
 // Directories kept at once share a descriptor: a second OpenDir of a
@@ -21,7 +30,7 @@ import (
 // instead of an open. So a process holding many locks of one directory
 // keeps one descriptor for it, not one a lock (docs/performance.md). The
 // descriptor is closed when the last keeping of it is.
-func (osFS) OpenDir(dir string) (Dir, error) {
+func (osFS) OpenDir(dir string) (keptDir, error) {
 	if err := CheckPath("open", dir); err != nil {
 		return nil, err
 	}

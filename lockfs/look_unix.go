@@ -15,7 +15,7 @@ import (
 )
 
 // OpenLook opens name as OpenNoFollow does, as a bare descriptor
-// (LookOpener).
+// (internal/fsx's LookOpener).
 func (osFS) OpenLook(name string) (File, error) {
 	return openBare(name, os.O_RDONLY)
 }
@@ -265,3 +265,7 @@ func modeOf(m uint32) fs.FileMode {
 	}
 	return mode
 }
+
+// StatID is statID for internal/fsx's StatID, which cannot assert an
+// unexported method.
+func (f *lookFile) StatID() (fs.FileInfo, FileID, error) { return f.statID() }

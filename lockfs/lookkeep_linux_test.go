@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -84,14 +85,14 @@ func TestKeptLookKeepsDescriptor(t *testing.T) {
 	if _, _, same, err := f.StatName(); err != nil || same {
 		t.Errorf("StatName after another file took the name: same %v, %v; want not same", same, err)
 	}
-	if _, _, err := lockfs.StatID(fsys, f); err == nil {
+	if _, _, err := fsx.StatID(fsys, f); err == nil {
 		t.Errorf("StatID of a kept descriptor whose name names another file: no error")
 	}
 	f.Forget()
 
 	// A look that leaves nothing keeps nothing.
 	f = look()
-	if _, _, err := lockfs.StatID(fsys, f); err != nil {
+	if _, _, err := fsx.StatID(fsys, f); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -113,3 +113,8 @@ func checkPaths(op, oldname, newname string) error {
 	}
 	return CheckPath(op, newname)
 }
+
+// InUse reports whether err, from Remove or Rename, is how this system
+// refuses to change a file that is open (rename_windows.go): what
+// internal/fsx's InUse asks OS, by type assertion.
+func (osFS) InUse(err error) bool { return inUse(err) }

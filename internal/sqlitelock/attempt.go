@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/wake"
@@ -99,7 +100,7 @@ type Attempt struct {
 	// process's identity unknown) removes such marks without it.
 	Guard func(ctx context.Context, path string) (release func(), err error)
 	// NoFlock leaves out the flock(2) lock the attempt takes beside
-	// SQLite's where the FS can (lockfs.Flocker): for a network
+	// SQLite's where the FS can (fsx.Flocker): for a network
 	// filesystem, which may make flock(2) a POSIX lock that conflicts with
 	// SQLite's own.
 	NoFlock bool
@@ -109,7 +110,7 @@ type Attempt struct {
 type Lock struct {
 	fsys lockfs.FS
 	path string
-	// at is path made absolute when the attempt began (lockfs.Abs): the
+	// at is path made absolute when the attempt began (fsx.Abs): the
 	// lock is judged (Check) by what it names, whatever the process's
 	// working directory is later.
 	at string
@@ -155,7 +156,7 @@ type Lock struct {
 	// removed, through it, so that Release acts on the files locked
 	// even once the path names others (a working directory changed, a
 	// symlink in the path flipped).
-	dir lockfs.Dir
+	dir fsx.Dir
 }
 
 // At is the lock's path made absolute when it was taken: where Check
@@ -239,12 +240,12 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err != nil {
 		return nil, err
 	}
-	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	dir, err := fsx.KeepDir(p.FS, filepath.Dir(path))
 	if err != nil {
 		pin.Close()
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
+	l := &Lock{fsys: p.FS, path: path, at: fsx.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
 	defer func() {
 		if (l.kept != pin || !l.held) && !l.parked {
 			pin.Close() // drops the locks on it
@@ -277,7 +278,7 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
 		case !l.attached:
 			err = openError(p.FS, path, err)
-			if errors.Is(err, fs.ErrNotExist) || lockfs.InUse(err) {
+			if errors.Is(err, fs.ErrNotExist) || fsx.InUse(err) {
 				// Removed by a releasing holder while opening, or being
 				// removed (windows: open for deleting).
 				return nil, errSwapped
@@ -317,14 +318,14 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 const flockReason = lockrec.FlockReason
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
-// the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
+// the FS has them (fsx.Flocker), so that flock(1) and proclock exclude
 // each other (docs/design.md, "flock(1)"). It is taken once SQLite's lock
 // is, so two proclock processes never meet at it: only a flock(1) holder,
 // or an IsHeld's brief shared lock, which a first attempt waits out for up
 // to BusyTimeout (RetryBusy). A filesystem that refuses flock(2) (an error other than
 // a conflict) goes without it: SQLite's lock is the lock.
 func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File) error {
-	fl, ok := p.FS.(lockfs.Flocker)
+	fl, ok := p.FS.(fsx.Flocker)
 	if !ok || a.NoFlock {
 		return nil
 	}
@@ -349,7 +350,7 @@ func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin l
 // one is on the file at path: flock(1)'s, as a probe that writes nothing
 // sees it.
 func flockHeld(fsys lockfs.FS, path string) bool {
-	fl, ok := fsys.(lockfs.Flocker)
+	fl, ok := fsys.(fsx.Flocker)
 	if !ok {
 		return false
 	}
@@ -364,7 +365,7 @@ func flockHeld(fsys lockfs.FS, path string) bool {
 
 // flockedOpen is flockHeld, of a file already open.
 func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
-	fl, ok := fsys.(lockfs.Flocker)
+	fl, ok := fsys.(fsx.Flocker)
 	if !ok {
 		return false
 	}

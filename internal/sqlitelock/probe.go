@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
@@ -31,10 +32,10 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
-	// One open of the file, for a look (lockfs.OpenLook: not kept),
+	// One open of the file, for a look (fsx.OpenLook: not kept),
 	// serves the read of its bytes and the looks for a SQLite lock and a
 	// flock(2) lock on it.
-	f, err := lockfs.OpenLook(p.FS, path)
+	f, err := fsx.OpenLook(p.FS, path)
 	if err != nil {
 		// Gone, or swapped for what does not open: as its bytes tell.
 		state, err := classify(p, path)
