@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -209,6 +210,9 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
+	if sidecarName(base) {
+		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: ErrSidecarName}
+	}
 	t := lockTarget{path: path, dir: filepath.Dir(path)}
 	if !keyed {
 		return t, t.unkeyed(p)
@@ -257,4 +261,15 @@ func selfIdentity(p *platform.Platform) *platform.Identity {
 		return nil
 	}
 	return &id
+}
+
+// sidecarName reports whether base is the name of a file proclock keeps
+// beside another lock: its mark or guard (docs/protocol.md, "Names").
+func sidecarName(base string) bool {
+	for _, suffix := range []string{lockrec.MarkSuffix, lockrec.GuardSuffix} {
+		if strings.HasSuffix(base, suffix) {
+			return true
+		}
+	}
+	return false
 }

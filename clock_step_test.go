@@ -14,19 +14,26 @@ import (
 // TestFutureMtimeJudgedFromFirstSight (issue 19, "Why" 8): a clock
 // stepped back leaves files whose mtime is ahead of it. An empty lock file
 // or an empty mark (a crashed writer's, or another tool's, judged by the
-// 30 s rule) a day ahead is judged by the time since this process first
+// 30 s rule) 20 s ahead is judged by the time since this process first
 // saw it: held for 30 s from then, free after, on either mechanism. On
-// the old code its age was negative, and it kept everyone out for the day.
+// the old code its age was negative, and it kept everyone out for the
+// step. One more than 30 s ahead (a day) is past the window at once
+// (issue 29, item 4): each one-shot caller sees it first, and it used to
+// keep them all out until the clock caught up.
 func TestFutureMtimeJudgedFromFirstSight(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name string
-		file bool // the file mechanism takes it; else SQLite
-		mark bool // an empty mark beside a free database; else an empty lock file
+		name  string
+		file  bool // the file mechanism takes it; else SQLite
+		mark  bool // an empty mark beside a free database; else an empty lock file
+		ahead time.Duration
 	}{
-		{"empty lock file, file mechanism", true, false},
-		{"empty mark, file mechanism", true, true},
-		{"empty mark, SQLite", false, true},
+		{"empty lock file, file mechanism", true, false, 20 * time.Second},
+		{"empty mark, file mechanism", true, true, 20 * time.Second},
+		{"empty mark, SQLite", false, true, 20 * time.Second},
+		{"empty lock file a day ahead, file mechanism", true, false, 24 * time.Hour},
+		{"empty mark a day ahead, file mechanism", true, true, 24 * time.Hour},
+		{"empty mark a day ahead, SQLite", false, true, 24 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := fake.New()
@@ -46,7 +53,7 @@ func TestFutureMtimeJudgedFromFirstSight(t *testing.T) {
 			if err := w.WriteFile(name, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			ahead := w.Now().Add(24 * time.Hour)
+			ahead := w.Now().Add(tc.ahead)
 			if err := w.Chtimes(name, ahead, ahead); err != nil {
 				t.Fatal(err)
 			}
@@ -55,13 +62,20 @@ func TestFutureMtimeJudgedFromFirstSight(t *testing.T) {
 			if tc.file {
 				pp = fileMech(p)
 			}
-			if _, err := proclock.Acquire(ctx, pp, appLock, proclock.Options{}); !errors.Is(err, proclock.ErrHeld) && !tc.mark {
+			l, err := proclock.Acquire(ctx, pp, appLock, proclock.Options{})
+			switch {
+			case tc.ahead > lockrec.MarkWindow && err != nil:
+				t.Fatalf("Acquire at first sight of a file %v ahead = %v; want the lock", tc.ahead, err)
+			case tc.ahead > lockrec.MarkWindow:
+				l.Release()
+				return
+			case !errors.Is(err, proclock.ErrHeld) && !tc.mark:
 				t.Fatalf("Acquire at first sight = %v; want held (30 s from now)", err)
 			}
-			w.Advance(31 * time.Second)
-			l, err := proclock.Acquire(ctx, pp, appLock, proclock.Options{})
+			w.Advance(tc.ahead + 31*time.Second) // the clock catches up, then the 30 s
+			l, err = proclock.Acquire(ctx, pp, appLock, proclock.Options{})
 			if err != nil {
-				t.Fatalf("Acquire 31 s after first sight of a file a day ahead = %v; want the lock", err)
+				t.Fatalf("Acquire 31 s after the clock caught up with a file %v ahead = %v; want the lock", tc.ahead, err)
 			}
 			l.Release()
 		})

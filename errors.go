@@ -6,32 +6,40 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
 )
 
 // ErrHeld is matched (errors.Is) by every error that says a lock is held by
 // someone else: a *HeldError, and the error of a wait that gave up.
 var ErrHeld = lockrec.ErrHeld
 
-// HeldError is the error Acquire returns when someone else holds the lock:
-//
-//	type HeldError struct {
-//		// Path is the lock's path, as the caller gave it.
-//		Path string
-//		// Holder is the holder's recorded identity; nil when unknown.
-//		Holder *platform.Identity
-//		// Reason says, when Holder is nil, what is known of the holder:
-//		// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
-//		// lock on the file); "" when nothing is.
-//		Reason string
-//	}
-//
-// errors.Is(err, ErrHeld) holds for every HeldError. Both mechanisms
-// return it, so it is declared where they can reach it.
-type HeldError = lockrec.HeldError
+// HeldError is the error Acquire returns when someone else holds the lock.
+// errors.Is(err, ErrHeld) holds for every HeldError.
+type HeldError struct {
+	// Path is the lock's path, as the caller gave it.
+	Path string
+	// Holder is the holder's recorded identity; nil when unknown.
+	Holder *platform.Identity
+	// Reason says, when Holder is nil, what is known of the holder:
+	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
+	// lock on the file); "" when nothing is.
+	Reason string
+	// Since is when the holder took the lock, as it recorded it; zero
+	// when unknown.
+	Since time.Time
+}
+
+func (e *HeldError) Error() string {
+	return (&lockrec.HeldError{Path: e.Path, Holder: e.Holder, Reason: e.Reason}).Error()
+}
+
+// Is makes errors.Is(err, ErrHeld) hold for every HeldError.
+func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // ErrLost is matched (errors.Is) by the error a Lock reports (Lock.Err)
 // once it has learnt that it no longer holds its lock without having let go
@@ -82,6 +90,12 @@ var ErrNotLockFile = lockrec.ErrNotLockFile
 // with /proc), a path over SQLite's limit of 1016 bytes, made absolute. It
 // matches lockfs.ErrNameTooLong (the system's ENAMETOOLONG) too.
 var ErrPathTooLong = lockrec.ErrPathTooLong
+
+// ErrSidecarName is matched by the error for a lock path whose name is
+// that of a file proclock keeps beside another lock (x.lock.holder,
+// x.lock.stale: docs/protocol.md, "Names"): the two locks
+// would take each other's files for their own.
+var ErrSidecarName = errors.New("the name of a file proclock keeps beside a lock")
 
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
 // take or read the lock at a path, for any other reason than its being
@@ -150,8 +164,10 @@ func plainCause(err error, path string) string {
 			return "not a lock file" + side + ": proclock never changes it; lock another path"
 		}
 		return "not a lock file: proclock never changes it; lock another path"
+	case errors.Is(err, ErrSidecarName):
+		return "a name proclock keeps for a file beside another lock (docs/protocol.md, \"Names\"): lock another path"
 	case errors.Is(err, lockfs.ErrIsDir):
-		return "is a directory"
+		return "is a directory" + sidecarNamed(err, path)
 	case errors.Is(err, lockfs.ErrNotDir):
 		return "a part of the path is not a directory"
 	case errors.Is(err, fs.ErrNotExist):

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
 )
 
 // limitedFS is a fake world's FS with linux's path limits.
@@ -88,6 +90,7 @@ func TestCancelledWaitMatchesBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release()
+	took := w.Now()
 	w.Freeze()
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
@@ -110,6 +113,52 @@ func TestCancelledWaitMatchesBoth(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, proclock.ErrHeld) || !isHeld || held.Holder == nil || held.Holder.PID != holder.PID() {
 		t.Errorf("Acquire, its wait cancelled = %v; want it to match context.Canceled, ErrHeld and *HeldError naming pid %d", err, holder.PID())
 	}
+	if isHeld && (held.Since.IsZero() || !held.Since.Equal(took)) {
+		t.Errorf("Acquire, its wait cancelled: HeldError.Since %v, want when the holder took the lock, %v", held.Since, took)
+	}
+}
+
+// TestHeldErrorSince: the root's HeldError is a struct of its own (go doc
+// shows its fields), and a held error of either mechanism, against a
+// holder of either, says since when the holder holds.
+func TestHeldErrorSince(t *testing.T) {
+	if pkg := reflect.TypeFor[proclock.HeldError]().PkgPath(); pkg != "github.com/proclock/proclock" {
+		t.Errorf("HeldError is declared in %s, want the root package", pkg)
+	}
+	if pkg := reflect.TypeFor[proclock.State]().PkgPath(); pkg != "github.com/proclock/proclock" {
+		t.Errorf("State is declared in %s, want the root package", pkg)
+	}
+	for _, holds := range mechanisms {
+		for _, takes := range mechanisms {
+			t.Run(string(holds)+"/"+string(takes), func(t *testing.T) {
+				w := fake.New()
+				w.Advance(time.Hour)
+				l, err := proclock.Acquire(context.Background(), platformOf(w.Spawn(), holds), "/app.lock", proclock.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+				took := w.Now()
+				w.Advance(time.Minute)
+				_, err = proclock.Acquire(context.Background(), platformOf(w.Spawn(), takes), "/app.lock", proclock.Options{})
+				held, ok := errors.AsType[*proclock.HeldError](err)
+				if !ok || !errors.Is(err, proclock.ErrHeld) || held.Holder == nil {
+					t.Fatalf("Acquire = %v; want a *HeldError naming the holder", err)
+				}
+				if !held.Since.Equal(took) {
+					t.Errorf("HeldError.Since = %v, want %v", held.Since, took)
+				}
+			})
+		}
+	}
+}
+
+// platformOf is p's platform, with mechanism m.
+func platformOf(p *fake.Process, m proclock.Mechanism) *platform.Platform {
+	if m == proclock.MechanismFile {
+		return p.Platform().WithoutSQLite()
+	}
+	return p.Platform()
 }
 
 // TestWaitAndDropDocs holds the docs to what TestCancelledWaitMatchesBoth

@@ -187,20 +187,3 @@ func TestGroupLockReadOnlyStale(t *testing.T) {
 		})
 	}
 }
-
-// watching reports whether process pid has an inotify instance open: a
-// waiter's watch of a lock's names.
-func watching(t *testing.T, pid string) bool {
-	t.Helper()
-	fdDir := filepath.Join("/proc", pid, "fd")
-	fds, err := os.ReadDir(fdDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fd := range fds {
-		if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && link == "anon_inode:inotify" {
-			return true
-		}
-	}
-	return false
-}

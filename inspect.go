@@ -4,14 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/platform"
 )
 
-// State is what Inspect finds at a lock's path. Both mechanisms' probes
-// answer in it too (absent, free, held, stale), so it is declared where
-// they can reach it; it has a String method.
-type State = lockrec.State
+// State is what Inspect finds at a lock's path.
+type State string
+
+func (s State) String() string { return string(s) }
 
 const (
 	// StateAbsent: nothing at the path; the lock is free.

@@ -246,6 +246,7 @@ func (c *leakConnCounter) Connect() (sqlapi.SQLConn, error) {
 		return nil, err
 	}
 	conn := wrapped.(*sqlconn.Conn).Raw()
+	//lint:ignore SA1019 the generic method it names is not in Go yet
 	err = sqlite3.CreateModule(conn, leakWatchTable, nil, func(db *sqlite3.Conn, _, _, _ string, _ ...string) (leakWatch, error) {
 		return leakWatch{&c.open}, db.DeclareVTab("CREATE TABLE x(a)")
 	})

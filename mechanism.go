@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
@@ -15,7 +16,6 @@ import (
 // mechanism is one way of holding a lock at one path. Both ways share the
 // lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
-	kind() Mechanism
 	// ready fails when the mechanism cannot work at all (the file
 	// mechanism without this process's identity).
 	ready() error
@@ -50,8 +50,6 @@ type sqliteMechanism struct {
 	noFlock bool
 }
 
-func (m *sqliteMechanism) kind() Mechanism { return MechanismSQLite }
-
 // ready: the SQLite mechanism works without this process's identity; the
 // lock's holder is then unknown.
 func (m *sqliteMechanism) ready() error { return nil }
@@ -82,6 +80,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	}
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
+		err = rootHeld(m.p, err)
 		if err == nil {
 			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl}, nil
 		}
@@ -90,13 +89,13 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 		}
 		// A file-mechanism holder's stamp: held, or cleared if stale.
 		if err := m.clearStamp(ctx, self); err != nil {
-			return nil, err
+			return nil, rootHeld(m.p, err)
 		}
 		if !opts.Wait {
 			a.Retry = sqlitelock.RetryNone
 		}
 	}
-	return nil, &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
+	return nil, heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
 }
 
 // clearStamp judges a stamp found at the path: a held error when its holder
@@ -104,15 +103,15 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 // nil once a dead holder's stamp is cleared (or gone), for another try.
 func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
 	if self == nil {
-		return &HeldError{Path: m.path, Holder: readStampHolder(m.p, m.path)}
+		return heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
 	}
 	pr, err := stamplock.Look(m.p, *self, m.path)
 	switch {
 	case err != nil:
 		return err
-	case pr.State == StateHeld && !pr.StampDead:
-		return &HeldError{Path: m.path, Holder: pr.Holder()}
-	case pr.State == StateStale || pr.StampDead:
+	case State(pr.State) == StateHeld && !pr.StampDead:
+		return heldBy(m.p, m.path, pr.Holder(), "")
+	case State(pr.State) == StateStale || pr.StampDead:
 		// Held by a mark, beside a dead stamp: once the stamp is
 		// cleared, the kernel's lock tells whether the mark's writer
 		// still holds the file, and a leftover mark is removed.
@@ -121,6 +120,37 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 		}
 	}
 	return nil
+}
+
+// rootHeld is err, a mechanism's held error (lockrec's) made a *HeldError
+// with when the holder took the lock; other errors pass as they are.
+func rootHeld(p *platform.Platform, err error) error {
+	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
+		// Its wait is still queued: the caller parks it (turns.park).
+		pe.Held = rootHeld(p, pe.Held)
+		return pe
+	}
+	h, ok := errors.AsType[*lockrec.HeldError](err)
+	if !ok {
+		return err
+	}
+	return heldBy(p, h.Path, h.Holder, h.Reason)
+}
+
+// heldBy is the held error of the lock at path, naming holder (nil:
+// unknown, and reason says what is known) and, as the record that names
+// it says (the mark, else the stamp), since when.
+func heldBy(p *platform.Platform, path string, holder *platform.Identity, reason string) *HeldError {
+	e := &HeldError{Path: path, Holder: holder, Reason: reason}
+	if holder == nil {
+		return e
+	}
+	if r := lockrec.ReadHolder(p.FS, path); r.Known() && r.Identity == *holder {
+		e.Since = r.AcquiredAt
+	} else if seen, err := lockrec.Read(p.FS, path); err == nil && seen.Stamp.Known() && seen.Stamp.Identity == *holder {
+		e.Since = seen.Stamp.AcquiredAt
+	}
+	return e
 }
 
 // readStampHolder is the holder a stamp at path names, unjudged.
@@ -134,16 +164,23 @@ func readStampHolder(p *platform.Platform, path string) *platform.Identity {
 
 func (m *sqliteMechanism) recorded() Status {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	if r := lockrec.ReadHolder(m.p.FS, m.path); r != nil {
+	mark := lockrec.ReadMark(m.p.FS, m.path)
+	if r := mark.Record; r.Known() {
 		st.Holder = &r.Identity
 		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
+		if id, err := m.p.FS.FileID(m.path); r.LockIno != 0 && (err != nil || !mark.Names(id)) {
+			// Its file is not at the path: as heldByMark says it,
+			// whoever holds the file there for a moment.
+			st.Reason = reasonFileGone
+		}
 	}
 	return st
 }
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	state, why, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
+	found, why, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
+	state := State(found)
 	switch {
 	case errors.Is(err, sqlitelock.ErrStamped):
 		// The file mechanism's lock: judged as it judges it.
@@ -162,6 +199,7 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	switch {
 	case state == StateHeld && why == "" && detail:
 		st = m.recorded()
+		why = st.Reason
 	case state != StateHeld && detail:
 		// Read only with detail: IsHeld of a free lock makes no extra
 		// read for them.
@@ -193,6 +231,10 @@ func failedInspect(st Status, err error) (Status, error) {
 	case errors.Is(err, lockrec.ErrNotLockFile):
 		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
 		return st, nil
+	case errors.Is(err, ErrHeld):
+		// The guard of a stale lock is held: Acquire is kept out.
+		st.State, st.Holder, st.AcquiredAt, st.HeldFor = StateHeld, nil, time.Time{}, 0
+		return st, nil
 	}
 	return st, err
 }
@@ -206,8 +248,6 @@ type fileMechanism struct {
 	// (stamplock.AcquireSeen).
 	seen bool
 }
-
-func (m *fileMechanism) kind() Mechanism { return MechanismFile }
 
 func (m *fileMechanism) ready() error {
 	_, err := m.self()
@@ -258,7 +298,8 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		acquire = stamplock.AcquireSeen
 	}
 	sl, err := acquire(ctx, m.p, here, m.path)
-	m.seen = errors.As(err, new(*lockrec.HeldError))
+	err = rootHeld(m.p, err)
+	m.seen = errors.Is(err, ErrHeld)
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +335,14 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	if err != nil {
 		return failedInspect(st, err)
 	}
-	if held, ok := heldByMark(p, path, pr.State); ok {
+	state := State(pr.State)
+	if held, ok := heldByMark(p, path, state); ok {
 		return held, nil
 	}
 	now := p.Time().Now()
 	st.Holder = pr.Holder()
 	switch {
-	case pr.State == StateAbsent:
+	case state == StateAbsent:
 	case pr.Mark != nil:
 		st.Mechanism = MechanismSQLite
 		if pr.Mark.Record != nil {
@@ -311,7 +353,7 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	case pr.Kind == lockrec.SQLite:
 		st.Mechanism = MechanismSQLite // an empty file could be either's
 	}
-	if pr.State == StateStale && detail {
+	if state == StateStale && detail {
 		// Acquire converts (or clears) a stale file under the guard: a
 		// user's file at the guard's name keeps it out. IsHeld, which
 		// says only held or not, makes no extra read for it.
@@ -319,11 +361,11 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 			return failedInspect(st, err)
 		}
 	}
-	st.State = pr.State
+	st.State = state
 	switch {
-	case pr.State == StateStale && pr.Reason == stamplock.ReasonFree:
+	case state == StateStale && pr.Reason == stamplock.ReasonFree:
 		st.State = StateFree
-	case pr.State == StateStale:
+	case state == StateStale:
 		st.Reason = staleReason(pr.Reason)
 	case pr.Reason == stamplock.ReasonLocked:
 		st.Reason = pr.LockedBy

@@ -79,7 +79,7 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // sliceSQLite is a platform.SQLite whose type cannot be compared (a
 // slice field): a user's wrapper, say, of the SQL path.
-type sliceSQLite struct{ opened []string }
+type sliceSQLite struct{ _ []string }
 
 func (s sliceSQLite) LocksBytes() bool { return false }
 

@@ -360,7 +360,3 @@ func buildPan(t *testing.T, gcc, dir string, cflags []string) string {
 	}
 	return pan
 }
-
-// What a lost wake-up looks like in pan's output: every waiter blocked,
-// and someone not done.
-const lostWakeup = "invalid end state"

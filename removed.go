@@ -8,12 +8,11 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Reasons of a lock held by its mark alone, beside no lock file or another
-// one than its holder locked (Status.Reason).
-const (
-	reasonFileRemoved  = "lock file removed while held; its holder's mark keeps it held"
-	reasonFileReplaced = "lock file replaced while held; its holder's mark keeps it held"
-)
+// reasonFileGone is the reason of a lock held by its mark alone, beside no
+// lock file or another one than its holder locked (Status.Reason). One
+// wording for both: a run -n held off by the mark leaves a new file where
+// there was none, and must say what status said before it.
+const reasonFileGone = "lock file removed or replaced while held; its holder's mark keeps it held"
 
 // heldByMark reports the lock at path as held when nobody holds its file
 // (state is absent or free) but a SQLite holder's mark keeps others out: a
@@ -28,12 +27,15 @@ func heldByMark(p *platform.Platform, path string, state State) (st Status, ok b
 		return Status{}, false
 	}
 	m := lockrec.ReadMark(p.FS, path)
-	if !m.Present || m.Foreign() || m.Record == nil || !m.Live(p, selfIdentity(p)) {
-		// No mark; a user's file; or one being written (an attempt
-		// that has not locked yet, or one backing off).
+	if !m.Present || m.Foreign() || !m.Live(p, selfIdentity(p)) {
+		// No mark, or a user's file.
 		return Status{}, false
 	}
-	reason := reasonFileRemoved
+	if m.Record == nil {
+		// Empty or cut, within its 30 s (another tool's, or a writer's
+		// on a filesystem without links): Acquire waits it out.
+		return Status{Path: path, State: StateHeld, Mechanism: MechanismSQLite}, true
+	}
 	if state == StateFree {
 		id, err := p.FS.FileID(path)
 		switch {
@@ -43,11 +45,9 @@ func heldByMark(p *platform.Platform, path string, state State) (st Status, ok b
 			// a leftover, which Acquire removes. (A mark naming no
 			// file is not judged so.)
 			return Status{}, false
-		default:
-			reason = reasonFileReplaced
 		}
 	}
-	st = Status{Path: path, State: StateHeld, Reason: reason, Mechanism: MechanismSQLite, Holder: m.Holder()}
+	st = Status{Path: path, State: StateHeld, Reason: reasonFileGone, Mechanism: MechanismSQLite, Holder: m.Holder()}
 	st.setAcquired(m.Record.AcquiredAt, p.Time().Now())
 	return st, true
 }

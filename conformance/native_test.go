@@ -17,7 +17,12 @@ import (
 	_ "github.com/proclock/proclock/internal/peer/sqlpeer" // the SQL path's peers (MechanismSQLiteSQL)
 )
 
-func TestMain(m *testing.M) { locktest.Main(m) }
+// TestMain serves the native harness's peers as docs/testing.md tells
+// other projects to.
+func TestMain(m *testing.M) {
+	conformance.MaybeServePeer()
+	os.Exit(m.Run())
+}
 
 func TestNative(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismSQLite, proclock.MechanismFile} {

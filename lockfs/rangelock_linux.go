@@ -8,11 +8,18 @@ import (
 )
 
 // OpenLockable opens name read-write for TryLockRange (RangeLocker), as
-// a bare descriptor (a look's File, lookFile): a convert holds its lock
-// only while it writes, and an *os.File would spend two system calls
-// offering a regular file to the runtime's poller.
+// an *os.File, never following a symlink: the lock's one open file, which
+// the lock keeps until Release and `proclock run` hands to COMMAND as its
+// descriptor 3 (docs/command.md).
 func (osFS) OpenLockable(name string) (File, error) {
-	return openBare(name, os.O_RDWR)
+	if err := CheckPath("open", name); err != nil {
+		return nil, err
+	}
+	f, err := openFile(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, refusedSymlinkAsELOOP(name, err)
+	}
+	return f, nil
 }
 
 // TryLockRange takes an OFD write lock on [off, off+n) of f without

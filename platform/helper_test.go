@@ -1,9 +1,7 @@
 package platform_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"testing"
 
@@ -17,19 +15,6 @@ import (
 func TestMain(m *testing.M) { locktest.Main(m) }
 
 var (
-	// selfRole prints Self() as JSON, then waits as locktest.Block.
-	selfRole = locktest.NewRole("self", func([]string) int {
-		id, err := platform.Native().Process.Self()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
-		if err := json.NewEncoder(os.Stdout).Encode(id); err != nil {
-			return 2
-		}
-		io.Copy(io.Discard, os.Stdin)
-		return 0
-	})
 	// launcherRole prints Self().LauncherPID, then exits.
 	launcherRole = locktest.NewRole("launcher", func([]string) int {
 		id, err := platform.Native().Process.Self()

@@ -302,7 +302,7 @@ func flockHolder(path string) int {
 }
 
 // flockHolderOf is flockHolder of the file st is the stat of: the file
-// itself, whatever name it has now (a bell removed while its waiters hold
+// itself, whatever name it has now (a file removed while others hold
 // it open, a new one at its name).
 func flockHolderOf(st *unix.Stat_t) int {
 	data, err := os.ReadFile("/proc/locks")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/proclock/proclock"
@@ -163,4 +164,22 @@ func (h *fakeHeld) Describe() string { return "fence " + h.fence }
 func (h *fakeHeld) Release() error {
 	close(h.quit)
 	return os.Remove(filepath.Join(h.t.dir, "held"))
+}
+
+// TestNotice: a Target's Acquire finds -v's line function in its context
+// (Notice), and none where -v did not put one.
+func TestNotice(t *testing.T) {
+	if Notice(context.Background()) != nil {
+		t.Fatal("Notice without -v: a function; want nil")
+	}
+	var said []string
+	ctx := context.WithValue(context.Background(), noticeKey{}, func(s string) { said = append(said, s) })
+	tell := Notice(ctx)
+	if tell == nil {
+		t.Fatal("Notice under -v: nil")
+	}
+	tell("lock-delay 2s")
+	if len(said) != 1 || said[0] != "lock-delay 2s" {
+		t.Fatalf("-v was told %q; want the line", said)
+	}
 }

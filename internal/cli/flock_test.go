@@ -236,7 +236,7 @@ func TestHelpNamesEveryOption(t *testing.T) {
 	var script *string
 	var st statusOptions
 	for help, opts := range map[string][]option{
-		runUsage:    append(runOptionTable(&o, &waitSet, &script), graceOption(new(time.Duration))),
+		runUsage:    append(runOptionTable(&o, &waitSet, &script), graceOption(new(runExtra))),
 		statusUsage: {mechanismOption(&st.mechanism), {names: []string{"--json"}}},
 	} {
 		for _, opt := range append(opts, helpOptions...) {

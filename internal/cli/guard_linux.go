@@ -64,8 +64,9 @@ type guard struct {
 	fd   int
 	done atomic.Bool
 	// launched gets the launcher's end: nil once it has started the
-	// guard, which holds the socket's other end.
+	// guard, which holds the socket's other end. ended is closed then.
 	launched chan error
+	ended    chan struct{}
 }
 
 // startGuard starts COMMAND's guard, and returns at once: the launcher
@@ -85,8 +86,9 @@ func startGuard(w io.Writer) *guard {
 		return nil
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "guard"), os.NewFile(uintptr(fds[1]), "guard")
-	g := &guard{conn: ours, fd: fds[0], launched: make(chan error, 1)}
+	g := &guard{conn: ours, fd: fds[0], launched: make(chan error, 1), ended: make(chan struct{})}
 	go func() {
+		defer close(g.ended)
 		defer theirs.Close()
 		err := launchByShell(theirs)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -175,7 +177,7 @@ func (g *guard) awaitEnd(w io.Writer) {
 
 // guardWarning tells that COMMAND runs unguarded.
 func guardWarning(w io.Writer, err error) {
-	fmt.Fprintf(w, "proclock: warning: no guard for COMMAND (a killed proclock leaves COMMAND's processes running): %v\n", err)
+	fprintf(w, "proclock: warning: no guard for COMMAND (a killed proclock leaves COMMAND's processes running): %v\n", err)
 }
 
 // watch hands the guard COMMAND's pid and its pidfd (-1 when the kernel
@@ -194,13 +196,18 @@ func (g *guard) watch(pid, pidfd int, w io.Writer) {
 }
 
 // dismiss tells the guard the job is over (or never began): it exits
-// without killing.
+// without killing. It returns once the launcher has ended: forked while
+// proclock took the lock, the launcher holds a copy of the lock file's
+// descriptor, and with it the kernel's lock, until it executes the shell
+// (a failed run otherwise left the lock held for that while after it
+// exited, long on a loaded machine).
 func (g *guard) dismiss() {
 	if g == nil || g.done.Swap(true) {
 		return
 	}
 	_ = unix.Sendmsg(g.fd, []byte("done"), nil, nil, 0)
 	g.conn.Close()
+	<-g.ended
 }
 
 // tiePidfd asks the kernel for a pidfd of cmd when it is created, for

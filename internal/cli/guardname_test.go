@@ -88,3 +88,35 @@ func TestRunNamesTheHoldingMechanism(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryAtGuardNamed: a directory at the guard's name (PATH.stale)
+// beside a dead holder's stamp is named as what failed, by run and by
+// status, for either mechanism; both used to say the lock file itself "is
+// a directory", with flock(1)'s hint for a directory at PATH.
+func TestDirectoryAtGuardNamed(t *testing.T) {
+	t.Parallel()
+	dead, err := platform.Native().Process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.PID, dead.StartTime = locktest.DeadPID(t), 0
+	record := lockrec.Record{Format: lockrec.Format, Identity: dead, AcquiredAt: time.Now(), Nonce: "dead"}.Marshal()
+	for _, mech := range mechanisms {
+		t.Run(mech, func(t *testing.T) {
+			lock := filepath.Join(t.TempDir(), "app.lock")
+			write(t, lock, record)
+			if err := os.Mkdir(lock+lockrec.GuardSuffix, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			const want = "is a directory (on app.lock.stale)"
+			res := runProclock(t, line("run", "-n", "--mechanism", mech, lock, helper("exit", "0"))...)
+			if res.code != 2 || !strings.Contains(res.stderr, want) || strings.Contains(res.stderr, "flock(1)") {
+				t.Errorf("run: exit %d, want 2 saying %q; stderr %q", res.code, want, res.stderr)
+			}
+			st := runProclock(t, "status", "--mechanism", mech, lock)
+			if st.code != 2 || !strings.Contains(st.stderr, want) || strings.Contains(st.stderr, "flock(1)") {
+				t.Errorf("status: exit %d, want 2 saying %q; stderr %q", st.code, want, st.stderr)
+			}
+		})
+	}
+}

@@ -32,7 +32,7 @@ func noted(err error, note string) error {
 // follows; "" for anything else.
 func pathNote(path string, err error) string {
 	switch {
-	case errors.Is(err, lockfs.ErrIsDir):
+	case errors.Is(err, lockfs.ErrIsDir) && isDir(path):
 		return "flock(1) locks a directory itself; a proclock lock is a file: lock a file of its own, such as one beside the directory"
 	case errors.Is(err, proclock.ErrNotLockFile):
 		return symlinkNote(path)
@@ -57,6 +57,12 @@ func symlinkNote(path string) string {
 		return fmt.Sprintf("it is a dangling symlink, to %q, which does not exist: %s", target, why)
 	}
 	return fmt.Sprintf("it is a symlink, to %q: %s", target, why)
+}
+
+// isDir reports whether path names a directory, following symlinks.
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // isMissing reports whether what path names, following symlinks, does not

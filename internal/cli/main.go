@@ -102,7 +102,7 @@ func buildVersion() string {
 // complain prints err on stderr as one line that starts with "proclock",
 // as the library's errors and usagef's do already.
 func complain(w io.Writer, err error) {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	msg := printable(strings.ReplaceAll(err.Error(), "\n", " "))
 	if !strings.HasPrefix(msg, "proclock: ") && !strings.HasPrefix(msg, "proclock run: ") && !strings.HasPrefix(msg, "proclock status: ") {
 		msg = "proclock: " + msg
 	}

@@ -37,8 +37,9 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   -E, --conflict-exit-code CODE
                           exit with CODE (0-255) instead of 1 when the lock
                           is held or the wait runs out
-  -c, --command 'CMD'     run CMD with /bin/sh -c instead of -- COMMAND
-                          (before PATH, or after it as flock(1) has it)
+  -c, --command 'CMD'     run CMD with $SHELL -c (/bin/sh when SHELL is
+                          unset) instead of -- COMMAND (before PATH, or
+                          after it as flock(1) has it)
   -q, --quiet             say nothing when the lock is held or the wait
                           runs out, as flock(1) does; errors, and
                           COMMAND's own stderr, still show
@@ -59,7 +60,8 @@ Options (short ones bundle: -nv; values attached or apart: -w5, -w 5):
   --grace DURATION        when the lock is lost while COMMAND runs, the
                           time between SIGTERM and SIGKILL to COMMAND's
                           process group (below); default 2s on a host
-                          lock, a fifth of the TTL on a cluster lock
+                          lock, a fifth of the TTL on a cluster lock;
+                          0: SIGKILL at once
   -x, -e, --exclusive     accepted for flock(1)'s sake: the lock is always
                           exclusive
   -o, --close             COMMAND does not inherit the lock's descriptor
@@ -196,9 +198,15 @@ type runOptions struct {
 	hostOnly []string
 }
 
-// shellCommand is -c's COMMAND: script run by the shell, as flock(1) runs
-// it.
-func shellCommand(script string) []string { return []string{shell, "-c", script} }
+// shellCommand is -c's COMMAND: script run by $SHELL, else the system's
+// shell, as flock(1) runs it.
+func shellCommand(script string) []string {
+	sh := os.Getenv("SHELL")
+	if sh == "" {
+		sh = shell
+	}
+	return []string{sh, "-c", script}
+}
 
 // runOptionTable defines proclock run's options, flock(1)'s spellings
 // beside proclock's own (docs/command.md, "Options").
@@ -297,12 +305,9 @@ func isDecimal(s string) bool {
 	return digits > 0 && dots <= 1
 }
 
-// parseRunArgs reads proclock run's options and operands. It returns
-// errHelp or errVersion when -h or -V asked for that instead.
-func parseRunArgs(args []string) (runOptions, error) { return parseRunArgsWith(args, nil) }
-
-// parseRunArgsWith is parseRunArgs with options beyond run's own (the
-// backends', runExtra's).
+// parseRunArgsWith reads proclock run's options and operands, with
+// options beyond run's own (the backends', runExtra's). It returns errHelp
+// or errVersion when -h or -V asked for that instead.
 func parseRunArgsWith(args []string, extra []option) (runOptions, error) {
 	o := runOptions{heldCode: exitHeld, mechanism: "auto"}
 	var waitSet bool
@@ -536,7 +541,7 @@ func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Wri
 		l, err = proclock.Acquire(ctx, p, o.path, opts)
 	}
 	if err == nil {
-		fmt.Fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
+		fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
 	}
 	return l, err
 }
@@ -546,7 +551,8 @@ func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Wri
 // Inspect adds since when and the mechanism.
 func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, then string) {
 	st := proclock.Status{Path: o.path, State: proclock.StateHeld, Mechanism: mechanismOf(p)}
-	if held, ok := errors.AsType[*proclock.HeldError](err); ok {
+	held, isHeld := errors.AsType[*proclock.HeldError](err)
+	if isHeld {
 		st.Holder, st.Reason = held.Holder, held.Reason
 	}
 	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld {
@@ -557,11 +563,14 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 			st = now
 		}
 	}
+	if isHeld && !held.Since.IsZero() {
+		st.AcquiredAt, st.HeldFor = held.Since, max(time.Since(held.Since), 0)
+	}
 	prefix := "proclock: "
 	if errors.Is(err, context.DeadlineExceeded) {
 		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
 	}
-	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
+	fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
 }
 
 // explainCause prints, for -v, the cause of err in full, as errors.Unwrap
@@ -569,7 +578,7 @@ func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, the
 // line has it in plain words only (docs/command.md).
 func explainCause(w io.Writer, err error) {
 	if pe, ok := errors.AsType[*proclock.Error](err); ok && pe.Err != nil {
-		fmt.Fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
+		fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
 	}
 }
 
@@ -594,13 +603,13 @@ func withHint(err error) error {
 // exit codes: 127 when it is not found, 126 when it cannot be run.
 func cannotStart(w io.Writer, name string, err error) int {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(w, "proclock: %s: command not found\n", name)
+		fprintf(w, "proclock: %s: command not found\n", name)
 		return exitNotFound
 	}
 	if errors.Is(err, exec.ErrDot) {
 		// As os/exec does, refuse a program that PATH finds only in the
 		// current directory: write ./NAME to mean it.
-		fmt.Fprintf(w, "proclock: %s: found only in the current directory; run it as %s\n", name, "."+string(filepath.Separator)+name)
+		fprintf(w, "proclock: %s: found only in the current directory; run it as %s\n", name, "."+string(filepath.Separator)+name)
 		return exitNoExec
 	}
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
@@ -608,7 +617,7 @@ func cannotStart(w io.Writer, name string, err error) int {
 	} else if ee, ok := errors.AsType[*exec.Error](err); ok {
 		err = ee.Err
 	}
-	fmt.Fprintf(w, "proclock: %s: cannot run: %v\n", name, err)
+	fprintf(w, "proclock: %s: cannot run: %v\n", name, err)
 	return exitNoExec
 }
 

@@ -107,34 +107,64 @@ func skipUnlessFileSeesFlock(t *testing.T) {
 func TestRunKilledJobKeepsLock(t *testing.T) {
 	for _, holder := range mechanisms {
 		for _, taker := range mechanisms {
-			t.Run(holder+" holds, "+taker+" takes", func(t *testing.T) {
-				if taker == "file" {
-					skipUnlessFileSeesFlock(t)
+			for _, second := range []bool{false, true} {
+				name := holder + " holds, " + taker + " takes"
+				if second {
+					name += ", second run"
 				}
-				t.Parallel()
-				lock := filepath.Join(t.TempDir(), "x.lock")
-				r := startProclock(t, line("run", "--mechanism", holder, lock, "--", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)...)
-				child := r.readPID()
-				r.cmd.Process.Signal(syscall.SIGKILL)
-				r.wait()
-
-				if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
-					t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
-				} else {
-					t.Logf("status: %s", st.Reason)
-				}
-				next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
-				for range 2 {
-					if res := runProclock(t, next...); res.code != 1 {
-						t.Fatalf("run -n beside the killed run's live child: exit %d, want 1 (held); stderr: %s", res.code, res.stderr)
+				t.Run(name, func(t *testing.T) {
+					if taker == "file" {
+						skipUnlessFileSeesFlock(t)
 					}
-				}
-				killAndAwait(t, child)
-				if res := runProclock(t, next...); res.code != 0 {
-					t.Fatalf("run -n once the child exited: exit %d, want 0; stderr: %s", res.code, res.stderr)
-				}
-			})
+					t.Parallel()
+					lock := filepath.Join(t.TempDir(), "x.lock")
+					if second {
+						// The path's second run: the lock's file is there
+						// already (a SQLite lock's database stays).
+						if res := runProclock(t, line("run", "--mechanism", holder, lock, "--", "true")...); res.code != 0 {
+							t.Fatalf("first run: exit %d; stderr: %s", res.code, res.stderr)
+						}
+					}
+					r := startProclock(t, line("run", "--mechanism", holder, lock, "--", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)...)
+					child := r.readPID()
+					r.cmd.Process.Signal(syscall.SIGKILL)
+					r.wait()
+
+					if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
+						t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
+					} else {
+						t.Logf("status: %s", st.Reason)
+					}
+					next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
+					for range 2 {
+						if res := runProclock(t, next...); res.code != 1 {
+							t.Fatalf("run -n beside the killed run's live child: exit %d, want 1 (held); stderr: %s", res.code, res.stderr)
+						}
+					}
+					killAndAwait(t, child)
+					if res := runProclock(t, next...); res.code != 0 {
+						t.Fatalf("run -n once the child exited: exit %d, want 0; stderr: %s", res.code, res.stderr)
+					}
+				})
+			}
 		}
+	}
+}
+
+// TestRunPassesLockEveryRun: COMMAND gets the lock's descriptor 3 on
+// every run of a path, the first (the lock's file created) and the next
+// ones (a SQLite lock's database already there), for both mechanisms.
+func TestRunPassesLockEveryRun(t *testing.T) {
+	for _, mech := range mechanisms {
+		t.Run(mech, func(t *testing.T) {
+			lock := filepath.Join(t.TempDir(), "x.lock")
+			for run := 1; run <= 3; run++ {
+				res := runProclock(t, line("run", "--mechanism", mech, lock, "--", "sh", "-c", `if [ -e /proc/self/fd/3 ]; then echo fd3; else echo none; fi`)...)
+				if res.code != 0 || strings.TrimSpace(res.stdout) != "fd3" {
+					t.Fatalf("run %d: exit %d, COMMAND said %q; want fd3; stderr: %s", run, res.code, res.stdout, res.stderr)
+				}
+			}
+		})
 	}
 }
 

@@ -20,24 +20,22 @@ import (
 // the stop on loss, and the options of the backends, noted when given so
 // that a host PATH refuses them.
 type runExtra struct {
-	grace   time.Duration // 0: the default
-	foreign []string      // backend options given
+	grace    time.Duration // as asked, when graceSet (0: SIGKILL at once)
+	graceSet bool
+	foreign  []string // backend options given
 }
 
 // options are the parser's entries for x: --grace and the backends'
 // options.
 func (x *runExtra) options(backends []Backend) []option {
-	return append([]option{graceOption(&x.grace)}, x.backendOptions(backends)...)
+	return append([]option{graceOption(x)}, x.backendOptions(backends)...)
 }
 
-// graceOption is --grace, stored in dst.
-func graceOption(dst *time.Duration) option {
+// graceOption is --grace, stored in x.
+func graceOption(x *runExtra) option {
 	return option{names: []string{"--grace"}, value: "DURATION", set: func(s string) error {
 		d, err := parseWait(s)
-		if err == nil && d <= 0 {
-			err = errors.New("not a positive duration")
-		}
-		*dst = d
+		x.grace, x.graceSet = d, err == nil
 		return err
 	}}
 }
@@ -77,7 +75,10 @@ func runTarget(b Backend, o runOptions, x runExtra, std streams) int {
 		return failure(std.err, err, o.verbose)
 	}
 	defer t.Close()
-	grace, err := t.Grace(x.grace)
+	grace, err := time.Duration(0), error(nil)
+	if !x.graceSet || x.grace > 0 {
+		grace, err = t.Grace(x.grace) // 0: the backend's default
+	}
 	if err != nil {
 		complain(std.err, usagef("run", "%v", err))
 		return exitUsage
@@ -195,7 +196,7 @@ func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path
 // tellLost says, in one line, that the lock was lost and what run did:
 // how, the signals it sent.
 func tellLost(w io.Writer, path, why, how string) {
-	fmt.Fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: %s\n",
+	fprintf(w, "proclock: lost %s while COMMAND ran (%s); stopped COMMAND's process group: %s\n",
 		path, strings.TrimPrefix(why, "proclock: "), how)
 }
 
@@ -235,7 +236,7 @@ func takeTarget(ctx context.Context, t Target, o runOptions, stderr io.Writer) (
 		h, err = t.Acquire(ctx, true)
 	}
 	if err == nil {
-		fmt.Fprintf(stderr, "proclock: took %s after %v: %s\n", o.path, roughly(time.Since(began)), h.Describe())
+		fprintf(stderr, "proclock: took %s after %v: %s\n", o.path, roughly(time.Since(began)), h.Describe())
 	}
 	return h, err
 }
@@ -259,7 +260,7 @@ func explainTargetHeld(w io.Writer, t Target, o runOptions, err error, then stri
 	if errors.Is(err, context.DeadlineExceeded) {
 		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
 	}
-	fmt.Fprintf(w, "%s%s is held by %s%s\n", prefix, o.path, joinFacts(reportFacts(rep)), then)
+	fprintf(w, "%s%s is held by %s%s\n", prefix, o.path, joinFacts(reportFacts(rep)), then)
 }
 
 // reportFacts is holderFacts for a backend's report, with a cluster
@@ -296,7 +297,7 @@ func clusterFacts(c *ClusterStatus) []string {
 
 // graceOr is the grace asked with --grace, or def.
 func (x *runExtra) graceOr(def time.Duration) time.Duration {
-	if x.grace > 0 {
+	if x.graceSet {
 		return x.grace
 	}
 	return def

@@ -18,7 +18,7 @@ var relayed = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // passedOn: windows has no other signals to pass on.
 var passedOn []os.Signal
 
-// shell runs -c's COMMAND: sh as PATH finds it.
+// shell runs -c's COMMAND when SHELL is unset: sh as PATH finds it.
 const shell = "sh"
 
 // supervise starts COMMAND and waits for it to end, outliving the signals

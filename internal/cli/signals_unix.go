@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -46,7 +45,7 @@ var relayed = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, sysca
 // catches and drops them, as it would have them for COMMAND.
 var passedOn = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH}
 
-// shell runs -c's COMMAND.
+// shell runs -c's COMMAND when SHELL is unset.
 const shell = "/bin/sh"
 
 // childEvent is a change of COMMAND's state, as wait4 reports it: a stop,
@@ -60,24 +59,6 @@ type childEvent struct {
 // for it, which ends the supervision too).
 func (ev childEvent) ended() bool {
 	return ev.err != nil || ev.status.Exited() || ev.status.Signaled()
-}
-
-// watch reports COMMAND's stops, continues and end on events until it has
-// ended; it reaps COMMAND. cmd.Wait is never called: it cannot report
-// stops.
-func watch(pid int, events chan<- childEvent) {
-	for {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, waitStops, nil)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		ev := childEvent{status: ws, err: err}
-		events <- ev
-		if ev.ended() {
-			return
-		}
-	}
 }
 
 // job is COMMAND's process group and the terminal proclock shares with

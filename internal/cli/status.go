@@ -299,25 +299,25 @@ func describeStatus(st proclock.Status) string {
 	mech := "mechanism " + string(st.Mechanism)
 	switch st.State {
 	case proclock.StateAbsent:
-		return fmt.Sprintf("%s: free (no lock file; %s)\n", st.Path, mech)
+		return sprintf("%s: free (no lock file; %s)\n", st.Path, mech)
 	case proclock.StateFree:
-		return fmt.Sprintf("%s: free (%s)\n", st.Path, mech)
+		return sprintf("%s: free (%s)\n", st.Path, mech)
 	case proclock.StateStale:
-		line := fmt.Sprintf("%s: stale, free to take: %s\n", st.Path, st.Reason)
+		line := sprintf("%s: stale, free to take: %s\n", st.Path, st.Reason)
 		if st.Holder == nil {
 			return line + "  " + mech + "\n"
 		}
-		return line + "  last held by " + joinFacts(holderFacts(st)) + "\n"
+		return line + sprintf("  last held by %s\n", joinFacts(holderFacts(st)))
 	case proclock.StateHeld:
 		facts := holderFacts(st)
-		return fmt.Sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:])) + unjudgedNote(st)
+		return sprintf("%s: held by %s\n  %s\n", st.Path, facts[0], joinFacts(facts[1:])) + unjudgedNote(st)
 	case proclock.StateForeign:
 		if st.Reason != "" { // it may name a sidecar: a user's file at the mark's name
-			return fmt.Sprintf("%s: %s\n", st.Path, st.Reason)
+			return sprintf("%s: %s\n", st.Path, st.Reason)
 		}
-		return fmt.Sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
+		return sprintf("%s: not a lock file: proclock never changes it; lock another path\n", st.Path)
 	}
-	return fmt.Sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
+	return sprintf("%s: %s: %s (%s)\n", st.Path, st.State, st.Reason, mech)
 }
 
 // unjudgedNote is how to clear a lock file whose holder no process here
@@ -328,7 +328,7 @@ func unjudgedNote(st proclock.Status) string {
 	if !st.OtherPIDNamespace || st.Mechanism != proclock.MechanismFile {
 		return ""
 	}
-	return fmt.Sprintf("  its pid is of another pid namespace: no process here can tell whether it lives, and if it died the lock stays held until someone removes the file; once sure it is gone (its container ended), rm %s\n", st.Path)
+	return sprintf("  its pid is of another pid namespace: no process here can tell whether it lives, and if it died the lock stays held until someone removes the file; once sure it is gone (its container ended), rm %s\n", st.Path)
 }
 
 // holderFacts lists what is known of a lock's holder: who it is first,

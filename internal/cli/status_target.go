@@ -130,14 +130,14 @@ func describeReport(rep Report) string {
 	c := rep.Cluster
 	switch {
 	case rep.State == proclock.StateAbsent && c != nil && c.Unclean:
-		return fmt.Sprintf("%s: free (no key; mechanism %s); its last holder did not let go cleanly: the next holder serves the lock-delay\n",
+		return sprintf("%s: free (no key; mechanism %s); its last holder did not let go cleanly: the next holder serves the lock-delay\n",
 			rep.Path, rep.Mechanism)
 	case rep.State == proclock.StateAbsent && c != nil:
-		return fmt.Sprintf("%s: free (no key; mechanism %s)\n", rep.Path, rep.Mechanism)
+		return sprintf("%s: free (no key; mechanism %s)\n", rep.Path, rep.Mechanism)
 	case rep.State == proclock.StateHeld:
 		text := describeStatus(rep.Status)
 		if facts := clusterFacts(c); len(facts) > 0 {
-			text += "  " + joinFacts(facts) + "\n"
+			text += sprintf("  %s\n", joinFacts(facts))
 		}
 		return text
 	}

@@ -153,9 +153,12 @@ func (s *lossStop) begin(why string, killAt time.Time) (time.Time, bool) {
 	now := time.Now()
 	s.mu.Lock()
 	s.why, s.killAt = why, killAt
-	if now.Before(killAt) {
+	switch {
+	case now.Before(killAt):
 		s.how = fmt.Sprintf("SIGTERM, then SIGKILL after %v", roughly(killAt.Sub(now)))
-	} else {
+	case s.grace == 0:
+		s.how = "SIGKILL at once, as --grace 0 asks"
+	default:
 		s.how = "SIGKILL at once, its deadline being past"
 	}
 	s.mu.Unlock()

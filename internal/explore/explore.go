@@ -990,14 +990,6 @@ func (s *Scripter) Finish(u *User) error {
 	return err
 }
 
-// Kill kills u before the step it is about to take, and lets it finish.
-func (s *Scripter) Kill(u *User) error {
-	if u.done {
-		return fmt.Errorf("%s has finished", u.Name)
-	}
-	return s.r.take(u, true)
-}
-
 // At matches a step: call (Step.Call, or a label) on path ("" for any),
 // the n-th time (from 1) it is asked about one. Until asks once for each
 // step the user stops at.

@@ -14,12 +14,19 @@ import (
 // clock stepped back since the file was written, or another machine's
 // clock) gives no negative age, which would hold the file for as long as
 // the step: its age is the time since this process first saw the file
-// with that mtime (docs/protocol.md, "Judging what is there").
+// with that mtime, and past MarkWindow when the mtime is ahead by more
+// than that, so that one-shot callers, each seeing the file first, are
+// not kept out until the clock catches up: its writer wrote it before a
+// step back longer than the window (docs/protocol.md, "Judging what is
+// there").
 func Age(p *platform.Platform, id lockfs.FileID, name string, mtime time.Time) time.Duration {
 	clock := p.Time()
 	now := clock.Now()
 	if age := now.Sub(mtime); age >= 0 {
 		return age
+	}
+	if mtime.Sub(now) > MarkWindow {
+		return MarkWindow + time.Nanosecond
 	}
 	return now.Sub(ahead.firstSeen(clock, id, name, mtime, now))
 }

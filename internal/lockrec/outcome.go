@@ -3,7 +3,6 @@ package lockrec
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/proclock/proclock/platform"
 )
@@ -34,8 +33,8 @@ func (s State) String() string { return string(s) }
 var ErrHeld = errors.New("proclock: lock is held")
 
 // HeldError is the error of an attempt, by either mechanism, that found
-// the lock held by someone else, and the error Acquire returns then
-// (proclock.HeldError).
+// the lock held by someone else. The root package makes it a
+// proclock.HeldError, with since when.
 type HeldError struct {
 	// Path is the lock's path, as the caller gave it.
 	Path string
@@ -45,9 +44,6 @@ type HeldError struct {
 	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
 	// lock on the file); "" when nothing is.
 	Reason string
-	// Since is when the holder took the lock, as it recorded it; zero
-	// when unknown.
-	Since time.Time
 }
 
 func (e *HeldError) Error() string {

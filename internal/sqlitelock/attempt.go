@@ -263,54 +263,69 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	}
 	if err := l.take(ctx, p, a.Retry, pin); err != nil {
 		l.detach()
-		switch {
-		case l.parked:
-			return nil, &ParkedError{Err: err, Held: &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}, Done: l.parkedDone}
-		case errors.Is(err, sqlapi.SQLiteBusy):
-			return nil, &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
-		case !l.attached && errors.Is(err, fs.ErrPermission):
-			// Readable (it is pinned) but not writable by this user:
-			// still held or free, by a look that writes nothing.
-			return nil, readOnlyVerdict(p, a.Conns, path, name)
-		case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
-			// Stamped since it was pinned, or being rewritten by a
-			// file-mechanism process: for the caller to judge.
-			return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
-		case !l.attached:
-			err = openError(p.FS, path, err)
-			if errors.Is(err, fs.ErrNotExist) || fsx.InUse(err) {
-				// Removed by a releasing holder while opening, or being
-				// removed (windows: open for deleting).
-				return nil, errSwapped
-			}
-			return nil, err
-		}
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
+		return nil, l.notTaken(p, a, err)
 	}
+	if err := l.settle(ctx, p, a, pin, pinned); err != nil {
+		return nil, err
+	}
+	l.held = true
+	return l, nil
+}
+
+// settle takes the steps after SQLite's lock is taken on pin (pinned):
+// the path still names it, the flock(2) lock, the mark, and no stamp
+// written into it meanwhile (docs/protocol.md, "The steps").
+func (l *Lock) settle(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File, pinned lockfs.FileID) error {
 	if now, err := l.fileID(); err != nil || !now.SameOpen(pinned) {
 		l.detach()
-		return nil, errSwapped
+		return errSwapped
 	}
 	if err := l.flock(ctx, p, a, pin); err != nil {
 		l.detach()
-		return nil, err
+		return err
 	}
 	if err := l.mark(ctx, p, a); err != nil {
 		l.detach()
-		return nil, err
+		return err
 	}
 	// The mark is written: a stamp written from now on is followed by its
 	// writer's look at the mark. One written before is in the file now,
 	// and has changed its size (a stamp is never lockrec.DatabaseSize long).
 	if kind, err := stampedSince(pin); err != nil || (kind != lockrec.Empty && kind != lockrec.SQLite) {
-		err = errors.Join(err, l.unmark(), l.detach())
-		if err != nil {
-			return nil, err
+		if err := errors.Join(err, l.unmark(), l.detach()); err != nil {
+			return err
 		}
-		return nil, &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
+		return &fs.PathError{Op: "lock", Path: l.path, Err: ErrStamped}
 	}
-	l.held = true
-	return l, nil
+	return nil
+}
+
+// notTaken is the outcome of an attempt whose take failed with err.
+func (l *Lock) notTaken(p *platform.Platform, a Attempt, err error) error {
+	path := l.path
+	switch {
+	case l.parked:
+		return &ParkedError{Err: err, Held: &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}, Done: l.parkedDone}
+	case errors.Is(err, sqlapi.SQLiteBusy):
+		return &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
+	case !l.attached && errors.Is(err, fs.ErrPermission):
+		// Readable (it is pinned) but not writable by this user: still
+		// held or free, by a look that writes nothing.
+		return readOnlyVerdict(p, a.Conns, path, l.name)
+	case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
+		// Stamped since it was pinned, or being rewritten by a
+		// file-mechanism process: for the caller to judge.
+		return &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
+	case !l.attached:
+		err = openError(p.FS, path, err)
+		if errors.Is(err, fs.ErrNotExist) || fsx.InUse(err) {
+			// Removed by a releasing holder while opening, or being
+			// removed (windows: open for deleting).
+			return errSwapped
+		}
+		return err
+	}
+	return &fs.PathError{Op: "lock", Path: path, Err: err}
 }
 
 // flockReason is why a lock held by a flock(2) lock has no known holder
@@ -650,8 +665,6 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	if retry == RetryQueue {
 		retry = RetryBusy
 	}
-	clock := p.Time()
-	start := clock.Now()
 	if retry == RetryBusy {
 		// Every wait goes through the platform's one pause, under one
 		// kept watch (platform.Watching), so that a holder letting go
@@ -663,107 +676,135 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		ctx, stop = wake.Watching(ctx, p)
 		defer stop()
 	}
-	_, kept := p.Wake.(wake.Watcher)
-	dir, names := filepath.Dir(l.path), lockrec.Watched(l.path)
-	woke := false
+	w := newBusyWait(ctx, p, l.path, retry)
+	if retry != RetryBusy {
+		return l.try(pin, w)
+	}
+	err = l.tryBusy(pin, w)
+	for range retries {
+		if !errors.Is(err, sqlapi.SQLiteBusy) {
+			return err
+		}
+		d := retryMin + rand.N(retrySpread)
+		if w.woke {
+			d = afterWake
+		}
+		if w.pause(d) != nil {
+			return err
+		}
+		err = l.try(pin, w)
+	}
+	return err
+}
+
+// busyWait is the waiting of one attempt's busy timeout and retries.
+type busyWait struct {
+	ctx   context.Context
+	p     *platform.Platform
+	retry Retry
+	start time.Time
+	path  string
+	dir   string
+	names []string
+	kept  bool // the Waker keeps a watch (wake.Watcher)
+	woke  bool // the last pause was ended by a wake-up
 	// holder is the pid the waits watch where the Waker keeps no watch
 	// (the fake world): the holder the mark names, running here, looked
 	// up again after each wake-up, so that its death ends the waits as it
 	// ends a waiting Acquire's between attempts, for both mechanisms alike
 	// (docs/testing.md, "Time"). linux's kept watch finds the holder
 	// itself; without a Waker the waits sleep on the clock.
-	holder, looked := 0, false
-	watched := func() int {
-		if !looked && !kept && p.Wake != nil {
-			holder, looked = runningHolder(p, l.path), true
-		}
-		return holder
+	holder int
+	looked bool
+}
+
+func newBusyWait(ctx context.Context, p *platform.Platform, path string, retry Retry) *busyWait {
+	_, kept := p.Wake.(wake.Watcher)
+	return &busyWait{ctx: ctx, p: p, retry: retry, start: p.Time().Now(), path: path,
+		dir: filepath.Dir(path), names: lockrec.Watched(path), kept: kept}
+}
+
+// pause waits d, or until the lock's files change or its holder exits.
+func (w *busyWait) pause(d time.Duration) error {
+	if !w.looked && !w.kept && w.p.Wake != nil {
+		w.holder, w.looked = runningHolder(w.p, w.path), true
 	}
-	pause := func(d time.Duration) error {
-		var err error
-		woke, err = wake.Pause(ctx, p, dir, names, watched(), d)
-		if woke {
-			looked = false // gone, or changing hands: look again
-		}
-		return err
+	woke, err := wake.Pause(w.ctx, w.p, w.dir, w.names, w.holder, d)
+	w.woke = woke
+	if woke {
+		w.looked = false // gone, or changing hands: look again
 	}
-	// tick is one wait of a first attempt's busy wait; false once
-	// BusyTimeout is out.
-	tick := func() bool {
-		if retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout {
-			return false
-		}
-		d := time.Millisecond
-		if woke && kept {
-			d = afterWake
-		}
-		return pause(d) == nil
+	return err
+}
+
+// tick is one wait of a first attempt's busy wait; false once
+// BusyTimeout is out.
+func (w *busyWait) tick() bool {
+	if w.retry != RetryBusy || w.p.Time().Now().Sub(w.start) >= BusyTimeout {
+		return false
+	}
+	d := time.Millisecond
+	if w.woke && w.kept {
+		d = afterWake
+	}
+	return w.pause(d) == nil
+}
+
+// try makes one try at SQLite's exclusive lock, through the byte-range
+// locks or SQL; through SQL on a connection in exclusive locking mode, it
+// lets go of the attach's shared lock before each of w's ticks.
+func (l *Lock) try(pin lockfs.File, w *busyWait) error {
+	if l.ranged != nil {
+		return l.lockRange(pin)
 	}
 	excl := exclusiveByDefault(l.conns)
 	sql := lockSQL
 	if excl {
 		sql = lockExclusiveSQL
 	}
-	try := func() error {
-		if l.ranged != nil {
-			return l.lockRange(pin)
-		}
-		for {
-			if !l.attached {
-				if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
-					return err
-				}
-				l.attached = true
-			}
-			err := exec(l.conn, sql)
-			if !excl || !errors.Is(err, sqlapi.SQLiteBusy) {
+	for {
+		if !l.attached {
+			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
 				return err
 			}
-			// Still holding the attach's shared lock (exclusive
-			// locking mode): let go of it before waiting.
-			if derr := l.unattach(); derr != nil {
-				return derr
-			}
-			if !tick() {
-				return err
-			}
+			l.attached = true
+		}
+		err := exec(l.conn, sql)
+		if !excl || !errors.Is(err, sqlapi.SQLiteBusy) {
+			return err
+		}
+		// Still holding the attach's shared lock (exclusive locking
+		// mode): let go of it before waiting.
+		if derr := l.unattach(); derr != nil {
+			return derr
+		}
+		if !w.tick() {
+			return err
 		}
 	}
-	if retry != RetryBusy {
-		return try()
-	}
+}
+
+// tryBusy is try, waiting out the busy timeout: through the byte-range
+// locks by ticks between tries, through SQL by SQLite's busy handler.
+func (l *Lock) tryBusy(pin lockfs.File, w *busyWait) error {
 	if l.ranged != nil {
-		err = try()
-		for errors.Is(err, sqlapi.SQLiteBusy) && tick() {
-			err = try()
+		err := l.try(pin, w)
+		for errors.Is(err, sqlapi.SQLiteBusy) && w.tick() {
+			err = l.try(pin, w)
 		}
-	} else {
-		l.conn.BusyHandler(func(context.Context, int) bool {
-			if excl && l.attached && l.sharedOnly() {
-				// BEGIN EXCLUSIVE found another shared lock beside
-				// ours, or a writer's: no waiting on a shared lock
-				// (try).
-				return false
-			}
-			return tick()
-		})
-		err = try()
-		l.conn.BusyHandler(nil)
+		return err
 	}
-	for range retries {
-		if !errors.Is(err, sqlapi.SQLiteBusy) {
-			return err
+	excl := exclusiveByDefault(l.conns)
+	l.conn.BusyHandler(func(context.Context, int) bool {
+		if excl && l.attached && l.sharedOnly() {
+			// BEGIN EXCLUSIVE found another shared lock beside ours, or
+			// a writer's: no waiting on a shared lock (try).
+			return false
 		}
-		d := retryMin + rand.N(retrySpread)
-		if woke {
-			d = afterWake
-		}
-		if pause(d) != nil {
-			return err
-		}
-		err = try()
-	}
-	return err
+		return w.tick()
+	})
+	defer l.conn.BusyHandler(nil)
+	return l.try(pin, w)
 }
 
 // runningHolder is the pid of the holder the mark of the lock at path

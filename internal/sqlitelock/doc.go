@@ -18,7 +18,7 @@
 //
 // The contract:
 //   - Acquire makes one attempt, with ctx first: it returns a held *Lock, a
-//     *lockrec.HeldError (proclock.HeldError, matching proclock.ErrHeld)
+//     *lockrec.HeldError (made a proclock.HeldError, matching proclock.ErrHeld)
 //     naming the mark's holder when another process holds the lock, an
 //     error matching ErrStamped when a stamp of the file mechanism is at
 //     the path (for the caller to judge), or another error. Its Attempt

@@ -62,6 +62,11 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 		}
 		return lockrec.StateFree, "", nil
 	}
+	return probeSQL(p, conns, path, f)
+}
+
+// probeSQL is Probe through SQL, of the file at path, open as f.
+func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lockrec.State, string, error) {
 	if err := noSQLPath(p); err != nil {
 		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
@@ -74,7 +79,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 	if err != nil {
 		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
-	state, err = probeConn(conn, name)
+	state, err := probeConn(conn, name)
 	putProbed(conns, conn, state, err)
 	if err == nil {
 		if state == lockrec.StateFree && flockedOpen(p.FS, f) {

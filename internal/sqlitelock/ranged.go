@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -87,12 +86,13 @@ func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 
 // ParkedError is the error of an attempt whose ctx ended while it waited
 // in the kernel's queue (RetryQueue). It matches Err (ctx's error) and
-// Held, the holder waited for. The wait goes on until the lock is
-// granted, and is let go of at once then, never held: Done is closed
-// once it has.
+// Held, the held error of the holder waited for (a *lockrec.HeldError,
+// which the caller may replace with its own). The wait goes on until the
+// lock is granted, and is let go of at once then, never held: Done is
+// closed once it has.
 type ParkedError struct {
 	Err  error
-	Held *lockrec.HeldError
+	Held error
 	Done <-chan struct{}
 }
 

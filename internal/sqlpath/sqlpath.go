@@ -44,10 +44,3 @@ func (*osSQL) SQLiteName(path string) (string, func(), error) {
 	}
 	return path, func() {}, nil
 }
-
-// Platform returns platform.Native() with Native() for its SQLite.
-func Platform() *platform.Platform {
-	p := platform.Native()
-	p.SQLite = native
-	return p
-}

@@ -9,7 +9,7 @@
 // The contract:
 //   - Acquire makes one attempt, with ctx first, for here, this process's
 //     identity: it returns a held *Lock, a *lockrec.HeldError
-//     (proclock.HeldError, matching proclock.ErrHeld) naming the holder when
+//     (made a proclock.HeldError, matching proclock.ErrHeld) naming the holder when
 //     the lock is held, or another error.
 //   - Look reports what is at the lock's path, judged from here, as a
 //     Probe whose State is a lockrec.State (absent, held or stale), writing

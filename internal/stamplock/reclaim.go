@@ -43,9 +43,13 @@ func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 // (lockrec.ErrNotLockFile), a directory, one this user may not read; nil
 // when the guard can be taken or waited for. Inspect asks it of a stale
 // lock, so that status and Acquire agree (docs/protocol.md, "Judging what
-// is there").
+// is there"). A guard that is held (a reclaim under way, or an empty
+// guard within its 30 s) is a held error, as Acquire finds it.
 func GuardFault(p *platform.Platform, here platform.Identity, path string) error {
-	_, err := Look(p, here, guardPath(path))
+	pr, err := Look(p, here, guardPath(path))
+	if err == nil && pr.State == lockrec.StateHeld {
+		return &lockrec.HeldError{Path: path}
+	}
 	return err
 }
 
