@@ -29,13 +29,11 @@ func (c netCountingFS) DirNetworkFS(dir string) (lockfs.FileID, string, error) {
 	return lockfs.OS().(fsx.DirNetworkFS).DirNetworkFS(dir)
 }
 
-// An Acquire looks at the lock's directory once for
-// its turn key and the network-filesystem check together
-// (fsx.DirNetworkFS: one statx, the mount's filesystem remembered),
-// not a DirID and then a NetworkFS (a stat and a statfs: one system call
-// more on every acquisition). The file mechanism's: a wrapper of the OS's
-// FS would have to forward the byte-range locks for SQLite's, and the
-// directory's look is the root's, the same for both.
+// An Acquire looks at the lock's directory once for its turn key and the
+// network-filesystem check together (fsx.DirNetworkFS), not a DirID and
+// then a NetworkFS. The file mechanism's: a wrapper of the OS's FS would
+// have to forward the byte-range locks for SQLite's, and the directory's
+// look is the root's, the same for both.
 func TestAcquireLooksAtDirectoryOnce(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismFile} {
 		dir := t.TempDir()

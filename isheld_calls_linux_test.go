@@ -40,11 +40,6 @@ func (c *countingFS) OpenLook(name string) (lockfs.File, error) {
 	return fsx.OpenLook(c.FS, name)
 }
 
-func (c *countingFS) OpenKeptLook(name string) (lockfs.File, error) {
-	c.count("OpenKeptLook", name)
-	return lockfs.OpenKeptLook(c.FS, name)
-}
-
 func (c *countingFS) DirID(dir string) (lockfs.FileID, error) {
 	c.count("DirID", dir)
 	return c.FS.DirID(dir)
@@ -66,15 +61,11 @@ func (c *countingFS) snapshot() map[string]int {
 }
 
 // IsHeld of a file lock that another live process holds reads the lock
-// file once, through a kept look (lockfs.OpenKeptLook) whose one stat also
+// file once, through a look (fsx.OpenLook) whose one stat also
 // identifies it (fsx.StatID: no FileIDOf), and reads no mark, since a
 // live stamp holds the lock whatever the mark says; with nothing held in
-// this process, it stats no directory for a turn key. The look's
-// descriptor is kept for the next IsHeld, which opens nothing: one
-// descriptor on the file between calls, however many. (Before: a DirID,
-// the lock file and the mark opened, and a FileIDOf: 13 system calls; then
-// 6, open to close; now 3 from the second call on, a read, a statx and
-// the holder's ppoll: bench/syscalls.sh proclock-file isheld held.)
+// this process, it stats no directory for a turn key. No descriptor on the
+// file outlives a call (docs/design.md, "Module state").
 func TestIsHeldHeldFileCalls(t *testing.T) {
 	locktest.SkipOnWine(t, locktest.WineBirthTime)
 	path := filepath.Join(t.TempDir(), "app.lock")
@@ -92,7 +83,7 @@ func TestIsHeldHeldFileCalls(t *testing.T) {
 		t.Fatalf("IsHeld = %v, %v; want held", held, err)
 	}
 	got := fsys.snapshot()
-	want := map[string]int{"OpenKeptLook app.lock": 1}
+	want := map[string]int{"OpenLook app.lock": 1}
 	if proclock.TurnsEmpty() {
 		want["DirID "+filepath.Base(filepath.Dir(path))] = 0
 	} else {
@@ -114,8 +105,8 @@ func TestIsHeldHeldFileCalls(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		if n := descriptorsOn(t, path); n != 1 {
-			t.Fatalf("after IsHeld %d: %d descriptors of this process on the lock file; want 1, kept for the next", i+1, n)
+		if n := descriptorsOn(t, path); n != 0 {
+			t.Fatalf("after IsHeld %d: %d descriptors of this process on the lock file; want none", i+1, n)
 		}
 		if held, err := proclock.IsHeld(context.Background(), p, path); err != nil || !held {
 			t.Fatalf("IsHeld again = %v, %v; want held", held, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlpath"
-	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -65,12 +64,9 @@ func TestLeaksNative(t *testing.T) {
 	}
 }
 
-// openFDs counts this process's open file descriptors, less those that
-// IsHeld keeps between calls (closed first: an earlier test's, closed by
-// the idle sweep between the counts, would read as one closed too many).
+// openFDs counts this process's open file descriptors.
 func openFDs(t *testing.T) int {
 	t.Helper()
-	lockfs.CloseKeptLooks()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatal(err)

@@ -3,9 +3,7 @@ package proclock_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,7 +96,6 @@ func checkNoLeaks(t *testing.T, w *leakWorld) {
 	// once per process is made.
 	cycle(0)
 	w.cancelledWait(t, 0)
-	fillWakeCache(w.p, filepath.Dir(w.free))
 	if a, err := proclock.Acquire(ctx, w.p, w.free, proclock.Options{}); err != nil {
 		t.Fatal(err)
 	} else if b, err := proclock.Acquire(ctx, w.p, w.free+"-2", proclock.Options{RemoveOnRelease: true}); err != nil {
@@ -136,22 +133,6 @@ func checkNoLeaks(t *testing.T, w *leakWorld) {
 	case w.conns != nil && !w.sql && before.conns != 0:
 		t.Errorf("%d SQLite connections open on the byte-range path, which opens none", before.conns)
 	}
-}
-
-// fillWakeCache has several waits of p's wake-up source run at once, so
-// that whatever it keeps between waits (linux: a few idle inotify
-// instances) is all made before counting: two waits that happen to
-// overlap later (one still giving its instance back as the next starts)
-// then take nothing new.
-func fillWakeCache(p *platform.Platform, dir string) {
-	if p.Wake == nil {
-		return
-	}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() { p.Wake.Wait(context.Background(), dir, []string{"nothing"}, 0, 20*time.Millisecond) })
-	}
-	wg.Wait()
 }
 
 // cancelledWait waits for w.held and cancels the wait once the waiter

@@ -74,11 +74,12 @@ func TestLostNative(t *testing.T) {
 }
 
 // TestLostNativeNoLeak: watched locks released cleanly, many at once from
-// several goroutines, are never told lost, and leave no goroutine behind.
+// several goroutines, are never told lost, and leave no goroutine and no
+// descriptor behind (the watch's inotify instance closes with the last).
 func TestLostNativeNoLeak(t *testing.T) {
 	for mech, p := range nativeMechs() {
 		dir := t.TempDir()
-		before := runtime.NumGoroutine()
+		before, fds := runtime.NumGoroutine(), openFDs(t)
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
@@ -110,6 +111,9 @@ func TestLostNativeNoLeak(t *testing.T) {
 		if n > before {
 			buf := make([]byte, 1<<16)
 			t.Fatalf("%s: %d goroutines after the watched locks were released, %d before:\n%s", mech, n, before, buf[:runtime.Stack(buf, true)])
+		}
+		if n := openFDs(t); n != fds {
+			t.Errorf("%s: %d descriptors open after the watched locks were released, %d before", mech, n, fds)
 		}
 	}
 }

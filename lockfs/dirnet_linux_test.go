@@ -12,9 +12,8 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// DirNetworkFS tells what DirID and NetworkFS tell of a directory, on the
-// first look at its mount and on the next (remembered), on every local
-// filesystem the test can reach; a file or nothing at the path fails as
+// DirNetworkFS tells what DirID and NetworkFS tell of a directory, on
+// every local filesystem the test can reach, each looked at twice; a file or nothing at the path fails as
 // DirID does.
 func TestDirNetworkFSAgreesWithDirIDAndNetworkFS(t *testing.T) {
 	fsys := lockfs.OS()

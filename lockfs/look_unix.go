@@ -51,24 +51,6 @@ type lookFile struct {
 	fd      int // -1 once closed
 	name    string
 	cleanup runtime.Cleanup
-	// pre, preID: the stat of the file taken as it was opened, which
-	// the first statID tells without asking again (a kept look's).
-	pre   *lookInfo
-	preID FileID
-	// keep, when set, is the kept look the descriptor belongs to
-	// (lookkeep_linux.go): Close offers it the descriptor.
-	keep keeper
-}
-
-// keeper is what keeps a look's descriptor between looks.
-type keeper interface {
-	// giveBack takes fd, a descriptor of f's, to keep; false: it is
-	// not kept, and to be closed.
-	giveBack(f *lookFile, fd int) bool
-	// statName stats f's name for statID, where the descriptor was
-	// kept from an earlier look: an error unless the name still names
-	// the descriptor's file.
-	statName(f *lookFile) (fs.FileInfo, FileID, error)
 }
 
 // use runs fn on the descriptor, unless the file is closed.
@@ -153,18 +135,8 @@ func (f *lookFile) Stat() (fs.FileInfo, error) {
 	return info, err
 }
 
+// statID stats f's descriptor, its identity with it.
 func (f *lookFile) statID() (fs.FileInfo, FileID, error) {
-	if info, id, ok := f.takePre(); ok {
-		return info, id, nil
-	}
-	if f.keep != nil {
-		return f.keep.statName(f)
-	}
-	return f.statFd()
-}
-
-// statFd stats f's descriptor.
-func (f *lookFile) statFd() (fs.FileInfo, FileID, error) {
 	var info fs.FileInfo
 	var id FileID
 	err := f.use("stat", func(fd int) (err error) {
@@ -174,18 +146,6 @@ func (f *lookFile) statFd() (fs.FileInfo, FileID, error) {
 	return info, id, err
 }
 
-// takePre is the stat taken as the file was opened, once.
-func (f *lookFile) takePre() (fs.FileInfo, FileID, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.pre == nil || f.fd < 0 {
-		return nil, FileID{}, false
-	}
-	info, id := f.pre, f.preID
-	f.pre = nil
-	return info, id, true
-}
-
 func (f *lookFile) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -193,10 +153,6 @@ func (f *lookFile) Close() error {
 		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
 	}
 	f.cleanup.Stop()
-	if f.keep != nil && f.keep.giveBack(f, f.fd) {
-		f.fd = -1
-		return nil
-	}
 	err := unix.Close(f.fd)
 	f.fd = -1
 	if err != nil && err != unix.EINTR {

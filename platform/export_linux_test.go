@@ -6,10 +6,3 @@ func NewTestWaker(armed func()) Waker { return inotifyWaker{armed: armed} }
 
 // FlockHolder is flockHolder, for tests.
 var FlockHolder = flockHolder
-
-// PIDCacheHits is how many lookups the pid cache has answered.
-func PIDCacheHits() int {
-	pids.mu.Lock()
-	defer pids.mu.Unlock()
-	return pids.hits
-}

@@ -33,10 +33,8 @@ type Waker interface {
 	//
 	// Wait may wake for nothing (the caller just attempts again) and may
 	// miss an event, which then costs no more than d. No goroutine it
-	// starts outlives it, and nothing it opens but a small cache of its
-	// own (linux keeps up to 4 idle inotify instances, which take the
-	// kernel milliseconds to close). A Waker that cannot watch (out of
-	// descriptors, a directory it cannot read) waits out d.
+	// starts and nothing it opens outlives it. A Waker that cannot watch
+	// (out of descriptors, a directory it cannot read) waits out d.
 	Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error)
 }
 

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,8 +21,7 @@ var nativeWake Waker = inotifyWaker{}
 // inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
 // directory, a pidfd of its holder and an eventfd that ctx's end writes
 // to. Its Wait is a kept watch (inotifyWatch) set up, waited on once and
-// closed; the inotify instance is borrowed from a few kept idle (see
-// watchers).
+// closed.
 type inotifyWaker struct {
 	// armed, when set, is called once everything is watched, just
 	// before each wait: tests stage events after it.
@@ -64,12 +62,12 @@ func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
 	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, unlock: noLockWatch}
-	if fd, err := watchers.get(); err == nil {
+	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
 			ws.wd = wd
 		} else {
-			watchers.put(fd, -1)
+			unix.Close(fd)
 			ws.dir = -1
 		}
 	}
@@ -85,7 +83,7 @@ type inotifyWatch struct {
 	path   string // the directory watched
 	names  []string
 	cancel int // eventfd, written when ctx ends
-	dir    int // inotify instance, borrowed from watchers
+	dir    int // inotify instance
 	wd     int // its watch of the directory
 	pid    int // the pid proc is of; 0: none
 	proc   int // pidfd
@@ -194,10 +192,7 @@ func writeLocked(fd int) bool {
 var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
-	if ws.dir >= 0 {
-		watchers.put(ws.dir, ws.wd)
-	}
-	for _, fd := range []int{ws.cancel, ws.proc} {
+	for _, fd := range []int{ws.dir, ws.cancel, ws.proc} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -322,60 +317,6 @@ func flockHolderOf(st *unix.Stat_t) int {
 		}
 	}
 	return 0
-}
-
-// watchers keeps a few inotify instances idle between Waits. Closing an
-// instance that has watched anything takes the kernel milliseconds (it
-// waits out an SRCU grace period), which a waiter woken by a release
-// would spend before its attempt; removing a watch takes microseconds.
-var watchers = watcherPool{max: 4}
-
-type watcherPool struct {
-	mu   sync.Mutex
-	idle []int
-	max  int
-}
-
-// get returns an idle instance, or a new one.
-func (p *watcherPool) get() (int, error) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		fd := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		return fd, nil
-	}
-	p.mu.Unlock()
-	return unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-}
-
-// put takes back fd once its watch wd (-1: none) is done with: the watch
-// removed and the events left read, it waits for the next Wait, or is
-// closed when enough others do. An event that still comes for the old
-// watch names its wd, which the next Wait's watch does not have (the
-// kernel hands them out in turn).
-func (p *watcherPool) put(fd, wd int) {
-	if wd >= 0 {
-		// EINVAL: the watch ended already (its directory went away).
-		if _, err := unix.InotifyRmWatch(fd, uint32(wd)); err != nil && err != unix.EINVAL {
-			unix.Close(fd)
-			return
-		}
-	}
-	var buf [4096]byte
-	for {
-		if _, err := unix.Read(fd, buf[:]); err != nil && err != unix.EINTR {
-			break
-		}
-	}
-	p.mu.Lock()
-	if len(p.idle) < p.max {
-		p.idle = append(p.idle, fd)
-		p.mu.Unlock()
-		return
-	}
-	p.mu.Unlock()
-	unix.Close(fd)
 }
 
 // wait polls until ctx ends, the process exits, a watched name changes,

@@ -376,13 +376,12 @@ func TestWatchContextThenWait(t *testing.T) {
 // Under wake.Watching, Pauses share one kept watch: the first sets it
 // up and ends at once (what went before was not watched), a name that
 // goes away between Pauses ends the next at once, and stop leaves no
-// descriptor open but the idle inotify instance.
+// descriptor open.
 func TestPlatformWatching(t *testing.T) {
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "app.lock")
 	names := []string{"app.lock"}
 	p := &platform.Platform{Wake: platform.NewTestWaker(nil)}
-	p.Wake.Wait(context.Background(), dir, names, 0, time.Microsecond) // an idle instance
 	before := openFDs(t)
 	ctx, stop := wake.Watching(context.Background(), p)
 	if again, stopAgain := wake.Watching(ctx, p); again != ctx {

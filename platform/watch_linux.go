@@ -108,8 +108,9 @@ func linksTo(dir string) []link {
 var changes changeHub
 
 // changeHub keeps one inotify instance (and one descriptor of the mount
-// table) for every watch of the process, opened by the first and kept for
-// the next, and reads them in one goroutine each while any watch is on.
+// table) for every watch of the process, opened by the first and closed
+// with the last, and reads them in one goroutine each while any watch is
+// on.
 type changeHub struct {
 	// run serialises starting and stopping the readers.
 	run     sync.Mutex
@@ -247,6 +248,25 @@ func (h *changeHub) stop(s *changeSub) {
 	if idle && h.reading {
 		h.stopReaders()
 	}
+	if idle {
+		h.close()
+	}
+}
+
+// close closes the hub's descriptors once no watch is left, so that none
+// outlives the last held lock (docs/design.md, "Module state"); h.run is
+// held and the readers have returned.
+func (h *changeHub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.inotify != nil {
+		h.inotify.Close()
+		h.inotify, h.ifd = nil, -1
+	}
+	if h.mounts != nil {
+		h.mounts.Close()
+		h.mounts = nil
+	}
 }
 
 // tellAll tells every watch of a change (the backstop, a mount or
@@ -289,9 +309,7 @@ func (h *changeHub) goRead(read func()) {
 	}()
 }
 
-// stopReaders ends the readers, keeping the descriptors for the next
-// watch (closing an inotify instance that has watched takes the kernel
-// milliseconds); h.run is held.
+// stopReaders ends the readers; h.run is held.
 func (h *changeHub) stopReaders() {
 	h.inotify.SetReadDeadline(time.Now())
 	if h.mounts != nil {

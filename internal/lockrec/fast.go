@@ -3,113 +3,22 @@ package lockrec
 import (
 	"bytes"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
-// A lock's hot paths (IsHeld on a held file lock, every stamp written)
-// spend most of their instructions in encoding/json. Records proclock
-// writes are flat and plain, so they are written and read here by hand, and
-// anything else goes the slow way: appendFast gives up (and Marshal uses
-// encoding/json) on a value it cannot write byte for byte as encoding/json
-// would, and parseFast gives up (and Parse uses encoding/json) on any input
-// it does not read exactly as encoding/json would. FuzzFastRecord holds
-// both to that.
+// IsHeld of a held file lock reads one stamp, and encoding/json's reading
+// of it is a quarter of the call's CPU (docs/performance.md). Records
+// proclock writes are flat and plain, so they are read here by hand;
+// anything else goes to encoding/json. FuzzFastRecord holds parseFast to
+// encoding/json's answer. Records are written by encoding/json: once per
+// acquisition, its cost is lost in the call's.
 
-// appendFast appends r's JSON encoding, as encoding/json writes it, to b;
-// ok is false when r holds a value written otherwise by encoding/json
-// (a string needing an escape, a time outside years 0–9999), and b is then
-// unchanged.
-func appendFast(b []byte, r Record) ([]byte, bool) {
-	if !plain(r.Format) || !plain(r.Host) || !plain(r.BootID) || !plain(r.Nonce) {
-		return b, false
-	}
-	if y := r.AcquiredAt.Year(); y < 0 || y > 9999 {
-		return b, false
-	}
-	b = append(b, `{"format":"`...)
-	b = append(b, r.Format...)
-	b = append(b, `","host":"`...)
-	b = append(b, r.Host...)
-	b = append(b, '"')
-	if r.BootID != "" {
-		b = append(b, `,"bootId":"`...)
-		b = append(b, r.BootID...)
-		b = append(b, '"')
-	}
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(r.PID), 10)
-	b = appendUint(b, `,"startTime":`, r.StartTime)
-	b = appendUint(b, `,"pidNamespace":`, r.PIDNamespace)
-	b = appendUint(b, `,"timeNamespace":`, r.TimeNamespace)
-	if r.BootOffset != 0 {
-		b = append(b, `,"bootOffset":`...)
-		b = strconv.AppendInt(b, r.BootOffset, 10)
-	}
-	if r.LauncherPID != 0 {
-		b = append(b, `,"launcherPid":`...)
-		b = strconv.AppendInt(b, int64(r.LauncherPID), 10)
-	}
-	b = append(b, `,"acquiredAt":"`...)
-	b = r.AcquiredAt.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","nonce":"`...)
-	b = append(b, r.Nonce...)
-	b = append(b, '"')
-	b = appendUint(b, `,"lockDev":`, r.LockDev)
-	b = appendUint(b, `,"lockIno":`, r.LockIno)
-	return append(b, '}'), true
-}
-
-// appendUint appends an omitempty unsigned field.
-func appendUint(b []byte, key string, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	return strconv.AppendUint(append(b, key...), v, 10)
-}
-
-// plain reports whether encoding/json writes s as it is, between quotes:
-// printable ASCII without a quote, a backslash or an HTML character.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return false
-		}
-	}
-	return true
-}
-
-// parseFast reads a record of ours as appendFast writes it: a flat object
-// whose first field is the format marker, with known keys once each, plain
-// strings, canonical unsigned integers and a canonical RFC 3339 time, then
-// white space. Anything else is not ok, for encoding/json to judge.
+// parseFast reads a record of ours as encoding/json writes it: a flat
+// object whose first field is the format marker, with known keys once
+// each, plain strings, canonical unsigned integers and a canonical RFC
+// 3339 time, then white space. Anything else is not ok, for encoding/json
+// to judge.
 func parseFast(data []byte) (Record, bool) {
-	// A probe that asks again and again of one holder (a watchdog's
-	// IsHeld, `proclock status` in a loop) reads the same bytes each
-	// time: the last record read is kept, and its bytes compared, so
-	// that such a read parses nothing and allocates nothing.
-	if last := lastParsed.Load(); last != nil && last.data == string(data) {
-		return last.rec, true
-	}
-	r, ok := parseFastBytes(data)
-	if ok {
-		lastParsed.Store(&parsed{data: string(data), rec: r})
-	}
-	return r, ok
-}
-
-// parsed is a record parseFast read, and the bytes it read it from.
-type parsed struct {
-	data string
-	rec  Record
-}
-
-// lastParsed is the last record parseFast read (a Record holds no
-// pointer a caller could change through: strings, numbers, a time).
-var lastParsed atomic.Pointer[parsed]
-
-// parseFastBytes is parseFast without its memory of the last record.
-func parseFastBytes(data []byte) (Record, bool) {
 	const head = `{"format":"` + Format + `"`
 	if !bytes.HasPrefix(data, []byte(head)) {
 		return Record{}, false

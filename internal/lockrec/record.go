@@ -63,11 +63,7 @@ func (r Record) Marshal() []byte {
 		// the time unrecorded; nothing judges a holder by it.
 		r.AcquiredAt = time.Time{}
 	}
-	b, ok := appendFast(make([]byte, 0, 384), r)
-	var err error
-	if !ok {
-		b, err = json.Marshal(r)
-	}
+	b, err := json.Marshal(r)
 	if err != nil {
 		// A Record holds strings, integers and a time of years 0–9999:
 		// it always encodes.

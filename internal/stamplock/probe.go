@@ -95,11 +95,7 @@ func LookHeld(p *platform.Platform, here platform.Identity, path string) (Probe,
 
 // look is Look; with quick it is LookHeld.
 func look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
-	read := lockrec.Read
-	if quick {
-		read = lockrec.ReadKept // IsHeld, perhaps in a watchdog's loop
-	}
-	seen, err := read(p.FS, path)
+	seen, err := lockrec.Read(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Probe{State: lockrec.StateAbsent}, nil
