@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
@@ -197,7 +198,7 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
 	}
-	if err := lockfs.CheckPath("acquire", path); err != nil {
+	if err := fserr.CheckPath("acquire", path); err != nil {
 		return lockTarget{}, err
 	}
 	if limits, ok := p.FS.(fsx.PathLimits); ok {

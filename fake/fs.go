@@ -119,9 +119,9 @@ func (s step) check() error {
 	if s.handle {
 		return nil
 	}
-	err := lockfs.CheckPath(s.verb, s.path)
+	err := fserr.CheckPath(s.verb, s.path)
 	if err == nil && (s.op == OpRename || s.op == OpRenameNoReplace || s.op == OpLink) {
-		err = lockfs.CheckPath(s.verb, s.newPath)
+		err = fserr.CheckPath(s.verb, s.newPath)
 	}
 	return err
 }

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fserr"
 )
 
 // The world's staging of the filesystem: what no lock does (directories,
@@ -161,7 +161,7 @@ func (w *World) replace(verb, name string, reuse bool) error {
 }
 
 func (w *World) stage(verb, name string, body func(m *memfs) error) error {
-	if err := lockfs.CheckPath(verb, name); err != nil {
+	if err := fserr.CheckPath(verb, name); err != nil {
 		return err
 	}
 	m := w.u.fs

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +32,7 @@ type keptDir = interface {
 // keeps one descriptor for it, not one a lock (docs/performance.md). The
 // descriptor is closed when the last keeping of it is.
 func (osFS) OpenDir(dir string) (keptDir, error) {
-	if err := CheckPath("open", dir); err != nil {
+	if err := fserr.CheckPath("open", dir); err != nil {
 		return nil, err
 	}
 	if d := shareDir(dir); d != nil {
@@ -132,7 +133,7 @@ func (d *osDir) use(op, base string, fn func(fd int) error) error {
 }
 
 func (d *osDir) FileID(base string) (FileID, error) {
-	if err := CheckPath("fileid", base); err != nil {
+	if err := fserr.CheckPath("fileid", base); err != nil {
 		return FileID{}, err
 	}
 	var id FileID
@@ -146,7 +147,7 @@ func (d *osDir) FileID(base string) (FileID, error) {
 // Remove unlinks base, or removes it as an empty directory, as os.Remove
 // does.
 func (d *osDir) Remove(base string) error {
-	if err := CheckPath("remove", base); err != nil {
+	if err := fserr.CheckPath("remove", base); err != nil {
 		return err
 	}
 	return d.use("remove", base, func(fd int) error {

@@ -35,7 +35,7 @@ type File interface {
 // errors.As. Unspecified: the text of errors, which error a name with
 // several faults gives, and what an empty name does (proclock refuses one
 // before it reaches the FS; OS and package fake fail with fs.ErrInvalid,
-// as CheckPath does).
+// before any system call).
 //
 // Operations on one name are atomic as POSIX makes them: of two
 // OpenFile(name, os.O_CREATE|os.O_EXCL, ...) exactly one succeeds; Rename replaces
@@ -137,15 +137,6 @@ var ErrIsDir error = syscall.EISDIR
 // ErrNameTooLong is the error (wrapped in a *fs.PathError) for a path or a
 // file name longer than the system takes; it is the system's ENAMETOOLONG.
 var ErrNameTooLong error = syscall.ENAMETOOLONG
-
-// CheckPath rejects an empty path with a *fs.PathError wrapping
-// fs.ErrInvalid, the error every FS method gives for it.
-func CheckPath(op, name string) error {
-	if name == "" {
-		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-	}
-	return nil
-}
 
 // NetworkFS is an optional power of an FS: telling whether a directory is
 // on a network filesystem, where locks are not reliable. OS has it where

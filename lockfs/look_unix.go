@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +24,7 @@ func (osFS) OpenLook(name string) (File, error) {
 // openBare opens name with mode (O_RDONLY or O_RDWR), not following a
 // symlink, as a bare descriptor: a lookFile.
 func openBare(name string, mode int) (File, error) {
-	if err := CheckPath("open", name); err != nil {
+	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	for {
