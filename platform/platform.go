@@ -59,15 +59,16 @@ func (p *Platform) WithoutSQLite() *Platform {
 //     bytes, without a connection, when LocksBytes says SQLite locks the
 //     FS's files with the FS's own byte-range locks (lockfs.RangeLocker);
 //   - else through SQL, on connections of an optional power (Connect),
-//     which only a package that links SQLite's engine provides (go-sqlite3:
-//     darwin, windows and the BSDs natively; package fake/fakesql).
+//     which only proclock's own packages that link SQLite's engine
+//     provide (go-sqlite3: darwin, windows and the BSDs natively; package
+//     fake/fakesql).
 //
-// So a program whose SQLite locks bytes (linux) compiles no SQL engine.
-// A wrapper of a SQLite forwards the powers it means to keep
-// (connections and names, internal/sqlapi), as a wrapper of an FS
-// forwards the FS's (lockfs.RangeLocker): one that hides both ways has no
-// way to lock, and the SQLite mechanism says so
-// (sqlitelock.ErrNoConnections).
+// So a program whose SQLite locks bytes (linux) compiles no SQL engine,
+// and a SQLite written outside proclock takes the first way: LocksBytes
+// true, over an FS with lockfs.RangeLocker. A wrapper of a SQLite
+// forwards LocksBytes, as a wrapper of an FS forwards RangeLocker: one
+// that hides both ways has no way to lock, and the SQLite mechanism says
+// so (sqlitelock.ErrNoConnections).
 type SQLite interface {
 	// LocksBytes reports whether SQLite's VFS locks database files of the
 	// platform's FS with the FS's byte-range locks (lockfs.RangeLocker), at
