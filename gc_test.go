@@ -33,12 +33,12 @@ func TestDroppedLockStaysHeldFake(t *testing.T) {
 			if _, err := proclock.Acquire(context.Background(), p, "/locks/daemon.lock", proclock.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := daemon.FS().OpenFile("/locks/dropped", os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+			if _, err := p.FS.OpenFile("/locks/dropped", os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}()
-		open := daemon.OpenFiles()
-		if !locktest.CollectUntil(50, func() bool { return daemon.OpenFiles() < open }) {
+		open := w.OpenFiles()
+		if !locktest.CollectUntil(50, func() bool { return w.OpenFiles() < open }) {
 			t.Fatalf("file mechanism %v: 50 collections did not close the file the daemon dropped", file)
 		}
 		// The lock's garbage, if any, was found in the same collection;

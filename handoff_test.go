@@ -34,7 +34,7 @@ func guardCtxInternal(t *testing.T) context.Context {
 // now on, until the returned stop.
 func countOps(w *fake.World) (n *atomic.Int64, stop func()) {
 	n = new(atomic.Int64)
-	return n, w.Hook(fake.OpAny, "", fake.Before, func(ev fake.Event) error {
+	return n, w.Before("", "", func(ev fake.Event) error {
 		if ev.PID != 0 {
 			n.Add(1)
 		}
@@ -143,7 +143,7 @@ func TestHandOverOnlyOnSameTerms(t *testing.T) {
 	if err := second.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.FS().Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("lock file after a RemoveOnRelease holder let go: %v; want it gone", err)
 	}
 }

@@ -284,8 +284,11 @@ func TestLeaksFake(t *testing.T) {
 			}
 			w.setPlatform(waiter)
 			if mech == proclock.MechanismSQLite {
-				// A wait in the fake kernel's queue counts as a sleeper.
-				w.queued = func() bool { return world.Sleepers() > 0 }
+				// A wait in the fake kernel's queue counts as a sleeper:
+				// asked with a done context, WaitSleepers tells at once.
+				now, cancel := context.WithCancel(context.Background())
+				cancel()
+				w.queued = func() bool { return world.WaitSleepers(now, 1) == nil }
 			}
 			l, err := proclock.Acquire(context.Background(), holder, w.held, proclock.Options{})
 			if err != nil {

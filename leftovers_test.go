@@ -68,7 +68,7 @@ func TestCrashLeftoversRemovedOnceWriterDead(t *testing.T) {
 			}
 			defer l.Release()
 			for n := range gone {
-				if _, err := w.Stat(n); err == nil {
+				if _, err := w.FS().Lstat(n); err == nil {
 					t.Errorf("%s: a dead writer's leftover, still there", n)
 				}
 			}

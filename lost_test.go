@@ -174,7 +174,7 @@ func TestLostByHook(t *testing.T) {
 	}
 	removed := make(chan struct{})
 	var once sync.Once
-	remove := w.Hook(fake.OpStat, "/locks/other", fake.After, func(ev fake.Event) error {
+	remove := w.After("stat", "/locks/other", func(ev fake.Event) error {
 		if ev.PID == proc.PID() {
 			once.Do(func() {
 				w.FS().Remove("/locks/app.lock")
@@ -263,7 +263,7 @@ func TestLostPeriodicLookFake(t *testing.T) {
 		if file {
 			p = p.WithoutSQLite()
 		}
-		w.Freeze()
+		thaw := w.Freeze()
 		l, err := proclock.Acquire(context.Background(), p, "/locks/app.lock", proclock.Options{})
 		mustDo(t, err)
 		mustDo(t, l.Err())
@@ -282,7 +282,7 @@ func TestLostPeriodicLookFake(t *testing.T) {
 			t.Fatalf("file %v: Err = %v; want ErrRemoved", file, l.Err())
 		}
 		l.Release()
-		w.Thaw()
+		thaw()
 	}
 }
 

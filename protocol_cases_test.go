@@ -20,12 +20,12 @@ import (
 	"github.com/proclock/proclock/internal/lockrec"
 )
 
-// stallOnce blocks the first op on path by p (When w) until release is
-// closed, and closes reached when it gets there.
-func stallOnce(w *fake.World, p *fake.Process, op fake.Op, path string, when fake.When) (reached chan struct{}, release chan struct{}) {
+// stallOnce blocks the first op on path by p until release is closed,
+// and closes reached when it gets there.
+func stallOnce(w *fake.World, p *fake.Process, op string, path string) (reached chan struct{}, release chan struct{}) {
 	reached, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	w.Hook(op, path, when, func(ev fake.Event) error {
+	w.Before(op, path, func(ev fake.Event) error {
 		if ev.PID != p.PID() {
 			return nil
 		}
@@ -63,7 +63,7 @@ func TestRemoveOnReleaseUnmarkRemovesNextHoldersMark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reached, release := stallOnce(w, s1, fake.OpRemove, appLock+".holder", fake.Before)
+			reached, release := stallOnce(w, s1, "remove", appLock+".holder")
 			done := make(chan error)
 			go func() { done <- l1.Release() }()
 			<-reached // s1 removed the lock file and is about to remove its mark
@@ -139,7 +139,7 @@ func TestKilledWhileMarkingKeepsNoOneOut(t *testing.T) {
 		{"stamp", true, false, appLock},
 		{"guard", true, true, appLock + lockrec.GuardSuffix},
 	} {
-		for _, op := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpRenameNoReplace} {
+		for _, op := range []string{"open", "write", "rename-noreplace"} {
 			for _, nextFile := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%s/next file mechanism %v", tc.name, op, nextFile), func(t *testing.T) {
 					w := fake.New()
@@ -152,9 +152,9 @@ func TestKilledWhileMarkingKeepsNoOneOut(t *testing.T) {
 					}
 					victim, next := w.Spawn(), w.Spawn()
 					var killed atomic.Bool
-					w.Hook(op, "", fake.After, func(ev fake.Event) error {
+					w.After(op, "", func(ev fake.Event) error {
 						name := ev.Path
-						if op == fake.OpRenameNoReplace {
+						if op == "rename-noreplace" {
 							name = ev.NewPath
 						}
 						if ev.PID == victim.PID() && ev.Err == nil && (name == tc.at || strings.HasPrefix(name, tc.at+".new-")) {

@@ -65,7 +65,7 @@ type role struct {
 	name string
 	file bool // the file mechanism; else SQLite
 	// sql: SQLite's lock through SQL on a connection, not as byte-range
-	// locks (the fake world's SQLite locks bytes; fakesql.ViaSQL).
+	// locks (the fake world's SQLite locks bytes; fakesql.SQLPlatform).
 	sql bool
 	// remove sets RemoveOnRelease.
 	remove bool
@@ -114,7 +114,7 @@ func (ro role) platform(u *explore.User) *platform.Platform {
 	case ro.file:
 		pp = pp.WithoutSQLite()
 	case ro.sql:
-		pp.SQLite = fakesql.ViaSQL(u.Proc)
+		pp.SQLite = fakesql.SQLPlatform(u.Proc).SQLite
 	}
 	if ro.guest {
 		pp.FS = blindFS{pp.FS}
@@ -286,7 +286,7 @@ func (sc scenario) config(crash bool, bound int, stats *exploreStats) explore.Co
 					// writes, and its temporary files' (where a record
 					// is written whole before it is linked in place).
 					pid := u.Proc.PID()
-					w.Hook(fake.OpWrite, "", fake.Before, func(ev fake.Event) error {
+					w.Before("write", "", func(ev fake.Event) error {
 						if ev.PID == pid && (ev.Path == exploreLock || strings.HasPrefix(ev.Path, exploreLock+".new-")) {
 							return syscall.ENOSPC
 						}
@@ -396,7 +396,7 @@ func plainRound(u *explore.User, ro role) error {
 func afterRun(w *fake.World, stats *exploreStats) error {
 	stats.runs.Add(1)
 	paths := []string{exploreLock}
-	if _, err := w.Stat(exploreLink); err == nil {
+	if _, err := w.ReadFile(exploreLink); err == nil {
 		paths = append(paths, exploreLink) // what one name leaves must not wedge the other
 	}
 	_, linkless := linkless.Load(w)

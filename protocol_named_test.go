@@ -236,7 +236,7 @@ func TestCaseConvertBetweenKernelLockAndMark(t *testing.T) {
 		if err != nil || lockrec.Classify(data) != lockrec.Stamp {
 			return fmt.Errorf("the lock file while the file process holds: %q, %v; want its stamp", data, err)
 		}
-		if _, err := w.Stat(caseMark); err == nil {
+		if _, err := w.FS().Lstat(caseMark); err == nil {
 			return errors.New("the SQLite process left its mark behind")
 		}
 		return nil
@@ -307,7 +307,7 @@ func TestCaseRemoveOnReleaseCreateBetweenRemovals(t *testing.T) {
 		if err := s.Reach(sq.User, "removing its mark, the path removed", explore.At("remove", caseMark, 1)); err != nil {
 			return err
 		}
-		if _, err := w.Stat(exploreLock); err == nil {
+		if _, err := w.FS().Lstat(exploreLock); err == nil {
 			return errors.New("the path is still there as the holder removes its mark")
 		}
 		return waitThenHold(t, s, w, file, sq)
@@ -344,7 +344,7 @@ func TestCaseDeadMarkRemovedWhileAnotherBacksOff(t *testing.T) {
 		if err := s.Reach(remover.User, "removing the dead mark", explore.At("remove", caseMark, 2)); err != nil {
 			return err
 		}
-		if _, err := w.Stat(exploreLock + ".stale"); err != nil {
+		if _, err := w.FS().Lstat(exploreLock + ".stale"); err != nil {
 			return fmt.Errorf("the remover of a dead mark holds no guard: %w", err)
 		}
 		if err := s.Finish(other.User); err != nil {
@@ -481,12 +481,12 @@ func TestCaseConvertMeetsReusedInodeNumber(t *testing.T) {
 // run may wait it out (afterRun).
 func noLinks(w *fake.World) {
 	linkless.Store(w, true)
-	w.Hook(fake.OpRenameNoReplace, "", fake.Before, func(fake.Event) error { return syscall.EINVAL })
-	w.Hook(fake.OpLink, "", fake.Before, func(fake.Event) error { return syscall.EPERM })
+	w.Before("rename-noreplace", "", func(fake.Event) error { return syscall.EINVAL })
+	w.Before("link", "", func(fake.Event) error { return syscall.EPERM })
 }
 
 func failWrites(w *fake.World, c *caseUser) {
-	w.Hook(fake.OpWrite, exploreLock, fake.Before, func(ev fake.Event) error {
+	w.Before("write", exploreLock, func(ev fake.Event) error {
 		if ev.PID == c.Proc.PID() {
 			return syscall.ENOSPC
 		}
@@ -656,12 +656,12 @@ func TestRemoveAfterLettingGoWhenNobodyTookIt(t *testing.T) {
 		if err := l.Release(); err != nil {
 			t.Fatalf("identity known %v: Release: %v", known, err)
 		}
-		_, err = w.Stat(exploreLock)
+		_, err = w.FS().Lstat(exploreLock)
 		if gone := errors.Is(err, fs.ErrNotExist); gone != known {
 			t.Errorf("identity known %v: the lock file after Release: %v; want it removed %v", known, err, known)
 		}
 		for _, name := range []string{caseMark, exploreLock + ".stale"} {
-			if _, err := w.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := w.FS().Lstat(name); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("identity known %v: %s after Release: %v; want it gone", known, name, err)
 			}
 		}

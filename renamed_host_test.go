@@ -56,8 +56,8 @@ func TestRenamedHost(t *testing.T) {
 		p := renamed(fileMech(w.Spawn()))
 		_, err := proclock.Acquire(ctx, p, appLock, proclock.Options{})
 		held, ok := errors.AsType[*proclock.HeldError](err)
-		if !ok || held.Holder == nil || held.Holder.Host != w.Host() || held.Holder.PID != old.PID() {
-			t.Fatalf("after the rename: %v; want held by pid %d on %s, the old name", err, old.PID(), w.Host())
+		if !ok || held.Holder == nil || held.Holder.Host != old.Identity().Host || held.Holder.PID != old.PID() {
+			t.Fatalf("after the rename: %v; want held by pid %d on %s, the old name", err, old.PID(), old.Identity().Host)
 		}
 		st, err := proclock.Inspect(ctx, p, appLock)
 		if err != nil || st.State != proclock.StateHeld {
@@ -81,7 +81,7 @@ func TestRenamedHost(t *testing.T) {
 		old.Kill()
 		f := renamed(fileMech(w.Spawn()))
 		_, err := proclock.Acquire(ctx, f, appLock, proclock.Options{})
-		if held, ok := errors.AsType[*proclock.HeldError](err); !ok || held.Holder == nil || held.Holder.Host != w.Host() {
+		if held, ok := errors.AsType[*proclock.HeldError](err); !ok || held.Holder == nil || held.Holder.Host != old.Identity().Host {
 			t.Fatalf("file mechanism, after the rename: %v; want held by the old name's mark", err)
 		}
 		s := renamed(w.Spawn().Platform())

@@ -22,9 +22,9 @@ func fileMech(p *fake.Process) *platform.Platform {
 }
 
 // failOnce makes the first op on appLock by p after armed() fail with EIO.
-func failOnce(w *fake.World, p *fake.Process, op fake.Op, armed func() bool) {
+func failOnce(w *fake.World, p *fake.Process, op string, armed func() bool) {
 	var done atomic.Bool
-	w.Hook(op, appLock, fake.Before, func(ev fake.Event) error {
+	w.Before(op, appLock, func(ev fake.Event) error {
 		if ev.PID == p.PID() && armed() && done.CompareAndSwap(false, true) {
 			return syscall.EIO
 		}
@@ -39,13 +39,13 @@ func TestTransientErrorAfterStampLeavesNoStamp(t *testing.T) {
 	w := fake.New()
 	a, b := w.Spawn(), w.Spawn()
 	var wrote atomic.Bool
-	w.Hook(fake.OpWrite, appLock, fake.After, func(ev fake.Event) error {
+	w.After("write", appLock, func(ev fake.Event) error {
 		if ev.PID == a.PID() {
 			wrote.Store(true)
 		}
 		return nil
 	})
-	failOnce(w, a, fake.OpStat, wrote.Load)
+	failOnce(w, a, "stat", wrote.Load)
 	l, err := proclock.Acquire(ctx, fileMech(a), appLock, proclock.Options{})
 	if err == nil {
 		// The stamp's bytes confirmed it: fine, as long as it releases.
@@ -71,8 +71,8 @@ func TestReleaseRetriesAfterFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	var releasing atomic.Bool
-	failOnce(w, a, fake.OpStat, releasing.Load)
-	failOnce(w, a, fake.OpOpen, releasing.Load)
+	failOnce(w, a, "stat", releasing.Load)
+	failOnce(w, a, "open", releasing.Load)
 	releasing.Store(true)
 	if err := l.Release(); err == nil || errors.Is(err, stamplock.ErrLost) {
 		t.Fatalf("Release with its file unreadable = %v; want an error, and not ErrLost", err)

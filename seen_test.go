@@ -27,7 +27,7 @@ func TestFileWaiterLooksBeforeItCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	var creates, looks atomic.Int64
-	defer w.Hook(fake.OpOpen, "", fake.Before, func(ev fake.Event) error {
+	defer w.Before("open", "", func(ev fake.Event) error {
 		switch {
 		case ev.PID != wp.PID():
 		case ev.Flag&os.O_EXCL != 0 && strings.HasPrefix(filepath.Base(ev.Path), "app.lock.new-"):

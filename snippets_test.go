@@ -51,14 +51,13 @@ func TestFakeDocSnippet(t *testing.T) {
 	ctx := context.Background()
 	w := fake.New()
 	p := w.Spawn()
-	w.Hook(fake.OpRenameNoReplace, "/tmp/app.lock", fake.Before, func(ev fake.Event) error {
+	w.Before("rename-noreplace", "/tmp/app.lock", func(ev fake.Event) error {
 		if ev.PID == p.PID() {
 			p.Kill() // dies with its stamp written, not yet in place
 		}
 		return nil
 	})
-	pp := p.Platform().WithoutSQLite() // the file mechanism
-	_, err := proclock.Acquire(ctx, pp, "/tmp/app.lock", proclock.Options{})
+	_, err := proclock.Acquire(ctx, p.Platform().WithoutSQLite(), "/tmp/app.lock", proclock.Options{})
 	if !errors.Is(err, fake.ErrKilled) {
 		t.Fatalf("Acquire = %v; the doc says it matches fake.ErrKilled", err)
 	}

@@ -100,7 +100,7 @@ func TestTurnsHeldHereRefusedWithoutTouchingFiles(t *testing.T) {
 	}
 	defer l.Release()
 	touched := 0
-	remove := w.Hook(fake.OpAny, path, fake.Before, func(fake.Event) error {
+	remove := w.Before("", path, func(fake.Event) error {
 		touched++
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -75,7 +76,7 @@ func guardCtx(t *testing.T) context.Context {
 // (docs/design.md, "Waiting").
 func wakePath(p *fake.Process) *platform.Platform {
 	pp := p.Platform()
-	pp.SQLite = fakesql.ViaSQL(p)
+	pp.SQLite = fakesql.SQLPlatform(p).SQLite
 	return pp
 }
 
@@ -291,16 +292,16 @@ func (f *frozenWaiter) taken(t *testing.T, start time.Time, why string) {
 			t.Fatalf("waiter: %v", err)
 		}
 	case <-f.ctx.Done():
-		t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: %s", f.w.Sleepers(), why)
+		t.Fatalf("the waiter still waits on the frozen clock: %s", why)
 	}
 	if moved := f.w.Now().Sub(start); moved != 0 {
 		t.Errorf("the clock moved %v", moved)
 	}
 }
 
-// beforeWait is a platform's Waker that runs a function of the test's at
-// the start of the next Wait, once: between the waiter's last look at the
-// lock (its try, or its attempt) and its wait.
+// beforeWait is a platform's Waker, keeping its watch, that runs a
+// function of the test's at the start of the next Wait, once: between the
+// waiter's last look at the lock (its try, or its attempt) and its wait.
 type beforeWait struct {
 	inner platform.Waker
 	mu    sync.Mutex
@@ -313,7 +314,7 @@ func (b *beforeWait) arm(fn func()) {
 	b.fn = fn
 }
 
-func (b *beforeWait) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+func (b *beforeWait) run() {
 	b.mu.Lock()
 	fn := b.fn
 	b.fn = nil
@@ -321,7 +322,29 @@ func (b *beforeWait) Wait(ctx context.Context, dir string, names []string, pid i
 	if fn != nil {
 		fn()
 	}
+}
+
+func (b *beforeWait) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
+	b.run()
 	return b.inner.Wait(ctx, dir, names, pid, d)
+}
+
+func (b *beforeWait) Watch(dir string, names []string) (wake.Watch, error) {
+	w, err := b.inner.(wake.Watcher).Watch(dir, names)
+	if err != nil {
+		return nil, err
+	}
+	return beforeWatch{w, b}, nil
+}
+
+type beforeWatch struct {
+	wake.Watch
+	b *beforeWait
+}
+
+func (w beforeWatch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wakeup, error) {
+	w.b.run()
+	return w.Watch.Wait(ctx, pid, d)
 }
 
 // TestFrozenWaitLetGoBeforeItBeginsFake: the holder lets go (or is
@@ -335,8 +358,8 @@ func (b *beforeWait) Wait(ctx context.Context, dir string, names []string, pid i
 // come by itself: its mark's removal wakes the waiter, whose try may find
 // SQLite's lock still held and whose next wait may begin after the holder
 // let go of it (seen under wine in TestFrozenWaitEndsAtOnceFake, 2 runs in
-// 4 of the package). Before the fake world's waits counted what changed
-// since the process last looked, such a waiter slept on.
+// 4 of the package). The kept watch (wake.Watcher), set up before the
+// waiter's tries, sees the change.
 func TestFrozenWaitLetGoBeforeItBeginsFake(t *testing.T) {
 	for _, mech := range mechanisms {
 		for _, advances := range []int{0, 1, 2, 5} { // 0, 1, 2: inside SQLite's first attempt
@@ -354,27 +377,43 @@ func TestFrozenWaitLetGoBeforeItBeginsFake(t *testing.T) {
 					// that wakes it: armed after, the waiter could be in
 					// its next wait already, and the holder never go.
 					letGo := make(chan error, 1)
-					for i := range advances + 1 {
-						if err := f.w.WaitSleepers(f.ctx, 1); err != nil {
-							t.Fatal(err)
+					for i := 0; ; i++ {
+						if asleep(t, f, letGo) {
+							break
 						}
 						if i == advances {
 							armed.arm(func() { letGo <- f.letGo(end) })
 						}
+						// A wait on a kept watch of a live holder is long
+						// (up to a second): advance until the next begins.
 						f.w.Advance(100 * time.Millisecond)
-					}
-					select {
-					case err := <-letGo:
-						if err != nil {
-							t.Fatal(err)
-						}
-					case <-f.ctx.Done():
-						t.Fatal("the waiter never began another wait")
 					}
 					f.taken(t, f.w.Now(), "its wait began after its holder let go")
 				})
 			}
 		}
+	}
+}
+
+// asleep waits until the waiter sleeps on the frozen clock, reporting
+// false, or until the holder has let go, reporting true.
+func asleep(t *testing.T, f *frozenWaiter, letGo chan error) bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	slept := make(chan error, 1)
+	go func() { slept <- f.w.WaitSleepers(ctx, 1) }()
+	select {
+	case err := <-letGo:
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	case err := <-slept:
+		if err != nil {
+			t.Fatalf("the waiter never began another wait: %v", err)
+		}
+		return false
 	}
 }
 
@@ -400,7 +439,7 @@ func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
 	// The holder's pin, closed after its mark is gone, lets go of the
 	// lock: hold it back until the woken waiter pauses again.
 	var markGone bool
-	w.Hook(fake.OpRemove, path+".holder", fake.After, func(ev fake.Event) error {
+	w.After("remove", path+".holder", func(ev fake.Event) error {
 		if ev.PID == holder.PID() {
 			markGone = true
 			drainWoke(rec)
@@ -411,7 +450,7 @@ func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
 		}
 		return nil
 	})
-	w.Hook(fake.OpClose, path, fake.Before, func(ev fake.Event) error {
+	w.Before("close", path, func(ev fake.Event) error {
 		if ev.PID == holder.PID() && markGone {
 			markGone = false
 			select {
@@ -434,7 +473,7 @@ func TestFrozenWaitReleaseInTwoStepsFake(t *testing.T) {
 			t.Fatalf("waiter: %v", err)
 		}
 	case <-ctx.Done():
-		t.Fatalf("the waiter still waits, %d sleeps on the frozen clock: it waits for time to move", w.Sleepers())
+		t.Fatal("the waiter still waits on the frozen clock: it waits for time to move")
 	}
 	if moved := w.Now().Sub(start); moved != 0 {
 		t.Errorf("the clock moved %v", moved)

@@ -46,7 +46,7 @@ func ExampleAcquire_hostProcess() {
 		self := platform.Identity{Host: "buildhost", BootID: "b-1", PID: pid, StartTime: alive[pid]}
 		return &platform.Platform{FS: fs, Process: hostProcess{self: self, known: alive}}
 	}
-	a, b := guest(4242, w.Spawn().FS()), guest(4243, w.Spawn().FS())
+	a, b := guest(4242, w.Spawn().Platform().FS), guest(4243, w.Spawn().Platform().FS)
 
 	lock, err := proclock.Acquire(ctx, a, "/tmp/agent.lock", proclock.Options{})
 	if err != nil {
@@ -78,21 +78,21 @@ func TestHostProcessFailures(t *testing.T) {
 	ctx := context.Background()
 	w := fake.New()
 	errHost := errors.New("host: no identity to give")
-	noSelf := &platform.Platform{FS: w.Spawn().FS(), Process: failingProcess{self: errHost}}
+	noSelf := &platform.Platform{FS: w.Spawn().Platform().FS, Process: failingProcess{self: errHost}}
 	if l, err := proclock.Acquire(ctx, noSelf, "/tmp/x.lock", proclock.Options{}); !errors.Is(err, errHost) {
 		t.Fatalf("Acquire with a failing Self = %v, %v; want an error matching the host's", l, err)
 	}
-	if _, err := w.Stat("/tmp/x.lock"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.FS().Lstat("/tmp/x.lock"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Acquire with a failing Self left /tmp/x.lock (%v); want nothing created", err)
 	}
 
 	// A holder whose host process ended, judged by a guest whose lookups
 	// fail: alive, for all it can tell.
-	holder := &platform.Platform{FS: w.Spawn().FS(), Process: hostProcess{self: platform.Identity{Host: "buildhost", BootID: "b-1", PID: 4242, StartTime: 7}}}
+	holder := &platform.Platform{FS: w.Spawn().Platform().FS, Process: hostProcess{self: platform.Identity{Host: "buildhost", BootID: "b-1", PID: 4242, StartTime: 7}}}
 	if _, err := proclock.Acquire(ctx, holder, "/tmp/x.lock", proclock.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	blind := &platform.Platform{FS: w.Spawn().FS(), Process: failingProcess{
+	blind := &platform.Platform{FS: w.Spawn().Platform().FS, Process: failingProcess{
 		id:     platform.Identity{Host: "buildhost", BootID: "b-1", PID: 4243, StartTime: 8},
 		lookup: errors.New("host: cannot look up pids"),
 	}}

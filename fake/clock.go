@@ -8,10 +8,9 @@ import (
 	"time"
 )
 
-// epoch is when every new world's clock starts.
 var epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// clock is the world's one time. Virtual time is free: unless the world is
+// clock is the world's time. Virtual time is free: unless the world is
 // frozen, a sleep moves it forward at once.
 type clock struct {
 	mu       sync.Mutex
@@ -21,8 +20,7 @@ type clock struct {
 	changed  chan struct{} // closed and replaced when sleepers change
 }
 
-// sleeper is one sleep: blocked on a frozen clock until its deadline, or
-// ended early by end; wake closes either way.
+// sleeper is one sleep on a frozen clock; wake closes when it ends.
 type sleeper struct {
 	deadline time.Time
 	wake     chan struct{}
@@ -37,17 +35,15 @@ func newClock(start time.Time) *clock {
 	return &clock{now: start, sleepers: make(map[*sleeper]struct{}), changed: make(chan struct{})}
 }
 
-// Now returns the world's time.
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// sleep waits for d of the world's time, for ctx, for s to be ended (end),
-// or for died (ErrKilled) or exited to close. An s ended already does not
-// count as a sleeper, so that a test that has seen a sleep block knows
-// that nothing has ended it.
+// sleep waits for d of the world's time, ctx, s's end, or died (ErrKilled)
+// or exited to close. An s ended already never counts as a sleeper: a test
+// that has seen a sleep block knows that nothing has ended it.
 func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, exited <-chan struct{}) error {
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return err
@@ -56,9 +52,7 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, ex
 	if !c.frozen {
 		c.now = c.now.Add(d)
 		c.mu.Unlock()
-		// A waiter that sleeps in a loop must not starve the goroutine
-		// it waits for.
-		runtime.Gosched()
+		runtime.Gosched() // a sleeper in a loop must not starve who it waits for
 		return nil
 	}
 	s.deadline = c.now.Add(d)
@@ -83,9 +77,8 @@ func (c *clock) sleep(ctx context.Context, d time.Duration, s *sleeper, died, ex
 	return nil
 }
 
-// hold counts s as a sleep that the clock never ends (a wait in the
-// lock queue of LockRange, which only a release ends) until end(s), so
-// that a test that waits for sleepers (World.WaitSleepers) sees it.
+// hold counts s as a sleeper that only end ends (LockRange's wait), for
+// WaitSleepers.
 func (c *clock) hold(s *sleeper) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -94,14 +87,12 @@ func (c *clock) hold(s *sleeper) {
 	c.signal()
 }
 
-// end ends s's sleep: it no longer counts as a sleeper, and returns.
 func (c *clock) end(s *sleeper) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.drop(s)
 }
 
-// drop is end with c.mu held.
 func (c *clock) drop(s *sleeper) {
 	if _, ok := c.sleepers[s]; ok {
 		delete(c.sleepers, s)
@@ -110,13 +101,12 @@ func (c *clock) drop(s *sleeper) {
 	s.stop()
 }
 
-// signal tells waitSleepers the set of sleepers changed; c.mu is held.
+// signal tells WaitSleepers the sleepers changed; c.mu is held.
 func (c *clock) signal() {
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
 
-// wakeDue releases the sleepers whose deadline has come; c.mu is held.
 func (c *clock) wakeDue() {
 	for s := range c.sleepers {
 		if !s.deadline.After(c.now) {
@@ -128,8 +118,8 @@ func (c *clock) wakeDue() {
 // Now returns the world's time.
 func (w *World) Now() time.Time { return w.u.clock.Now() }
 
-// Advance moves the world's time forward by d, waking the sleeps of a
-// frozen world whose deadline it reaches. It panics if d is negative.
+// Advance moves the world's time forward by d, ending the frozen sleeps
+// whose deadline it reaches. It panics if d is negative.
 func (w *World) Advance(d time.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("fake: Advance(%v): time does not go back", d))
@@ -141,42 +131,29 @@ func (w *World) Advance(d time.Duration) {
 	c.wakeDue()
 }
 
-// Freeze stops sleeps from moving time: from now on a Sleep blocks until
-// Advance reaches its deadline, its ctx is done or its process dies.
-func (w *World) Freeze() {
+// Freeze makes sleeps block until Advance reaches their deadline (or
+// their ctx ends, or their process dies). thaw undoes it: time moves to
+// the latest deadline, as if each sleep had moved it.
+func (w *World) Freeze() (thaw func()) {
 	c := w.u.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = true
-}
-
-// Thaw undoes Freeze. Sleeps blocked on the frozen clock return, and time
-// moves to the latest of their deadlines, as if each had slept on a
-// running clock.
-func (w *World) Thaw() {
-	c := w.u.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.frozen = false
-	for s := range c.sleepers {
-		if s.deadline.After(c.now) {
-			c.now = s.deadline
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.frozen = false
+		for s := range c.sleepers {
+			if s.deadline.After(c.now) {
+				c.now = s.deadline
+			}
 		}
+		c.wakeDue()
 	}
-	c.wakeDue()
-}
-
-// Sleepers returns how many sleeps are blocked on the frozen clock now.
-func (w *World) Sleepers() int {
-	c := w.u.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.sleepers)
 }
 
 // WaitSleepers blocks until at least n sleeps are blocked on the frozen
-// clock, or ctx is done: a test knows a goroutine is waiting before it
-// advances time, without sleeping itself.
+// clock (or ctx ends): a test knows a goroutine waits, without sleeping.
 func (w *World) WaitSleepers(ctx context.Context, n int) error {
 	c := w.u.clock
 	for {

@@ -121,13 +121,13 @@ func TestFrozenSleepEndsEarly(t *testing.T) {
 
 func TestThawReleasesSleepers(t *testing.T) {
 	w := fake.New()
-	w.Freeze()
+	thaw := w.Freeze()
 	start := w.Now()
 	clock := w.Spawn().Platform().Clock
 	short := sleepInBackground(context.Background(), clock, time.Second)
 	long := sleepInBackground(context.Background(), clock, 2*time.Second)
 	waitSleepers(t, w, 2)
-	w.Thaw()
+	thaw()
 	for _, done := range []<-chan error{short, long} {
 		if err := <-done; err != nil {
 			t.Errorf("Sleep after Thaw = %v", err)

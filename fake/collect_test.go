@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/ncruces/go-sqlite3/vfs"
-
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/locktest"
@@ -63,18 +61,6 @@ var holdings = []struct {
 		}
 		if got, err := rl.TryLockRange(f, 0, 1); err != nil || !got {
 			t.Fatalf("the first range lock: %v, %v; want it taken", got, err)
-		}
-		return f
-	}},
-	{"VFS file", func(t *testing.T, p *fake.Process, path string) any {
-		f, _, err := vfsOf(t, p).Open(path, dbFlags)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, level := range []vfs.LockLevel{vfs.LOCK_SHARED, vfs.LOCK_EXCLUSIVE} {
-			if err := f.Lock(level); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return f
 	}},

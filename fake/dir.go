@@ -16,7 +16,7 @@ var _ fsx.DirOpener = (*actor)(nil)
 // changes nothing, so it is no step for hooks; the Dir's FileID and Remove
 // are, as those of the FS, on the path dir joined with the base name.
 func (a *actor) OpenDir(dir string) (fsx.Dir, error) {
-	s := step{op: OpStat, verb: "open", path: dir}
+	s := step{op: opStat, verb: "open", path: dir}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -26,7 +26,6 @@ func (a *actor) OpenDir(dir string) (fsx.Dir, error) {
 		return nil, s.fail(ErrKilled)
 	}
 	w, err := a.m.existing(a, dir, true)
-	a.seen()
 	if err == nil && !w.node.isDir() {
 		err = syscall.ENOTDIR
 	}
@@ -57,12 +56,11 @@ func (d *dirHandle) at(base string) (where, error) {
 	case !d.a.may(d.node, permX):
 		return where{}, syscall.EACCES
 	}
-	d.a.looked(d.node, base)
 	return where{dir: d.node, base: base, node: d.node.entries[base]}, nil
 }
 
 func (d *dirHandle) FileID(base string) (lockfs.FileID, error) {
-	return run(d.a, step{op: OpStat, verb: "fileid", path: path.Join(d.name, base)}, func() (lockfs.FileID, error) {
+	return run(d.a, step{op: opStat, verb: "fileid", path: path.Join(d.name, base)}, func() (lockfs.FileID, error) {
 		w, err := d.at(base)
 		if err == nil && w.node == nil {
 			err = syscall.ENOENT
@@ -75,23 +73,15 @@ func (d *dirHandle) FileID(base string) (lockfs.FileID, error) {
 }
 
 func (d *dirHandle) Remove(base string) error {
-	return exec(d.a, step{op: OpRemove, verb: "remove", path: path.Join(d.name, base)}, func() error {
+	return exec(d.a, step{op: opRemove, verb: "remove", path: path.Join(d.name, base)}, func() error {
 		w, err := d.at(base)
 		switch {
 		case err != nil:
 			return err
 		case w.node == nil:
 			return syscall.ENOENT
-		case !d.a.mayChange(w.dir):
-			return syscall.EACCES
-		case w.node.isDir() && len(w.node.entries) > 0:
-			return syscall.ENOTEMPTY
 		}
-		if err := d.a.m.inUse(w.node); err != nil {
-			return err
-		}
-		d.a.m.forgetIfGone(d.a.m.dropName(w.dir, w.base))
-		return nil
+		return d.a.m.removeAt(d.a, w)
 	})
 }
 

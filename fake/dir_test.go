@@ -43,7 +43,7 @@ func TestKeptDirAfterFlip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	w.Hook(fake.OpRemove, "/current/x", fake.Before, func(ev fake.Event) error {
+	w.Before("remove", "/current/x", func(ev fake.Event) error {
 		seen = append(seen, ev.Path)
 		return nil
 	})

@@ -32,17 +32,17 @@ func ExampleWorld_SpawnPID() {
 	// Output: true false
 }
 
-func ExampleWorld_Hook() {
+func ExampleWorld_Before() {
 	w := fake.New()
 	p := w.Spawn()
 	_ = w.WriteFile("/tmp/app.lock", []byte("stamp"), 0o644)
-	remove := w.Hook(fake.OpOpen, "/tmp/app.lock", fake.Before, func(fake.Event) error {
+	remove := w.Before("open", "/tmp/app.lock", func(fake.Event) error {
 		return syscall.EACCES
 	})
-	_, err := p.FS().OpenNoFollow("/tmp/app.lock")
+	_, err := p.Platform().FS.OpenNoFollow("/tmp/app.lock")
 	fmt.Println(errors.Is(err, fs.ErrPermission))
 	remove()
-	_, err = p.FS().OpenNoFollow("/tmp/app.lock")
+	_, err = p.Platform().FS.OpenNoFollow("/tmp/app.lock")
 	fmt.Println(err)
 	// Output:
 	// true
@@ -53,15 +53,15 @@ func ExampleProcess_Kill() {
 	w := fake.New()
 	p := w.Spawn()
 	// Crash between creating the lock file and writing it.
-	w.Hook(fake.OpOpen, "/tmp/app.lock", fake.After, func(ev fake.Event) error {
+	w.After("open", "/tmp/app.lock", func(ev fake.Event) error {
 		if ev.PID == p.PID() {
 			p.Kill()
 		}
 		return nil
 	})
-	f, _ := p.FS().OpenFile("/tmp/app.lock", fsx.CreateExcl, 0o644)
+	f, _ := p.Platform().FS.OpenFile("/tmp/app.lock", fsx.CreateExcl, 0o644)
 	_, err := f.Write([]byte("stamp"))
-	fi, _ := w.Stat("/tmp/app.lock")
+	fi, _ := w.FS().Lstat("/tmp/app.lock")
 	fmt.Println(errors.Is(err, fake.ErrKilled), fi.Size(), w.OpenFiles())
 	// Output: true 0 0
 }
@@ -76,16 +76,6 @@ func ExampleWorld_Freeze() {
 	w.Advance(time.Minute)
 	fmt.Println(<-done, w.Now().Sub(start))
 	// Output: <nil> 1m0s
-}
-
-func ExampleWorld_ReuseInode() {
-	w := fake.New()
-	_ = w.WriteFile("/tmp/db", nil, 0o644)
-	before, _ := w.FS().FileID("/tmp/db")
-	_ = w.ReuseInode("/tmp/db")
-	after, _ := w.FS().FileID("/tmp/db")
-	fmt.Println(before.Ino == after.Ino, before.Same(after))
-	// Output: true false
 }
 
 func ExampleWorld_NewPIDNamespace() {

@@ -15,10 +15,7 @@ import (
 )
 
 // description is an open file as the filesystem keeps it (POSIX's "open
-// file description"): the inode, not the name, so that after a remove or
-// a rename it still reads and writes the same file; who opened it, how,
-// and its offset. The memfs keeps the description of every open file,
-// and SQLite's locks belong to descriptions, as OFD locks do. Its fields
+// file description"), to which locks belong, as OFD locks do. Its fields
 // are guarded by memfs.mu.
 type description struct {
 	m    *memfs
@@ -30,47 +27,35 @@ type description struct {
 	writable bool
 	off      int64
 	closed   bool
-	// unshared: opened without sharing delete (SQLite's VFS, under
-	// World.WindowsSharing): the file cannot be removed or renamed while
-	// this is open.
-	unshared bool
+	unshared bool // opened without sharing delete (World.WindowsSharing)
 }
 
 // file is a handle on an open file, what the FS's opens return. Nothing
-// of the world points back at it (not the memfs, not the lock table), so
-// a file that its process no longer reaches is collected, and closed then,
-// as an *os.File's cleanup closes its descriptor (docs/testing.md, "The
-// fake world").
+// of the world points back at it, so a file its process no longer reaches
+// is collected, and closed then, as an *os.File is (docs/testing.md).
 type file struct {
 	*description
 	cleanup runtime.Cleanup
 }
 
-// handOut makes the file that the process holds of d, which, collected
-// unclosed, closes d.
 func handOut(d *description) *file {
 	f := &file{description: d}
 	f.cleanup = runtime.AddCleanup(f, (*description).collected, d)
 	return f
 }
 
-// collected closes d when its file was collected: on the runtime's
-// cleanup goroutine, so it takes m.mu. As with Kill's closes, no hook
-// runs: no process performs the close, and a hook that blocked would
-// hold up the collector's cleanups.
+// collected closes d when its file was collected. No hook runs, as for
+// Kill's closes: no process performs the close.
 func (d *description) collected() { d.m.closeFile(d) }
 
-// noFollow is an open flag of the fake's own (no os.O_ flag has this bit):
-// OpenNoFollow's.
+// noFollow is OpenNoFollow's flag (no os.O_ flag has this bit).
 const noFollow = 1 << 30
 
-// openFile is open(2) on the tree: it resolves name, creates the file when
-// asked, checks permissions and registers the handle as open. With
-// noFollow a symlink at the last element is ELOOP.
+// openFile is open(2) on the tree; with noFollow a symlink at the last
+// element is ELOOP.
 func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
-	// O_EXCL with O_CREATE never follows a symlink at the last element:
-	// whatever is there, even a dangling link, means EEXIST.
+	// O_EXCL with O_CREATE never follows a symlink: even a dangling link is EEXIST.
 	w, err := m.resolve(a, name, !excl && flag&noFollow == 0)
 	switch {
 	case err != nil:
@@ -108,7 +93,7 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 }
 
 // mayOpen decides whether n may be opened with flag. A file the open just
-// created may be written whatever its mode, as with open(2).
+// created may be written whatever its mode.
 func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) error {
 	switch {
 	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
@@ -132,20 +117,19 @@ func (m *memfs) release(d *description) {
 	}
 	d.closed = true
 	delete(m.open, d)
-	dropLock(d.node, d) // an SQLite lock goes with its file
+	d.node.unlock(d) // a lock goes with its file
 	d.node.opens--
 	m.forgetIfGone(d.node)
 }
 
-// closeFile closes d, taking m.mu.
 func (m *memfs) closeFile(d *description) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.release(d)
+	m.lookAll()
 }
 
-// releaseAllOf closes every handle p has open, as the kernel does when a
-// process dies.
+// releaseAllOf closes every handle p has open, as a process's death does.
 func (m *memfs) releaseAllOf(p *Process) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -154,6 +138,7 @@ func (m *memfs) releaseAllOf(p *Process) {
 			m.release(d)
 		}
 	}
+	m.lookAll()
 }
 
 // inUse is fsx.ErrInUse when the world shares files as windows does
@@ -183,50 +168,39 @@ func (m *memfs) countOpen(p *Process) int {
 	return n
 }
 
-// do runs one operation on f as f's owner, with hooks, under the lock.
-// A closed handle fails with os.ErrClosed, one of a killed process with
-// ErrKilled.
-func do[T any](f *file, op Op, verb string, body func() (T, error)) (T, error) {
+// do runs one operation on f as its owner, with hooks, under the lock.
+func do[T any](f *file, op string, verb string, body func() (T, error)) (T, error) {
 	return run(f.by, step{op: op, verb: verb, path: f.name, handle: true}, func() (T, error) {
 		if f.closed {
 			var zero T
 			return zero, os.ErrClosed
 		}
-		if op == OpLock && f.by.proc != nil {
-			defer f.by.proc.sawLocks(f.node, f.description)
-		}
 		return body()
 	})
 }
 
-// doErr is do for an operation that returns only an error.
-func doErr(f *file, op Op, verb string, body func() error) error {
+func doErr(f *file, op string, verb string, body func() error) error {
 	_, err := do(f, op, verb, func() (struct{}, error) { return struct{}{}, body() })
 	return err
 }
 
-// Name returns the name the file was opened with.
 func (f *file) Name() string { return f.name }
 
-// Read reads from the current offset. It returns fewer bytes than asked
-// only at the end of the file, and then with io.EOF.
-func (f *file) Read(p []byte) (int, error) { return f.io(OpRead, "read", f.readAt, p, 0, false) }
+func (f *file) Read(p []byte) (int, error) { return f.io(opRead, "read", f.readAt, p, 0, false) }
 
-// ReadAt reads at off without moving the offset.
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	return f.io(OpRead, "readat", f.readAt, p, off, true)
+	return f.io(opRead, "readat", f.readAt, p, off, true)
 }
 
-// Write writes at the offset. (O_APPEND is not supported: no lock uses it.)
-func (f *file) Write(p []byte) (int, error) { return f.io(OpWrite, "write", f.writeAt, p, 0, false) }
+// Write writes at the offset (no lock uses O_APPEND, which is not kept).
+func (f *file) Write(p []byte) (int, error) { return f.io(opWrite, "write", f.writeAt, p, 0, false) }
 
-// WriteAt writes at off without moving the offset.
 func (f *file) WriteAt(p []byte, off int64) (int, error) {
-	return f.io(OpWrite, "writeat", f.writeAt, p, off, true)
+	return f.io(opWrite, "writeat", f.writeAt, p, off, true)
 }
 
 // io reads or writes p at off, or, unless at, at the offset, moving it.
-func (f *file) io(op Op, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
+func (f *file) io(op string, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
 	return do(f, op, verb, func() (int, error) {
 		if at {
 			if off < 0 {
@@ -262,8 +236,8 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// writeAt writes p at off, filling any gap with zeros. A FIFO or a device
-// takes the bytes and keeps nothing.
+// writeAt writes p at off, filling any gap with zeros; a FIFO or a device
+// keeps nothing.
 func (f *file) writeAt(p []byte, off int64) (int, error) {
 	switch {
 	case !f.writable:
@@ -280,7 +254,6 @@ func (f *file) writeAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// resize returns data grown with zeros or cut to size.
 func resize(data []byte, size int64) []byte {
 	if size <= int64(len(data)) {
 		return data[:size:size]
@@ -288,19 +261,17 @@ func resize(data []byte, size int64) []byte {
 	return append(data, make([]byte, size-int64(len(data)))...)
 }
 
-// Stat describes the open file, even when it has no name left.
 func (f *file) Stat() (fs.FileInfo, error) {
-	return do(f, OpStat, "stat", func() (fs.FileInfo, error) {
+	return do(f, opStat, "stat", func() (fs.FileInfo, error) {
 		return infoOf(path.Base(clean(f.name)), f.node), nil
 	})
 }
 
-// Sync does nothing more than check the handle: the fake never loses data.
-func (f *file) Sync() error { return doErr(f, OpSync, "sync", func() error { return nil }) }
+// Sync checks the handle: the fake never loses data.
+func (f *file) Sync() error { return doErr(f, opSync, "sync", func() error { return nil }) }
 
-// Truncate cuts or extends the file to size.
 func (f *file) Truncate(size int64) error {
-	return doErr(f, OpTruncate, "truncate", func() error {
+	return doErr(f, opTruncate, "truncate", func() error {
 		if !f.writable || !f.node.isRegular() || size < 0 {
 			return syscall.EINVAL
 		}
@@ -310,21 +281,19 @@ func (f *file) Truncate(size int64) error {
 	})
 }
 
-// Close closes the handle. A second Close fails with os.ErrClosed. Even a
-// Close that a hook fails releases the handle, as close(2) does.
+// Close releases the handle even when a hook fails it, as close(2) does.
 func (f *file) Close() error {
-	err := doErr(f, OpClose, "close", func() error { f.m.release(f.description); return nil })
+	err := doErr(f, opClose, "close", func() error { f.m.release(f.description); return nil })
 	if err != nil {
 		f.m.closeFile(f.description)
 	}
-	f.cleanup.Stop() // closed: nothing is left for the collector to do
+	f.cleanup.Stop()
 	return err
 }
 
-// Readdirnames lists the names in the directory, in name order, all at
-// once whatever n is (as conformance snapshots a directory).
+// Readdirnames lists the names in the directory, in order, all at once.
 func (f *file) Readdirnames(n int) ([]string, error) {
-	return do(f, OpRead, "readdirent", func() ([]string, error) {
+	return do(f, opRead, "readdirent", func() ([]string, error) {
 		if !f.node.isDir() {
 			return nil, syscall.ENOTDIR
 		}
@@ -332,7 +301,6 @@ func (f *file) Readdirnames(n int) ([]string, error) {
 	})
 }
 
-// fileInfo is a snapshot of an inode, taken under the lock.
 type fileInfo struct {
 	name  string
 	size  int64
@@ -353,6 +321,4 @@ func (fi *fileInfo) Size() int64        { return fi.size }
 func (fi *fileInfo) Mode() fs.FileMode  { return fi.mode }
 func (fi *fileInfo) ModTime() time.Time { return fi.mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.mode.IsDir() }
-
-// Sys returns nil: a file's identity is FileID's.
-func (fi *fileInfo) Sys() any { return nil }
+func (fi *fileInfo) Sys() any           { return nil }

@@ -1,121 +1,65 @@
 package fake
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
 
-// Op names a filesystem operation, as hooks match it.
-type Op string
-
-// The operations hooks can match. Operations on an open file (read, write,
-// close, ...) match the name the file was opened with.
+// The operations hooks match (World.Before).
 const (
-	// OpAny, given to Hook, matches every operation.
-	OpAny Op = ""
-	// OpOpen is OpenFile and OpenNoFollow.
-	OpOpen Op = "open"
-	// OpRead is File.Read, File.ReadAt and File.Readdirnames.
-	OpRead Op = "read"
-	// OpWrite is File.Write and File.WriteAt.
-	OpWrite Op = "write"
-	// OpClose is File.Close.
-	OpClose Op = "close"
-	// OpStat is Lstat, FileID, FileIDOf, DirID and File.Stat (and the
-	// stat of SQLite's VFS).
-	OpStat Op = "stat"
-	// OpRename is Rename; it matches the old name or the new one.
-	OpRename Op = "rename"
-	// OpRenameNoReplace is RenameNoReplace (fsx.NoReplaceRenamer);
-	// it matches the old name or the new one.
-	OpRenameNoReplace Op = "rename-noreplace"
-	// OpRemove is Remove.
-	OpRemove Op = "remove"
-	// OpLink is Link; it matches the old name or the new one.
-	OpLink Op = "link"
-	// OpTruncate is File.Truncate.
-	OpTruncate Op = "truncate"
-	// OpSync is SQLite's xSync on a file its VFS opened.
-	OpSync Op = "sync"
-	// OpLock is SQLite's xLock, xUnlock and xCheckReservedLock on a file
-	// its VFS opened: a change (or a look) at the world's lock table, not
-	// the file's bytes. It matches the name SQLite opened the file with.
-	OpLock Op = "lock"
+	opOpen            = "open"
+	opRead            = "read"
+	opWrite           = "write"
+	opClose           = "close"
+	opStat            = "stat"
+	opRename          = "rename"
+	opRenameNoReplace = "rename-noreplace"
+	opRemove          = "remove"
+	opLink            = "link"
+	opTruncate        = "truncate"
+	opSync            = "sync"
+	opLock            = "lock"
 )
 
-// When says whether a hook runs before or after its operation.
-type When int
-
-const (
-	// Before hooks run before the operation; a non-nil error from one
-	// makes the operation fail with it, having done nothing.
-	Before When = iota + 1
-	// After hooks run after the operation and see its error; a non-nil
-	// error from one is returned instead, though the operation happened.
-	After
-)
+var ops = []string{opOpen, opRead, opWrite, opClose, opStat, opRename, opRenameNoReplace,
+	opRemove, opLink, opTruncate, opSync, opLock}
 
 // Event is what a hook is told of the operation it runs for.
 type Event struct {
-	Op Op
-	// Call is the call within Op, as the operation's errors name it:
-	// "open", "stat", "lstat", "fileid", "dirid", "readat", "writeat", ...
-	Call string
-	// Handle is set for an operation on an open file (File's methods,
-	// and FileIDOf): it acts on the file the handle has, whatever Path
-	// names now. Otherwise the operation resolves Path.
-	Handle bool
-	// Path is the path acted on, cleaned: absolute, slash-separated,
-	// symlinks not resolved. For Rename and Link it is the old name.
-	Path string
-	// NewPath is the new name for Rename, RenameNoReplace and Link; ""
-	// otherwise.
-	NewPath string
-	When    When
-	// Flag is the open(2) flags of an OpOpen (os.O_CREATE, os.O_EXCL,
-	// os.O_TRUNC, ...; 0 for a read-only open); 0 for other operations.
-	Flag int
-	// PID is the pid of the process acting (in its own pid namespace),
-	// or 0 for the world's own view (World.FS).
-	PID int
-	// Err is the operation's error, for After hooks.
-	Err error
-	// Sleep is set for a step that waits (a blocking lock): it tells
-	// whether what it waits for has come. A hook that holds the process
-	// there (a scheduler) lets it go once Sleep.Ready reports true, or
-	// kills it; one that lets it go earlier only costs the wait a sleep
-	// on the clock.
-	Sleep *Sleep
+	Op     string // as World.Before lists them
+	Call   string // the call, as errors name it: "lstat", "fileid", "readat", "lockw", ...
+	Handle bool   // on an open file, whatever Path names now
+	// Path is the path acted on, cleaned, symlinks not resolved; the old
+	// name of a rename or link, whose new one is NewPath.
+	Path, NewPath string
+	Flag          int   // an open's os.O_ flags
+	PID           int   // the acting process's, or 0 for World.FS
+	Err           error // the operation's, for an After hook
+	// Ready is set for a step that waits (LockRange): it reports whether
+	// the wait would end now, for a hook that holds the process there.
+	Ready func() bool
 }
-
-// Sleep is a step's wait (Event.Sleep).
-type Sleep struct{ ready func() bool }
-
-// Ready reports whether what the wait waits for has come: it would end
-// now. It takes no lock a hook holds.
-func (s *Sleep) Ready() bool { return s.ready() }
 
 type hook struct {
-	op   Op
-	path string // cleaned; "" matches every path
-	when When
-	fn   func(Event) error
+	op    string // "" matches every operation
+	path  string // cleaned; "" matches every path
+	after bool
+	fn    func(Event) error
 }
 
-func (h *hook) matches(ev Event) bool {
-	return h.when == ev.When &&
-		(h.op == OpAny || h.op == ev.Op) &&
+func (h *hook) matches(ev Event, after bool) bool {
+	return h.after == after && (h.op == "" || h.op == ev.Op) &&
 		(h.path == "" || h.path == ev.Path || h.path == ev.NewPath)
 }
 
-// hooks is the world's list of hooks. The list is replaced, never changed
-// in place, so an operation runs the hooks it found when it started.
+// hooks is the world's list, replaced and never changed in place, so an
+// operation runs those it found when it started.
 type hooks struct {
 	mu   sync.Mutex
 	list []*hook
 }
 
-// add adds h; the function it returns removes it.
 func (hs *hooks) add(h *hook) (remove func()) {
 	hs.change(func(l []*hook) []*hook { return append(l, h) })
 	return sync.OnceFunc(func() {
@@ -129,9 +73,9 @@ func (hs *hooks) change(edit func([]*hook) []*hook) {
 	hs.list = edit(slices.Clone(hs.list))
 }
 
-// fire runs, outside every lock of the world, the hooks that match ev, in
-// the order they were added; a Before hook's error stops the others.
-func (hs *hooks) fire(ev Event) error {
+// fire runs the hooks that match ev, outside the world's locks, in order;
+// a Before hook's error stops the others.
+func (hs *hooks) fire(ev Event, after bool) error {
 	if ev.Path == "" {
 		return nil
 	}
@@ -140,12 +84,12 @@ func (hs *hooks) fire(ev Event) error {
 	hs.mu.Unlock()
 	var first error
 	for _, h := range list {
-		if !h.matches(ev) {
+		if !h.matches(ev, after) {
 			continue
 		}
 		if err := h.fn(ev); err != nil && first == nil {
 			first = err
-			if ev.When == Before {
+			if !after {
 				break
 			}
 		}
@@ -153,27 +97,48 @@ func (hs *hooks) fire(ev Event) error {
 	return first
 }
 
-// Hook makes fn run every time op is performed on path (any operation with
-// OpAny, any path with ""), before or after it, by any process of any host
-// of this world, and by the world's own view (Event.PID 0). path is
-// matched after cleaning, without resolving symlinks.
+// Before makes fn run before every operation op on path, by any process
+// and by World.FS (Event.PID 0); an error from fn makes the operation fail
+// with it, having done nothing. op "" matches every operation, path ""
+// every path, matched cleaned, symlinks not resolved (a file by the name
+// it was opened with). The operations:
 //
-// fn runs outside the world's locks, in the goroutine performing the
-// operation: it may block (to stall a process between two steps), kill the
-// acting process (to crash it there), or change the world itself. Changing
-// the world through World.FS runs hooks too (the World's staging methods
-// run none), so a hook that does so on the path it watches should skip
-// Event.PID 0.
+//	open      OpenFile, OpenNoFollow, OpenLockable
+//	read      File.Read, ReadAt, Readdirnames
+//	write     File.Write, WriteAt
+//	close     File.Close
+//	stat      Lstat, FileID, FileIDOf, DirID, File.Stat (and SQLite's)
+//	rename    Rename (matching the old name or the new)
+//	rename-noreplace  RenameNoReplace (the old name or the new)
+//	remove    Remove
+//	link      Link (the old name or the new)
+//	truncate  File.Truncate
+//	sync      SQLite's xSync
+//	lock      the lock table: byte-range locks and SQLite's xLock, xUnlock
+//	          and xCheckReservedLock
 //
-// The returned function removes the hook; an operation already running may
-// still call it once. Hook panics if fn is nil or when is neither Before
-// nor After.
-func (w *World) Hook(op Op, path string, when When, fn func(Event) error) (remove func()) {
-	if fn == nil || (when != Before && when != After) {
-		panic("fake: Hook needs a function and Before or After")
+// fn runs in the goroutine performing the operation: it may block (a
+// stall between two steps), kill the process (a crash there), or change
+// the world (World.FS runs hooks, the staging methods none). remove
+// removes the hook; an operation under way may still call it once.
+// Before panics if fn is nil or op unknown.
+func (w *World) Before(op, path string, fn func(Event) error) (remove func()) {
+	return w.hook(op, path, false, fn)
+}
+
+// After makes fn run after every operation op on path, as Before does,
+// seeing its error; an error from fn is returned instead, though the
+// operation happened.
+func (w *World) After(op, path string, fn func(Event) error) (remove func()) {
+	return w.hook(op, path, true, fn)
+}
+
+func (w *World) hook(op, path string, after bool, fn func(Event) error) func() {
+	if fn == nil || op != "" && !slices.Contains(ops, op) {
+		panic(fmt.Sprintf("fake: a hook needs a function and a known operation, not %q", op))
 	}
 	if path != "" {
 		path = clean(path)
 	}
-	return w.u.hooks.add(&hook{op: op, path: path, when: when, fn: fn})
+	return w.u.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
 }

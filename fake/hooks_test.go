@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,7 @@ func TestHookStallsAProcessBetweenTwoSteps(t *testing.T) {
 	a, b := w.Spawn(), w.Spawn()
 	const lock = "/tmp/app.lock"
 	stalled, release := make(chan struct{}), make(chan struct{})
-	w.Hook(fake.OpOpen, lock, fake.After, func(ev fake.Event) error {
+	w.After("open", lock, func(ev fake.Event) error {
 		if ev.PID == a.PID() {
 			close(stalled)
 			<-release
@@ -64,7 +65,7 @@ func TestHookKillsAProcessBetweenTwoSteps(t *testing.T) {
 	w := fake.New()
 	p := w.Spawn()
 	const lock = "/tmp/app.lock"
-	w.Hook(fake.OpOpen, lock, fake.After, func(ev fake.Event) error {
+	w.After("open", lock, func(ev fake.Event) error {
 		if ev.PID == p.PID() && ev.Err == nil {
 			p.Kill()
 		}
@@ -97,7 +98,7 @@ func TestBeforeHookStagesEACCESOnRead(t *testing.T) {
 	if err := w.WriteFile(lock, []byte("stamp"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	remove := w.Hook(fake.OpOpen, lock, fake.Before, func(fake.Event) error { return syscall.EACCES })
+	remove := w.Before("open", lock, func(fake.Event) error { return syscall.EACCES })
 
 	for _, open := range []func(string) (lockfs.File, error){openRead(p.FS()), p.FS().OpenNoFollow} {
 		_, err := open(lock)
@@ -154,23 +155,23 @@ func TestChmodStagesEACCESForProcessesOnly(t *testing.T) {
 func TestHookErrors(t *testing.T) {
 	refused := errors.New("staged failure")
 	cases := []struct {
-		name string
-		op   fake.Op
-		path string
-		when fake.When
-		hook func(p *fake.Process) error
-		do   func(lockfs.FS) error
-		want error
+		name  string
+		op    string
+		path  string
+		after bool
+		hook  func(p *fake.Process) error
+		do    func(lockfs.FS) error
+		want  error
 		// what the operation touched, after: "" missing, else its content
 		file, content string
 	}{
-		{"Before refuses a Rename, matched by its new name", fake.OpRename, "/tmp/b", fake.Before,
+		{"Before refuses a Rename, matched by its new name", "rename", "/tmp/b", false,
 			func(*fake.Process) error { return refused }, func(f lockfs.FS) error { return f.Rename("/tmp/a", "/tmp/b") }, refused, "/tmp/a", "a"},
-		{"Before refuses a Remove", fake.OpRemove, "/tmp/a", fake.Before,
+		{"Before refuses a Remove", "remove", "/tmp/a", false,
 			func(*fake.Process) error { return refused }, func(f lockfs.FS) error { return f.Remove("/tmp/a") }, refused, "/tmp/a", "a"},
-		{"Before kills the remover", fake.OpRemove, "/tmp/a", fake.Before,
+		{"Before kills the remover", "remove", "/tmp/a", false,
 			func(p *fake.Process) error { p.Kill(); return nil }, func(f lockfs.FS) error { return f.Remove("/tmp/a") }, fake.ErrKilled, "/tmp/a", "a"},
-		{"After fails a create", fake.OpOpen, "/tmp/c", fake.After,
+		{"After fails a create", "open", "/tmp/c", true,
 			func(*fake.Process) error { return syscall.EIO }, func(f lockfs.FS) error {
 				_, err := f.OpenFile("/tmp/c", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 				return err
@@ -183,7 +184,11 @@ func TestHookErrors(t *testing.T) {
 			if err := w.WriteFile("/tmp/a", []byte("a"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			w.Hook(c.op, c.path, c.when, func(fake.Event) error { return c.hook(p) })
+			hook := w.Before
+			if c.after {
+				hook = w.After
+			}
+			hook(c.op, c.path, func(fake.Event) error { return c.hook(p) })
 			err := c.do(p.FS())
 			var pe *fs.PathError
 			var le *os.LinkError
@@ -211,7 +216,7 @@ func TestHookEvents(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var events []fake.Event
-	w.Hook(fake.OpAny, "", fake.After, func(ev fake.Event) error {
+	w.After("", "", func(ev fake.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, ev)
@@ -230,23 +235,23 @@ func TestHookEvents(t *testing.T) {
 		want fake.Event
 	}{
 		{"relative rename", func() error { return p.FS().Rename("tmp/a", "/tmp/../tmp/b") },
-			fake.Event{Op: fake.OpRename, Call: "rename", Path: "/tmp/a", NewPath: "/tmp/b", PID: p.PID()}},
+			fake.Event{Op: "rename", Call: "rename", Path: "/tmp/a", NewPath: "/tmp/b", PID: p.PID()}},
 		{"link", func() error { return p.FS().Link("/tmp/b", "/tmp/c") },
-			fake.Event{Op: fake.OpLink, Call: "link", Path: "/tmp/b", NewPath: "/tmp/c", PID: p.PID()}},
+			fake.Event{Op: "link", Call: "link", Path: "/tmp/b", NewPath: "/tmp/c", PID: p.PID()}},
 		{"failed stat", func() error { _, err := p.FS().Lstat("/tmp/none"); return err },
-			fake.Event{Op: fake.OpStat, Call: "lstat", Path: "/tmp/none", PID: p.PID(), Err: fs.ErrNotExist}},
+			fake.Event{Op: "stat", Call: "lstat", Path: "/tmp/none", PID: p.PID(), Err: fs.ErrNotExist}},
 		{"world's lstat", func() error { _, err := w.FS().Lstat("/tmp/b"); return err },
-			fake.Event{Op: fake.OpStat, Call: "lstat", Path: "/tmp/b"}},
+			fake.Event{Op: "stat", Call: "lstat", Path: "/tmp/b"}},
 		{"create", func() (err error) { f, err = p.FS().OpenFile("/tmp/f", excl, 0o644); return err },
-			fake.Event{Op: fake.OpOpen, Call: "open", Path: "/tmp/f", Flag: excl, PID: p.PID()}},
+			fake.Event{Op: "open", Call: "open", Path: "/tmp/f", Flag: excl, PID: p.PID()}},
 		{"close", func() error { return f.Close() },
-			fake.Event{Op: fake.OpClose, Call: "close", Path: "/tmp/f", Handle: true, PID: p.PID()}},
+			fake.Event{Op: "close", Call: "close", Path: "/tmp/f", Handle: true, PID: p.PID()}},
 		{"open no follow", func() (err error) { f, err = p.FS().OpenNoFollow("/tmp/f"); return err },
-			fake.Event{Op: fake.OpOpen, Call: "open", Path: "/tmp/f", PID: p.PID()}},
+			fake.Event{Op: "open", Call: "open", Path: "/tmp/f", PID: p.PID()}},
 		{"read", func() error { _, err := f.Read(make([]byte, 1)); return err },
-			fake.Event{Op: fake.OpRead, Call: "read", Path: "/tmp/f", Handle: true, PID: p.PID(), Err: io.EOF}},
+			fake.Event{Op: "read", Call: "read", Path: "/tmp/f", Handle: true, PID: p.PID(), Err: io.EOF}},
 		{"fileid", func() error { _, err := p.FS().FileID("/tmp/f"); return err },
-			fake.Event{Op: fake.OpStat, Call: "fileid", Path: "/tmp/f", PID: p.PID()}},
+			fake.Event{Op: "stat", Call: "fileid", Path: "/tmp/f", PID: p.PID()}},
 	}
 	for _, tt := range tests {
 		err := tt.do()
@@ -254,11 +259,10 @@ func TestHookEvents(t *testing.T) {
 			t.Fatalf("%s: %v, want %v", tt.name, err, tt.want.Err)
 		}
 		ev, want := last(), tt.want
-		want.When = fake.After
 		if !errors.Is(ev.Err, want.Err) {
 			t.Errorf("%s: event error %v, want %v", tt.name, ev.Err, want.Err)
 		}
-		if ev.Err, want.Err = nil, nil; ev != want {
+		if ev.Err, want.Err = nil, nil; !reflect.DeepEqual(ev, want) {
 			t.Errorf("%s: event %+v, want %+v", tt.name, ev, want)
 		}
 	}
@@ -291,7 +295,7 @@ func TestHooksChangeConcurrentlyWithOperations(t *testing.T) {
 	for range 50 {
 		called := make(chan struct{})
 		var once sync.Once
-		remove := w.Hook(fake.OpStat, "/tmp", fake.Before, func(fake.Event) error {
+		remove := w.Before("stat", "/tmp", func(fake.Event) error {
 			calls.Add(1)
 			once.Do(func() { close(called) })
 			return nil

@@ -13,15 +13,12 @@ import (
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
-// dev is the device number of the fake world's one filesystem.
-const dev = 1
+const (
+	dev     = 1  // the device number of the world's one filesystem
+	maxHops = 40 // symlinks one path may go through before ELOOP, as linux counts
+)
 
-// maxHops is how many symlinks one path may go through before ELOOP, as
-// Linux counts them.
-const maxHops = 40
-
-// Permission bits the fake checks, for the owner: every process is the
-// owner of every file, since the fake world has one user.
+// The owner's permission bits: every process owns every file.
 const (
 	permR fs.FileMode = 0o400
 	permW fs.FileMode = 0o200
@@ -38,17 +35,12 @@ type inode struct {
 	entries map[string]*inode // directories
 	mtime   time.Time
 	birth   time.Time
-	// opens counts the open handles on it; with nlink, whether it is gone.
-	opens int
-	gone  bool
-	// locks is the SQLite lock table of the inode: the level of each open
-	// file (its description) that holds a lock on it (vfs.go).
-	locks map[*description]sqlfile.Level
-	// emptied counts the times locks became empty: everyone let go
-	// (look.go).
-	emptied uint64
-	// unlocked, when not nil, is closed when a lock on the inode is let
-	// go or weakened: the waits of LockRange.
+	opens   int  // open handles; with nlink, whether it is gone
+	gone    bool // its number freed
+	// locks is the inode's lock table: the SQLite level of each open file
+	// that holds one (sqlfile.go); unlocked, when not nil, is closed when
+	// one is let go or weakened, for LockRange's waits.
+	locks    map[*description]sqlfile.Level
 	unlocked chan struct{}
 }
 
@@ -61,6 +53,14 @@ func (n *inode) freeFor(d *description) bool {
 		}
 	}
 	return true
+}
+
+// unlock takes d's lock off n's table; memfs.mu is held.
+func (n *inode) unlock(d *description) {
+	if _, ok := n.locks[d]; ok {
+		delete(n.locks, d)
+		n.letGo()
+	}
 }
 
 // letGo wakes the waits of LockRange on n; memfs.mu is held.
@@ -83,24 +83,19 @@ type memfs struct {
 	mu      sync.Mutex
 	root    *inode
 	nextIno uint64
-	// freeIno holds, in order, the numbers of inodes that are gone (no
-	// name, no open handle), for the next ones made, as ext4 and most
-	// filesystems hand out the lowest free number; numbers counts the
-	// inodes that have each number (a staged ReuseInode gives two one).
-	freeIno []uint64
-	numbers map[uint64]int
+	freeIno []uint64 // gone inodes' numbers, in order: the lowest goes first, as on ext4
 	clock   *clock
 	hooks   *hooks
-	// open holds the descriptions of the open files, never the files
-	// handed out, so that those are collected (file.go).
-	open  map[*description]struct{}
-	world *actor // the world's own actor: root, no process
-	// windowsSharing: World.WindowsSharing.
+	// open holds the open files' descriptions, never the files handed
+	// out, so that those are collected (file.go).
+	open           map[*description]struct{}
+	world          *actor // the world's own: root, no process
 	windowsSharing bool
+	watches        map[*watch]struct{} // the kept ones (wake.go)
 }
 
 func newMemFS(c *clock, h *hooks) *memfs {
-	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*description]struct{}), numbers: make(map[uint64]int)}
+	m := &memfs{nextIno: 2, clock: c, hooks: h, open: make(map[*description]struct{}), watches: make(map[*watch]struct{})}
 	m.world = &actor{m: m}
 	m.root = m.newInode(fs.ModeDir | 0o755)
 	m.addName(m.root, "tmp", m.newInode(fs.ModeDir|fs.ModeSticky|0o777))
@@ -108,40 +103,14 @@ func newMemFS(c *clock, h *hooks) *memfs {
 }
 
 // clean turns a name into the absolute, cleaned, slash-separated path the
-// tree is walked by. Relative names start from "/"; on Windows, a volume
-// name is dropped and backslashes separate elements.
+// tree is walked by: relative names start from "/"; on windows a volume
+// name is dropped. path.Clean does not allocate for a name already clean.
 func clean(name string) string {
-	if isClean(name) {
-		return name // the common case, without path.Clean's copies
+	name = filepath.ToSlash(name[len(filepath.VolumeName(name)):])
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
 	}
-	name = name[len(filepath.VolumeName(name)):]
-	return path.Clean("/" + filepath.ToSlash(name))
-}
-
-// isClean reports whether name is already what clean makes of it: from
-// "/", no empty, "." or ".." element, no trailing slash, no backslash.
-func isClean(name string) bool {
-	if name == "/" {
-		return true
-	}
-	if len(name) < 2 || name[0] != '/' || name[len(name)-1] == '/' {
-		return false
-	}
-	start := 1 // of the element being read
-	for i := 1; i <= len(name); i++ {
-		if i < len(name) && name[i] != '/' {
-			if name[i] == '\\' {
-				return false
-			}
-			continue
-		}
-		switch name[start:i] {
-		case "", ".", "..":
-			return false
-		}
-		start = i + 1
-	}
-	return true
+	return path.Clean(name)
 }
 
 // hasTrailingSlash reports whether name insists on a directory ("d/").
@@ -169,8 +138,7 @@ func (w where) realPath() string {
 
 // resolve walks name, following symlinks in intermediate elements and, when
 // follow is set or name ends in a slash, in the last one. A missing last
-// element is not an error: where.node is nil and where.dir is where it would
-// be created. Intermediate directories need search (x) permission.
+// element is no error: where.node is nil.
 func (m *memfs) resolve(a *actor, name string, follow bool) (where, error) {
 	slash := hasTrailingSlash(name)
 	follow = follow || slash
@@ -202,7 +170,6 @@ walk:
 				continue walk
 			}
 			if last {
-				a.looked(cur, part)
 				w := where{dir: cur, dirPath: curPath, base: part, node: child, viaLink: viaLink}
 				if slash && child != nil && !child.isDir() {
 					return w, syscall.ENOTDIR
@@ -217,8 +184,7 @@ walk:
 	}
 }
 
-// expandLink is the path a walk continues with after a symlink in dir:
-// its target (from "/" or from dir) followed by the elements left.
+// expandLink is the path a walk continues with after a symlink in dir.
 func expandLink(dir, target string, rest []string) string {
 	target = filepath.ToSlash(target)
 	if !strings.HasPrefix(target, "/") {
@@ -229,11 +195,9 @@ func expandLink(dir, target string, rest []string) string {
 
 func (m *memfs) now() time.Time { return m.clock.Now() }
 
-// newInode makes an inode, numbered with the lowest free number: that of
-// a file that is gone, if any, else a new one. Its birth time is the
-// clock's, which does not move unless a test moves it: a file that took a
-// gone file's number then has its birth time too, as on a filesystem whose
-// times are coarser than the steps between (docs/testing.md).
+// newInode makes an inode with the lowest free number and the clock's
+// birth time, which a gone file with that number may have had too, as on
+// a filesystem whose times are coarser than the steps between.
 func (m *memfs) newInode(mode fs.FileMode) *inode {
 	now := m.now()
 	ino := m.nextIno
@@ -243,22 +207,19 @@ func (m *memfs) newInode(mode fs.FileMode) *inode {
 		m.nextIno++
 	}
 	n := &inode{ino: ino, mode: mode, mtime: now, birth: now}
-	m.numbers[ino]++
 	if n.isDir() {
 		n.entries = make(map[string]*inode)
 	}
 	return n
 }
 
-// addName gives n another name in dir.
 func (m *memfs) addName(dir *inode, base string, n *inode) {
 	dir.entries[base] = n
 	n.nlink++
 	dir.mtime = m.now()
 }
 
-// dropName takes a name away from whatever it names in dir, and returns
-// that; once the caller is done with it, forgetIfGone.
+// dropName takes a name away and returns what it named, for forgetIfGone.
 func (m *memfs) dropName(dir *inode, base string) *inode {
 	n := dir.entries[base]
 	n.nlink--
@@ -267,29 +228,15 @@ func (m *memfs) dropName(dir *inode, base string) *inode {
 	return n
 }
 
-// forgetIfGone frees n's number once n has no name and no open handle.
-// A temporary file of the fake SQLite (ino 0, no name ever) has no number
-// to free.
+// forgetIfGone frees n's number once n has no name and no open handle; a
+// SQLite temporary file (ino 0) has none.
 func (m *memfs) forgetIfGone(n *inode) {
 	if n == nil || n.ino == 0 || n.gone || n.nlink > 0 || n.opens > 0 {
 		return
 	}
 	n.gone = true
-	m.renumber(n, 0)
-}
-
-// renumber gives n the number ino, freeing its own when no other inode
-// has it; ino 0 takes none.
-func (m *memfs) renumber(n *inode, ino uint64) {
-	if m.numbers[n.ino]--; m.numbers[n.ino] == 0 {
-		delete(m.numbers, n.ino)
-		i, _ := slices.BinarySearch(m.freeIno, n.ino)
-		m.freeIno = slices.Insert(m.freeIno, i, n.ino)
-	}
-	if ino != 0 {
-		n.ino = ino
-		m.numbers[ino]++
-	}
+	i, _ := slices.BinarySearch(m.freeIno, n.ino)
+	m.freeIno = slices.Insert(m.freeIno, i, n.ino)
 }
 
 func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
@@ -301,8 +248,7 @@ func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
 }
 
 // freeName resolves name, where something new is to be made: nothing may
-// be there (EEXIST, a dangling symlink too), and a must be allowed to add
-// names to its directory.
+// be there, not even a dangling symlink.
 func (m *memfs) freeName(a *actor, name string) (where, error) {
 	w, err := m.resolve(a, name, false)
 	switch {
@@ -316,8 +262,7 @@ func (m *memfs) freeName(a *actor, name string) (where, error) {
 	return w, nil
 }
 
-// make makes a new node at name: a directory, a symlink to target, or a
-// node that holds no data.
+// make makes a directory, a symlink to target, or a node with no data.
 func (m *memfs) make(name string, mode fs.FileMode, target string) error {
 	w, err := m.freeName(m.world, name)
 	if err == nil {
@@ -328,17 +273,22 @@ func (m *memfs) make(name string, mode fs.FileMode, target string) error {
 	return err
 }
 
-// modeBits keeps the permission and the special bits that chmod and mkdir
-// honour.
+// modeBits keeps the bits that chmod and mkdir honour.
 func modeBits(perm fs.FileMode) fs.FileMode {
 	return perm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }
 
 func (m *memfs) remove(a *actor, name string) error {
 	w, err := m.existing(a, name, false)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	return m.removeAt(a, w)
+}
+
+// removeAt removes the name w resolved, which names something.
+func (m *memfs) removeAt(a *actor, w where) error {
+	switch {
 	case w.dir == nil:
 		return syscall.EBUSY
 	case w.viaLink:
@@ -355,8 +305,7 @@ func (m *memfs) remove(a *actor, name string) error {
 	return nil
 }
 
-// rename moves oldname to newname in one step, replacing a file (or an
-// empty directory) at newname, as rename(2) does.
+// rename is rename(2), in one step.
 func (m *memfs) rename(a *actor, oldname, newname string) error {
 	from, err := m.existing(a, oldname, false)
 	if err != nil {
@@ -418,37 +367,17 @@ func replaceable(from, to where) error {
 	return nil
 }
 
-// link gives the file at oldname (a symlink itself, not its target, as
-// linkat(2) without AT_SYMLINK_FOLLOW does) the name newname.
-// renameNoReplace is rename(2) that fails with EEXIST when newname exists
-// (RENAME_NOREPLACE), whatever is there, as linux checks it first.
+// renameNoReplace is rename(2) with RENAME_NOREPLACE: EEXIST when
+// newname exists, whatever is there, checked first as linux does.
 func (m *memfs) renameNoReplace(a *actor, oldname, newname string) error {
-	from, err := m.existing(a, oldname, false)
-	if err != nil {
+	if _, err := m.freeName(a, newname); err != nil {
 		return err
 	}
-	to, err := m.freeName(a, newname)
-	switch {
-	case err != nil:
-		return err
-	case from.dir == nil:
-		return syscall.EBUSY
-	case from.viaLink:
-		return syscall.ENOTDIR
-	case !a.mayChange(from.dir):
-		return syscall.EACCES
-	}
-	if err := replaceable(from, to); err != nil {
-		return err
-	}
-	if err := m.inUse(from.node); err != nil {
-		return err
-	}
-	m.dropName(from.dir, from.base)
-	m.addName(to.dir, to.base, from.node)
-	return nil
+	return m.rename(a, oldname, newname)
 }
 
+// link gives the file at oldname (a symlink itself, not its target) the
+// name newname.
 func (m *memfs) link(a *actor, oldname, newname string) error {
 	from, err := m.existing(a, oldname, false)
 	if err != nil {

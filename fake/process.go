@@ -8,20 +8,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// ErrKilled is what a killed process's operations fail with, wrapped: its
-// filesystem operations in a *fs.PathError (or *os.LinkError), its sleeps
-// and lookups in an error naming its pid.
+// ErrKilled is what a killed process's operations fail with, wrapped.
 var ErrKilled = errors.New("fake: process killed")
 
-// ErrPIDInUse is returned (wrapped) by SpawnPID for a pid that is alive.
-var ErrPIDInUse = errors.New("fake: pid in use")
-
 // Process is a fake process: a pid of one host and pid namespace, with a
-// start time, its own view of the world's filesystem and the world's clock.
+// start time and its own view of the world's filesystem.
 type Process struct {
 	u   *universe
 	ns  *namespace
@@ -30,70 +24,44 @@ type Process struct {
 	fs  *actor
 
 	killed atomic.Bool
-	died   chan struct{} // closed once the process is dead and buried
+	died   chan struct{} // closed once dead and buried
+	sqlite *processSQLite
 
 	mu      sync.Mutex
 	selfErr error
-
-	watches map[*changeWatch]struct{} // WatchChanges's, ended when it dies
-
-	// What the process last saw (look.go), guarded by the world's
-	// memfs.mu: what each name it looked at named, and the files whose
-	// lock table it found held by another, with the table's emptied.
-	lookNames map[lookKey]*inode
-	lookLocks map[*inode]uint64
-
-	sqliteOnce sync.Once
-	sqliteVal  *processSQLite
+	watches map[*watch]struct{} // ended when it dies
 }
 
-// PID returns the process's pid in its pid namespace.
+// PID returns the process's pid.
 func (p *Process) PID() int { return p.pid }
 
-// Identity returns who the process is: host, boot id, pid, start time and
-// pid namespace. It does not fail, whatever FailIdentity staged.
+// Identity returns who the process is, whatever FailIdentity staged.
 func (p *Process) Identity() platform.Identity { return p.id }
 
-// Alive reports whether the process has not been killed (by Kill or a
-// Reboot of its host).
+// Alive reports whether the process was not killed (Kill, Reboot).
 func (p *Process) Alive() bool { return !p.killed.Load() }
 
-// Platform returns the process's platform: its own FS view and SQLite (the
-// same values every call, and no other process's; the SQLite takes its
-// locks as the FS's byte-range locks and opens no connections: package
-// fakesql's platforms have those), its Process facts, the
-// world's clock, and a Waker that a change of a watched name in the
-// world's filesystem, or the death of a watched pid, wakes. Every call
-// returns a new Platform holding those values, as platform.Native does.
+// Platform returns a new Platform holding the process's own FS and SQLite
+// (which takes its locks as the FS's byte-range locks: fakesql's have
+// connections), its process facts, the world's clock, and a wake-up
+// source (wake.go).
 func (p *Process) Platform() *platform.Platform {
 	pp := procPlatform{p}
-	return &platform.Platform{FS: p.fs, SQLite: p.sqlite(), Process: pp, Clock: pp, Wake: pp}
+	return &platform.Platform{FS: p.fs, SQLite: p.sqlite, Process: pp, Clock: pp, Wake: pp}
 }
 
-// FS returns the process's view of the world's filesystem, the one its
-// Platform holds.
-func (p *Process) FS() lockfs.FS { return p.fs }
-
-// OpenFiles returns how many files the process has open.
-func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
-
-// FailIdentity makes the process's Platform.Process.Self fail with err from
-// now on, as in a sandbox that denies /proc; nil makes it answer again.
-// Stage it before the process first asks: a real Self never changes its
-// answer.
+// FailIdentity makes the process's Self fail with err, as in a sandbox
+// that denies /proc; nil undoes it. Stage it before the process asks.
 func (p *Process) FailIdentity(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.selfErr = err
 }
 
-// Kill ends the process, as SIGKILL would: its pid is free and no longer
-// exists for Lookup, its open files (SQLite's too) are closed and its
-// SQLite locks dropped, and every later operation through its Platform
-// fails with an error matching ErrKilled: filesystem operations, SQLite's
-// (I/O errors, or CANTOPEN), sleeps (a blocked one returns at once) and
-// lookups. Self still answers: the identity of the dead is what locks
-// record. Killing a dead process does nothing.
+// Kill ends the process as SIGKILL would: its pid is free, its files are
+// closed and its locks dropped, and every later operation through its
+// Platform (a blocked sleep too) fails with an error matching ErrKilled.
+// Self still answers: the identity of the dead is what locks record.
 func (p *Process) Kill() {
 	p.u.mu.Lock()
 	died := p.die()
@@ -103,7 +71,7 @@ func (p *Process) Kill() {
 	}
 }
 
-// die marks p dead and frees its pid; it reports whether p was alive.
+// die marks p dead and frees its pid, reporting whether it was alive;
 // u.mu is held.
 func (p *Process) die() bool {
 	if !p.killed.CompareAndSwap(false, true) {
@@ -113,9 +81,7 @@ func (p *Process) die() bool {
 	return true
 }
 
-// bury does what the kernel does after a death: it closes the process's
-// files in one step (which drops their SQLite locks), and ends its
-// sleeps.
+// bury closes the dead process's files in one step, and ends its waits.
 func (p *Process) bury() {
 	p.u.fs.releaseAllOf(p)
 	close(p.died)
@@ -128,9 +94,7 @@ func (p *Process) bury() {
 	}
 }
 
-// procPlatform is the process's platform.Process, platform.Clock (the
-// world's clock, whose sleeps end with ErrKilled when the process dies)
-// and platform.Waker (wake.go).
+// procPlatform is the process's platform.Process, Clock and Waker.
 type procPlatform struct{ p *Process }
 
 var (
@@ -156,9 +120,6 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	u := pp.p.u
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if err, ok := pp.p.ns.lookupErrs[pid]; ok {
-		return platform.PIDInfo{}, err
-	}
 	if pid <= 0 {
 		return platform.PIDInfo{}, fmt.Errorf("fake: lookup of pid %d: not a process id", pid)
 	}

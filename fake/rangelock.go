@@ -10,28 +10,24 @@ import (
 )
 
 // The fake FS's byte-range locks (lockfs.RangeLocker) are its SQLite lock
-// table, whatever the range: a write lock on any bytes is the EXCLUSIVE
-// level, and a write lock seen on any bytes is another's RESERVED level or
-// more. The SQLite mechanism asks only for SQLite's locking bytes, so the
-// fake answers as the OS does for those, with connections of the world's
-// SQLite and byte-range lockers on one table (processSQLite's LocksBytes). Each is an OpLock operation on the file.
+// table, whatever the range: a write lock is the EXCLUSIVE level, and one
+// seen is another's RESERVED or more. The SQLite mechanism asks only for
+// SQLite's bytes, so the fake answers as the OS does for those. Each call
+// is a "lock" operation on the file.
 var _ lockfs.RangeLocker = (*actor)(nil)
 
-// OpenLockable opens name read-write, never through a symlink at it.
 func (a *actor) OpenLockable(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: OpOpen, verb: "open", path: name, flag: os.O_RDWR}, func() (*file, error) {
+	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: os.O_RDWR}, func() (*file, error) {
 		return a.m.openFile(a, name, noFollow|os.O_RDWR, 0)
 	}))
 }
 
-// TryLockRange takes the EXCLUSIVE level of f's inode when no other file
-// of it holds any level.
 func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error) {
 	f, err := a.own(lf, "lock")
 	if err != nil {
 		return false, err
 	}
-	err = doErr(f, OpLock, "lock", func() error {
+	err = doErr(f, opLock, "lock", func() error {
 		if !f.writable {
 			return syscall.EBADF
 		}
@@ -47,11 +43,9 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 	return got, err
 }
 
-// LockRange waits for the EXCLUSIVE level of f's inode, as TryLockRange
-// takes it, in the inode's queue: each try is a step (OpLock, "lockw")
-// whose Event.Sleep reports ready once no other file of the inode holds a
-// level, and between tries it blocks until one lets go. It fails with
-// ErrKilled when f's process dies first.
+// LockRange waits in the inode's queue: each try is a step ("lockw")
+// whose Event.Ready tells whether it would take the lock, and between
+// tries it blocks, counted a sleeper, until a lock is let go.
 func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 	f, err := a.own(lf, "lockw")
 	if err != nil {
@@ -64,15 +58,12 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 	}
 	for {
 		var unlocked chan struct{}
-		_, err := run(a, step{op: OpLock, verb: "lockw", path: f.name, handle: true, sleep: &Sleep{ready}}, func() (struct{}, error) {
+		_, err := run(a, step{op: opLock, verb: "lockw", path: f.name, handle: true, ready: ready}, func() (struct{}, error) {
 			switch {
 			case f.closed:
 				return struct{}{}, os.ErrClosed
 			case !f.writable:
 				return struct{}{}, syscall.EBADF
-			}
-			if a.proc != nil {
-				defer a.proc.sawLocks(f.node, f.description)
 			}
 			if f.node.freeFor(f.description) {
 				f.setLevel(sqlfile.Exclusive)
@@ -104,14 +95,12 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 	}
 }
 
-// RangeWriteLocked reports whether another file of f's inode holds the
-// RESERVED level or more.
 func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err error) {
 	f, err := a.own(lf, "getlk")
 	if err != nil {
 		return false, err
 	}
-	err = doErr(f, OpLock, "getlk", func() error {
+	err = doErr(f, opLock, "getlk", func() error {
 		for g, level := range f.node.locks {
 			if g != f.description && level >= sqlfile.Reserved {
 				locked = true
@@ -122,7 +111,6 @@ func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err
 	return locked, err
 }
 
-// own returns lf as a file of this fake FS, or fs.ErrInvalid.
 func (a *actor) own(lf lockfs.File, verb string) (*file, error) {
 	f, ok := lf.(*file)
 	if !ok || f == nil || f.m != a.m {

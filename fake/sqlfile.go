@@ -8,20 +8,14 @@ import (
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
-// The fake FS's powers for SQLite's VFS (package fake/fakesql's), which
-// opens, locks and reads its files through them: SQLite runs for real
-// over the fake FS, its locks kept in each inode's lock table, where they
-// belong to open files (descriptions) as OFD locks do and go when the file
-// closes (a Kill closes it too, and so does the collector, once a
-// connection left unclosed is garbage). Locking never waits: a conflict is
-// sqlfile.Busy, SQLite's BUSY, for SQLite's busy handler. The lock calls
-// are OpLock operations, which hooks see.
+// The fake FS's powers for fakesql's VFS: SQLite's locks in each inode's
+// lock table, belonging to open files and gone when they close. Locking
+// never waits: a conflict is sqlfile.Busy, for SQLite's busy handler.
 var (
 	_ sqlfile.FS   = (*actor)(nil)
 	_ sqlfile.File = (*file)(nil)
 )
 
-// SQLiteOpen opens name for SQLite's VFS (sqlfile.FS).
 func (a *actor) SQLiteOpen(name string, flag int, perm fs.FileMode) (sqlfile.File, error) {
 	var f *file
 	if name == "" {
@@ -43,8 +37,7 @@ func (a *actor) SQLiteOpen(name string, flag int, perm fs.FileMode) (sqlfile.Fil
 	return f, nil
 }
 
-// usable refuses what SQLite cannot use: a handle of a process killed
-// before the open was done, or a directory, which a read-only open allows.
+// usable refuses a handle of a process killed meanwhile, or a directory.
 func usable(f *file) error {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
@@ -57,13 +50,10 @@ func usable(f *file) error {
 	return nil
 }
 
-// SQLiteStat describes the file at name, following symlinks.
 func (a *actor) SQLiteStat(name string) (fs.FileInfo, error) { return a.stat(name) }
 
-// SQLiteLock raises the file's lock to want, as SQLite's xLock: SHARED
-// from none, RESERVED from SHARED, EXCLUSIVE from SHARED or more. Many
-// SHARED at once; one RESERVED; PENDING lets no new SHARED in; EXCLUSIVE
-// only alone. A write lock on a read-only file is refused, as on the OS.
+// SQLiteLock is SQLite's xLock: many SHARED at once; one RESERVED;
+// PENDING lets no new SHARED in; EXCLUSIVE only alone.
 func (f *file) SQLiteLock(want sqlfile.Level) error {
 	return f.locking(func(have, strongest sqlfile.Level, others int) error {
 		switch {
@@ -75,10 +65,7 @@ func (f *file) SQLiteLock(want sqlfile.Level) error {
 			want == sqlfile.Reserved && strongest >= sqlfile.Reserved,
 			want == sqlfile.Exclusive && others > 0:
 			if want == sqlfile.Exclusive && have >= sqlfile.Reserved {
-				// The writer keeps PENDING, so no new reader comes in while
-				// it waits for the old ones to leave. (Only a RESERVED one,
-				// as the OS VFS does: the one writer there can be.)
-				f.setLevel(sqlfile.Pending)
+				f.setLevel(sqlfile.Pending) // no new reader comes in meanwhile
 			}
 			return sqlfile.Busy
 		}
@@ -88,7 +75,6 @@ func (f *file) SQLiteLock(want sqlfile.Level) error {
 }
 
 // validRaise reports whether SQLite may ask to go from have to want.
-// PENDING is never asked for: it is where a refused EXCLUSIVE stops.
 func validRaise(have, want sqlfile.Level) bool {
 	switch want {
 	case sqlfile.Shared:
@@ -101,7 +87,6 @@ func validRaise(have, want sqlfile.Level) bool {
 	return false
 }
 
-// SQLiteUnlock lowers the file's lock to SHARED or NONE.
 func (f *file) SQLiteUnlock(to sqlfile.Level) error {
 	return f.locking(func(have, _ sqlfile.Level, _ int) error {
 		if to != sqlfile.None && to != sqlfile.Shared {
@@ -112,8 +97,6 @@ func (f *file) SQLiteUnlock(to sqlfile.Level) error {
 	})
 }
 
-// SQLiteReserved reports whether this file, or another of its inode,
-// holds RESERVED or more: whether some connection is about to write.
 func (f *file) SQLiteReserved() (reserved bool, err error) {
 	err = f.locking(func(have, strongest sqlfile.Level, _ int) error {
 		reserved = max(have, strongest) >= sqlfile.Reserved
@@ -122,11 +105,10 @@ func (f *file) SQLiteReserved() (reserved bool, err error) {
 	return reserved, err
 }
 
-// locking runs body on the lock table, as an OpLock operation, with the
-// file's level, the strongest level the other files of its inode hold and
-// how many of them hold one.
+// locking runs body on the lock table with the file's level, the
+// strongest of the inode's other files and how many hold one.
 func (f *file) locking(body func(have, strongest sqlfile.Level, others int) error) error {
-	return doErr(f, OpLock, "lock", func() error {
+	return doErr(f, opLock, "lock", func() error {
 		var strongest sqlfile.Level
 		others := 0
 		for g, level := range f.node.locks {
@@ -143,7 +125,7 @@ func (f *file) locking(body func(have, strongest sqlfile.Level, others int) erro
 func (f *file) setLevel(level sqlfile.Level) {
 	n := f.node
 	if level == sqlfile.None {
-		dropLock(n, f.description)
+		n.unlock(f.description)
 		return
 	}
 	if n.locks == nil {
@@ -155,17 +137,14 @@ func (f *file) setLevel(level sqlfile.Level) {
 	n.locks[f.description] = level
 }
 
-// SQLiteLockState is the level of the lock this file holds.
 func (f *file) SQLiteLockState() sqlfile.Level {
 	f.m.mu.Lock()
 	defer f.m.mu.Unlock()
 	return f.node.locks[f.description]
 }
 
-// SQLiteHasMoved reports whether the file's name now names another file,
-// or nothing: a database renamed, removed or swapped while open.
 func (f *file) SQLiteHasMoved() (bool, error) {
-	return run(f.by, step{op: OpStat, verb: "stat", path: f.name}, func() (bool, error) {
+	return run(f.by, step{op: opStat, verb: "stat", path: f.name}, func() (bool, error) {
 		w, err := f.m.resolve(f.by, f.name, true)
 		if errors.Is(err, syscall.ENOENT) {
 			return true, nil

@@ -289,7 +289,7 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 	w := lockWorld(t)
 	a, b := w.Spawn(), w.Spawn()
 	var mu sync.Mutex
-	seen := map[fake.Op]map[int]bool{}
+	seen := map[string]map[int]bool{}
 	record := func(ev fake.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -299,9 +299,9 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 		seen[ev.Op][ev.PID] = true
 		return nil
 	}
-	w.Hook(fake.OpAny, lockDB, fake.After, record)
+	w.After("", lockDB, record)
 	journal := 0
-	w.Hook(fake.OpOpen, lockDB+"-journal", fake.After, func(ev fake.Event) error {
+	w.After("open", lockDB+"-journal", func(ev fake.Event) error {
 		if ev.PID == a.PID() && ev.Err == nil {
 			journal++
 		}
@@ -333,17 +333,17 @@ func TestSQLiteOperationsRunHooksAsTheActingProcess(t *testing.T) {
 	stmt.Close()
 
 	mu.Lock()
-	for _, op := range []fake.Op{fake.OpOpen, fake.OpRead, fake.OpStat} {
+	for _, op := range []string{"open", "read", "stat"} {
 		if !seen[op][a.PID()] || !seen[op][b.PID()] {
 			t.Errorf("%s on %s seen for pids %v; want A's %d and B's %d", op, lockDB, seen[op], a.PID(), b.PID())
 		}
 	}
-	if !seen[fake.OpWrite][a.PID()] || seen[fake.OpWrite][b.PID()] {
-		t.Errorf("writes seen for pids %v; want A's %d only", seen[fake.OpWrite], a.PID())
+	if !seen["write"][a.PID()] || seen["write"][b.PID()] {
+		t.Errorf("writes seen for pids %v; want A's %d only", seen["write"], a.PID())
 	}
 	mu.Unlock()
 
-	w.Hook(fake.OpOpen, lockDB, fake.Before, func(ev fake.Event) error {
+	w.Before("open", lockDB, func(ev fake.Event) error {
 		if ev.PID == b.PID() {
 			return syscall.EACCES
 		}
@@ -441,7 +441,7 @@ func TestSQLiteLocksFollowTheInode(t *testing.T) {
 func TestKillDuringSQLiteOpen(t *testing.T) {
 	w := lockWorld(t)
 	a, b := w.Spawn(), w.Spawn()
-	w.Hook(fake.OpOpen, lockDB, fake.After, func(ev fake.Event) error {
+	w.After("open", lockDB, func(ev fake.Event) error {
 		if ev.PID == a.PID() {
 			a.Kill()
 		}
@@ -466,29 +466,31 @@ func TestSQLiteLockCallsRunHooks(t *testing.T) {
 	w := lockWorld(t)
 	a, b := w.Spawn(), w.Spawn()
 	var mu sync.Mutex
-	seen := map[fake.When]int{}
-	count := func(ev fake.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.PID == a.PID() {
-			seen[ev.When]++
+	seen := map[string]int{}
+	count := func(when string) func(fake.Event) error {
+		return func(ev fake.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.PID == a.PID() {
+				seen[when]++
+			}
+			return nil
 		}
-		return nil
 	}
-	w.Hook(fake.OpLock, lockDB, fake.Before, count)
-	w.Hook(fake.OpLock, lockDB, fake.After, count)
+	w.Before("lock", lockDB, count("before"))
+	w.After("lock", lockDB, count("after"))
 	la := newLocker(t, a, lockDB, form{"attach", true})
 	if err := la.try(); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	if seen[fake.Before] == 0 || seen[fake.Before] != seen[fake.After] {
-		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", seen[fake.Before], seen[fake.After])
+	if seen["before"] == 0 || seen["before"] != seen["after"] {
+		t.Errorf("lock calls seen: %d before, %d after; want as many, and some", seen["before"], seen["after"])
 	}
 	mu.Unlock()
 
 	// Killed before its next lock call, b takes nothing.
-	w.Hook(fake.OpLock, lockDB, fake.Before, func(ev fake.Event) error {
+	w.Before("lock", lockDB, func(ev fake.Event) error {
 		if ev.PID == b.PID() {
 			b.Kill()
 		}

@@ -2,41 +2,214 @@ package fake
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
-// Wait is the process's platform.Waker: the clock's sleep, which a watched
-// name going away from the world's filesystem (removed or renamed away, by
-// any process or the world itself) ends early, and so does the death of
-// the watched pid, of the process's host and pid namespace. A name that
-// was not there when the wait began is not watched. The first name's file,
-// when SQLite's locks were on it as the wait began, ends the wait too once
-// nobody locks it: natively the waiter's next try finds it free at once,
-// which on a frozen clock would never come. For that reason too, a wait
-// that begins after such a change that the process did not see ends at
-// once, reporting WakeChange: a watched name that no longer names what the
-// process last saw there, or the first name's file, found locked by
-// another at the process's last look at its locks, let go by everyone
-// since (look.go). The change came between the waiter's last look and its
-// wait (a SQLite holder's release, in two steps, makes it come by itself:
-// the mark's removal wakes the waiter, whose try finds SQLite's lock still
-// held, and whose next wait begins after the holder let go of it). A wait
-// that ends with WakeChange counts the names as seen, and what the process
-// saw of the first name's lock table as old news, for its next try to look
-// again. On a running clock
-// time moves on by d at once, as a sleep does; on a frozen one the wait
-// counts as a sleeper until it ends. A change staged by SwapInode or
-// ReuseInode, which no hook sees, does not end it.
-//
-// It sleeps on the world's clock, not on whatever Clock its Platform was
-// given since: a test that wraps Platform.Clock to watch sleeps wraps Wake
-// too, or clears it.
+// A process's wake-up source (platform.Waker, Watcher) and its held locks'
+// watch (wake.ChangeWatcher) are told of a change in the goroutine
+// that made it, before it returns: a test that made one needs nothing
+// else for it to be seen.
+var (
+	_ platform.Waker     = procPlatform{}
+	_ wake.Watcher       = procPlatform{}
+	_ wake.ChangeWatcher = procPlatform{}
+)
+
+// watch is one watch of a process; c holds one change not yet told of.
+type watch struct {
+	p      *Process
+	c      chan struct{}
+	remove func()
+	mu     sync.Mutex
+	ended  bool     // c closed (the process died), or stopped
+	s      *sleeper // the Wait under way, which a change ends
+
+	// A kept watch's, guarded by memfs.mu: the directory (nil: none),
+	// what names named at the last look, and the file at names[0] when
+	// another process locked it then.
+	dir    *inode
+	names  []string
+	was    []*inode
+	locked *inode
+}
+
+// start registers w with its process, which ends it when it dies; remove
+// stops what tells it of changes.
+func (w *watch) start(remove func()) *watch {
+	w.c, w.remove = make(chan struct{}, 1), remove
+	w.p.mu.Lock()
+	if w.p.watches == nil {
+		w.p.watches = map[*watch]struct{}{}
+	}
+	w.p.watches[w] = struct{}{}
+	w.p.mu.Unlock()
+	if !w.p.Alive() {
+		w.end() // killed while it was set up
+	}
+	return w
+}
+
+func (w *watch) tell() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return
+	}
+	select {
+	case w.c <- struct{}{}:
+	default: // one is pending already
+	}
+	if w.s != nil {
+		w.p.u.clock.end(w.s)
+	}
+}
+
+// end closes c: the process died.
+func (w *watch) end() {
+	w.remove()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ended {
+		w.ended = true
+		close(w.c)
+	}
+}
+
+func (w *watch) C() <-chan struct{} { return w.c }
+
+func (w *watch) Stop() {
+	w.remove()
+	w.p.mu.Lock()
+	delete(w.p.watches, w)
+	w.p.mu.Unlock()
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
+}
+
+func (w *watch) Close() { w.Stop() }
+
+// WatchChanges tells of every operation, by a hook, that may change one of
+// names in dir, or dir or a directory above it.
+func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, error) {
+	if !pp.p.Alive() {
+		return nil, pp.p.fail("watch")
+	}
+	dir = clean(dir)
+	paths := []string{dir}
+	for _, name := range names {
+		paths = append(paths, clean(dir+"/"+name))
+	}
+	touches := func(path string) bool {
+		return path != "" && (slices.Contains(paths, path) || path == "/" || strings.HasPrefix(dir, path+"/"))
+	}
+	w := &watch{p: pp.p}
+	return w.start(pp.p.u.hooks.add(&hook{after: true, fn: func(ev Event) error {
+		if mutates(ev) && (touches(ev.Path) || touches(ev.NewPath)) {
+			w.tell()
+		}
+		return nil
+	}})), nil
+}
+
+// mutates reports whether ev may have changed a name or a file's bytes.
+func mutates(ev Event) bool {
+	switch ev.Op {
+	case opRemove, opRename, opRenameNoReplace, opLink, opWrite, opTruncate:
+		return true
+	case opOpen:
+		return ev.Flag&(os.O_CREATE|os.O_TRUNC) != 0
+	}
+	return false
+}
+
+// Watch keeps a watch of names in dir across one acquisition's waits: one
+// of them going away, or the file at names[0], locked by another process,
+// let go by all (a release, a Kill), ends the next Wait, at once if it
+// came between. That last stands for linux's watch of a lock's holder:
+// on a frozen clock the waiter's next try would never come.
+func (pp procPlatform) Watch(dir string, names []string) (wake.Watch, error) {
+	p := pp.p
+	if !p.Alive() {
+		return nil, p.fail("watch")
+	}
+	w := &watch{p: p, names: slices.Clone(names)}
+	m := p.u.fs
+	m.mu.Lock()
+	if at, err := m.resolve(m.world, dir, true); err == nil && at.node != nil && at.node.isDir() {
+		w.dir, w.was = at.node, make([]*inode, len(names))
+		w.look()
+		m.watches[w] = struct{}{}
+	}
+	m.mu.Unlock()
+	return w.start(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.watches, w)
+	}), nil
+}
+
+// lookAll tells the kept watches of a change; m.mu is held by its maker.
+func (m *memfs) lookAll() {
+	for w := range m.watches {
+		if w.look() {
+			w.tell()
+		}
+	}
+}
+
+// look reports whether a name went away, or the file locked by another
+// is let go by all, since the last look; memfs.mu is held.
+func (w *watch) look() (changed bool) {
+	if w.dir == nil {
+		return false
+	}
+	for i, name := range w.names {
+		now := w.dir.entries[name]
+		changed = changed || w.was[i] != nil && now == nil
+		w.was[i] = now
+	}
+	changed = changed || w.locked != nil && !w.p.othersLock(w.locked)
+	w.locked = nil
+	if len(w.names) > 0 && w.was[0] != nil && w.p.othersLock(w.was[0]) {
+		w.locked = w.was[0]
+	}
+	return changed
+}
+
+// othersLock reports whether another's file locks n; memfs.mu is held.
+func (p *Process) othersLock(n *inode) bool {
+	for d := range n.locks {
+		if d.by.proc != p {
+			return true
+		}
+	}
+	return false
+}
+
+// Wait is a kept watch's one Wait. It sleeps on the world's clock: a test
+// that wraps Platform.Clock wraps Wake too, or clears it.
 func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (platform.Wakeup, error) {
-	p, u := pp.p, pp.p.u
+	w, err := pp.Watch(dir, names)
+	if err != nil {
+		return platform.WakeTimeout, err
+	}
+	defer w.Close()
+	return w.Wait(ctx, pid, d)
+}
+
+// Wait sleeps d on the world's clock, or until a change (Watch) or the
+// death of process pid. A change ends it in the changing goroutine, so
+// that once a test made one, WaitSleepers no longer counts this wait.
+func (w *watch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wakeup, error) {
+	p, u := w.p, w.p.u
 	if !p.Alive() {
 		return platform.WakeTimeout, p.fail("sleep")
 	}
@@ -53,34 +226,39 @@ func (pp procPlatform) Wait(ctx context.Context, dir string, names []string, pid
 		}
 		exited = holder.died
 	}
-	// Watching starts before the wait counts as a sleeper, and a change
-	// ends the sleep in the changing goroutine: once a test has seen the
-	// wait sleep, any change it makes is seen, and once the change is
-	// made, WaitSleepers no longer counts this wait.
 	s := newSleeper()
-	w := u.watchNames(p, dir, names, func() { u.clock.end(s) })
-	defer w.stop()
-	if w.missed {
-		w.seen()
+	if w.told(s) {
 		return platform.WakeChange, nil
 	}
 	err := u.clock.sleep(ctx, d, s, p.died, exited)
-	// When several came together, the most telling wins.
-	switch {
+	told := w.told(nil)
+	switch { // when several came together, the most telling wins
 	case ctx.Err() != nil:
 		return platform.WakeTimeout, ctx.Err()
 	case err == ErrKilled || !p.Alive():
 		return platform.WakeTimeout, p.fail("sleep")
 	case closed(exited):
 		return platform.WakeExit, nil
-	case closed(w.changed):
-		w.seen()
+	case told:
 		return platform.WakeChange, nil
 	}
 	return platform.WakeTimeout, nil
 }
 
-// closed reports whether c is closed; a nil c never is.
+// told takes the change not yet told of, and makes s the wait the next
+// one ends.
+func (w *watch) told(s *sleeper) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.s = s
+	select {
+	case _, ok := <-w.c:
+		return ok
+	default:
+		return false
+	}
+}
+
 func closed(c <-chan struct{}) bool {
 	select {
 	case <-c:
@@ -89,93 +267,3 @@ func closed(c <-chan struct{}) bool {
 		return false
 	}
 }
-
-// nameWatch notices names, entries of one directory, going away: one that
-// was there when the watch began is not there any more. It looks after
-// every operation of the world, through a hook.
-type nameWatch struct {
-	m        *memfs
-	names    []string
-	changed  chan struct{}
-	onChange func() // called once, with changed closed
-	once     sync.Once
-	remove   func()
-
-	// Guarded by m.mu.
-	dir *inode   // nil when dir could not be resolved: nothing is watched
-	was []*inode // what names were when the watch began; nil: absent
-	// locked is the file at the first name, when SQLite's lock table
-	// held it as the watch began: the table's emptying ends the wait too.
-	locked *inode
-	// missed: a change the process did not see came before the watch
-	// began (Process.missed); set once, as it begins.
-	missed bool
-	proc   *Process
-}
-
-// watchNames starts watching names in dir (its symlinks resolved, so any
-// path to it is seen) for p; onChange runs in the goroutine that makes one
-// go.
-func (u *universe) watchNames(p *Process, dir string, names []string, onChange func()) *nameWatch {
-	w := &nameWatch{m: u.fs, names: slices.Clone(names), changed: make(chan struct{}), onChange: onChange, proc: p}
-	w.remove = u.hooks.add(&hook{op: OpAny, when: After, fn: w.look})
-	w.m.mu.Lock()
-	defer w.m.mu.Unlock()
-	if at, err := w.m.resolve(w.m.world, dir, true); err == nil && at.node != nil && at.node.isDir() {
-		w.dir = at.node
-		w.was = make([]*inode, len(w.names))
-		for i, name := range w.names {
-			w.was[i] = w.dir.entries[name]
-		}
-		if len(w.names) > 0 && w.was[0] != nil && len(w.was[0].locks) > 0 {
-			w.locked = w.was[0]
-		}
-		w.missed = p.missed(w.dir, w.names)
-	}
-	return w
-}
-
-// seen records that the wait told its process of a change (Process.told):
-// what it told of is no longer missed.
-func (w *nameWatch) seen() {
-	w.m.mu.Lock()
-	defer w.m.mu.Unlock()
-	if w.dir != nil {
-		w.proc.told(w.dir, w.names)
-	}
-}
-
-// gone reports whether a name that was there when the watch began is not
-// there now, or the file at the first name, locked then, is no longer
-// locked by anyone: a SQLite holder lets go of its kernel lock a moment
-// after it removes its mark, and natively the waiter that the mark's
-// removal woke, should its try come in between, is woken again as the
-// holder closes the file (platform.Waker); on a frozen clock a try after
-// a pause would never come. m.mu is held.
-func (w *nameWatch) gone() bool {
-	if w.locked != nil && len(w.locked.locks) == 0 {
-		return true
-	}
-	for i, name := range w.names {
-		if w.dir != nil && w.was[i] != nil && w.dir.entries[name] == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// look runs after every operation: it closes changed once a name is gone.
-func (w *nameWatch) look(Event) error {
-	w.m.mu.Lock()
-	gone := w.gone()
-	w.m.mu.Unlock()
-	if gone {
-		w.once.Do(func() {
-			close(w.changed)
-			w.onChange()
-		})
-	}
-	return nil
-}
-
-func (w *nameWatch) stop() { w.remove() }

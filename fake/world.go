@@ -16,12 +16,9 @@ const (
 )
 
 // World is a view of a fake world: one host and one of its pid namespaces,
-// in a universe of hosts that share one filesystem and one clock. New makes
-// a world; NewHost and NewPIDNamespace make other views of the same one.
-//
-// Methods about processes (Spawn, SpawnPID, SetLookupError, Reboot) act on
-// the view's host and namespace; the others on the shared filesystem and
-// clock. A World is safe for concurrent use.
+// among hosts that share one filesystem and one clock. Spawn, SpawnPID and
+// Reboot act on the view's host and namespace; the other methods on what
+// is shared. A World is safe for concurrent use.
 type World struct {
 	u    *universe
 	host *host
@@ -34,7 +31,7 @@ type universe struct {
 	clock *clock
 	hooks *hooks
 
-	mu        sync.Mutex // guards hosts' boots, pid tables and what follows
+	mu        sync.Mutex // guards boots, pid tables and what follows
 	lastStart uint64
 	nextNS    uint64
 }
@@ -45,20 +42,17 @@ type host struct {
 	namespaces []*namespace
 }
 
-// namespace is a pid table: the live processes by pid, and the lookup
-// failures staged for pids.
+// namespace is a pid table: the live processes by pid.
 type namespace struct {
-	id         uint64
-	host       *host
-	nextPID    int
-	procs      map[int]*Process
-	lookupErrs map[int]error
+	id      uint64
+	host    *host
+	nextPID int
+	procs   map[int]*Process
 }
 
-// New returns a world with one host, "fakehost", in its first boot (a
-// random boot id) and its first pid namespace; a filesystem holding only
-// "/" (0755) and "/tmp" (1777); and a clock at 2026-01-01T00:00:00Z that
-// moves only when told to or slept on.
+// New returns a world with one host, "fakehost", in its first boot and pid
+// namespace; a filesystem holding "/" (0755) and "/tmp" (1777); and a
+// clock at 2026-01-01T00:00:00Z.
 func New() *World {
 	c := newClock(epoch)
 	h := &hooks{}
@@ -79,15 +73,12 @@ func newNamespace(h *host, id uint64) *namespace {
 	return ns
 }
 
-// reset empties the pid table, as a boot does.
 func (ns *namespace) reset() {
 	ns.nextPID = firstPID
 	ns.procs = make(map[int]*Process)
-	ns.lookupErrs = make(map[int]error)
 }
 
-// newBootID returns a random boot id in the form Linux gives them, other
-// than old.
+// newBootID returns a random boot id as linux forms them, other than old.
 func newBootID(old string) string {
 	for {
 		id := fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x",
@@ -99,17 +90,15 @@ func newBootID(old string) string {
 	}
 }
 
-// NewHost returns another host of this world, named name, with its own boot
-// and pid namespace (whose pids may be the same as this host's), sharing
-// this world's filesystem, clock and hooks. Two hosts may have the same
-// name: the two machines of an NFS setup whose host names collide.
+// NewHost returns another host of this world, with its own boot and pid
+// namespace, sharing the filesystem, clock and hooks. Two hosts may have
+// one name, as two machines sharing NFS may.
 func (w *World) NewHost(name string) *World {
 	return w.u.newHost(name)
 }
 
-// NewPIDNamespace returns another pid namespace of this host (same host,
-// same boot), with its own pid table: its pids may be the same as this
-// one's. A process is visible to Lookup in its own namespace only.
+// NewPIDNamespace returns another pid namespace of this host and boot (a
+// container's), whose pids may be this one's.
 func (w *World) NewPIDNamespace() *World {
 	w.u.mu.Lock()
 	defer w.u.mu.Unlock()
@@ -118,12 +107,8 @@ func (w *World) NewPIDNamespace() *World {
 	return &World{u: w.u, host: w.host, ns: newNamespace(w.host, id)}
 }
 
-// Host returns the name of this view's host.
-func (w *World) Host() string { return w.host.name }
-
-// Spawn starts a process in this view's host and pid namespace, with the
-// next free pid (pids count up from 100) and a start time no other process
-// of the world has.
+// Spawn starts a process with the next free pid (from 100) and a start
+// time no other process of the world has.
 func (w *World) Spawn() *Process {
 	w.u.mu.Lock()
 	defer w.u.mu.Unlock()
@@ -135,10 +120,8 @@ func (w *World) Spawn() *Process {
 	return w.u.spawn(w.ns, pid)
 }
 
-// SpawnPID starts a process with the given pid, as when the system reuses
-// the pid of a process that died: it gets a new start time. It fails, with
-// an error matching ErrPIDInUse, while a live process of this namespace has
-// that pid.
+// SpawnPID starts a process with pid, reused after one that died: it gets
+// a new start time. It fails while a live process has that pid.
 func (w *World) SpawnPID(pid int) (*Process, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("fake: spawn pid %d: not a process id", pid)
@@ -146,14 +129,13 @@ func (w *World) SpawnPID(pid int) (*Process, error) {
 	w.u.mu.Lock()
 	defer w.u.mu.Unlock()
 	if w.ns.procs[pid] != nil {
-		return nil, fmt.Errorf("fake: spawn pid %d: %w", pid, ErrPIDInUse)
+		return nil, fmt.Errorf("fake: spawn pid %d: in use", pid)
 	}
 	return w.u.spawn(w.ns, pid), nil
 }
 
-// spawn makes a live process; u.mu is held. Its start time is the world's
-// clock in microseconds since 1970 (as darwin and the BSDs count), moved
-// on where needed so that no two processes share one.
+// spawn makes a live process; u.mu is held. Its start time is the clock in
+// microseconds (as darwin counts), unique in the world.
 func (u *universe) spawn(ns *namespace, pid int) *Process {
 	start := uint64(u.clock.Now().UnixMicro())
 	if start <= u.lastStart {
@@ -171,28 +153,13 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs = &actor{m: u.fs, proc: p, pid: pid}
+	p.fs, p.sqlite = &actor{m: u.fs, proc: p, pid: pid}, &processSQLite{p}
 	ns.procs[pid] = p
 	return p
 }
 
-// SetLookupError makes Lookup(pid), asked by any process of this view's
-// host and pid namespace, fail with err (a permission or I/O failure that
-// must never be taken as death); nil clears it. A Reboot clears them all.
-func (w *World) SetLookupError(pid int, err error) {
-	w.u.mu.Lock()
-	defer w.u.mu.Unlock()
-	if err == nil {
-		delete(w.ns.lookupErrs, pid)
-		return
-	}
-	w.ns.lookupErrs[pid] = err
-}
-
-// Reboot restarts this view's host: every process of every pid namespace
-// of the host dies (as Kill), the host gets a new boot id, and pid tables
-// start again from 100, with no staged lookup errors. The filesystem is
-// shared and persists.
+// Reboot restarts this view's host: its processes die (as Kill), it gets a
+// new boot id, and its pids start again from 100. The filesystem stays.
 func (w *World) Reboot() {
 	w.u.mu.Lock()
 	var dead []*Process
@@ -211,19 +178,14 @@ func (w *World) Reboot() {
 	}
 }
 
-// FS returns the world's own view of the filesystem: no process's, with
-// root's powers (permissions are not checked). Its operations run hooks
-// with Event.PID 0. The World's own methods stage what no lock does
-// (Mkdir, WriteFile, Chmod, ...).
+// FS returns the world's own view of the filesystem, with root's powers;
+// its operations run hooks with Event.PID 0.
 func (w *World) FS() lockfs.FS { return w.u.fs.world }
 
-// WindowsSharing makes the world's files shared as windows shares them
-// between proclock and go-sqlite3, from now on: a file SQLite's VFS has
-// open (go-sqlite3 opens without FILE_SHARE_DELETE) cannot be removed, nor
-// renamed from or over, and the Remove or Rename fails with an error
-// proclock reads as windows' sharing violation; a file open only through
-// an FS (lockfs's OS opens every file sharing delete there) can, as
-// everywhere.
+// WindowsSharing shares files from now on as windows does between
+// proclock and go-sqlite3: a file SQLite's VFS has open (without
+// FILE_SHARE_DELETE) cannot be removed nor renamed from or over (an error
+// proclock reads as windows' sharing violation).
 func (w *World) WindowsSharing() {
 	m := w.u.fs
 	m.mu.Lock()
@@ -231,6 +193,5 @@ func (w *World) WindowsSharing() {
 	m.windowsSharing = true
 }
 
-// OpenFiles returns how many files are open in the whole world, through
-// every view: a test's check for leaks.
+// OpenFiles returns how many files are open in the world: a check for leaks.
 func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil) }

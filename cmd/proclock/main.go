@@ -7,7 +7,8 @@
 //	proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
 //	proclock status [--json] [--mechanism auto|sqlite|file] PATH
 //	proclock -V | --version
-//	proclock -h | --help | help [run|status]
+//	proclock -h | --help | help [run|status|--man]
+//	proclock completion bash|zsh|fish
 //
 // "proclock run" takes the lock at PATH (waiting for its holder by default,
 // as flock(1) does), runs COMMAND while holding it, releases it and exits
@@ -74,6 +75,9 @@
 // errors; 126 when COMMAND cannot be started and 127 when it is not found,
 // as shells do.
 package main
+
+// docs/proclock.1 is this command's man page, made from its help.
+//go:generate sh -c "go run . help --man > ../../docs/proclock.1"
 
 import (
 	"os"

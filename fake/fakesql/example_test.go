@@ -1,11 +1,13 @@
 package fakesql_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 )
@@ -37,14 +39,17 @@ func ExampleOpen() {
 	// <nil>
 }
 
-func ExampleVFSName() {
+func ExampleSQLPlatform() {
 	w := fake.New()
-	p := w.Spawn()
-	// A connection of p's, opened with a URI of the test's own.
-	c, _ := sqlite3.Open("file:/tmp/notes.db?vfs=" + fakesql.VFSName(p))
-	defer c.Close()
-	_ = c.Exec(`CREATE TABLE notes(text)`)
-	fi, _ := w.Stat("/tmp/notes.db")
-	fmt.Println(fi.Size() > 0)
-	// Output: true
+	holder, waiter := w.Spawn(), w.Spawn()
+	// The holder takes the lock as on linux (byte-range locks), the
+	// waiter through SQL as on darwin: the same lock either way.
+	l, err := proclock.Acquire(context.Background(), holder.Platform(), "/tmp/app.lock", proclock.Options{})
+	fmt.Println(err)
+	defer l.Release()
+	_, err = proclock.Acquire(context.Background(), fakesql.SQLPlatform(waiter), "/tmp/app.lock", proclock.Options{})
+	fmt.Println(errors.Is(err, proclock.ErrHeld))
+	// Output:
+	// <nil>
+	// true
 }

@@ -13,10 +13,8 @@ import (
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
-// processVFS is one process's SQLite VFS, over the process's view of the
-// filesystem (its sqlfile powers): hooks see SQLite's operations with its
-// pid, and once it is killed they fail with fake.ErrKilled (an I/O error
-// to SQLite, or CANTOPEN).
+// processVFS is one process's SQLite VFS, over its view of the filesystem:
+// hooks see SQLite's operations with its pid, which fail once it is killed.
 type processVFS struct {
 	p    *fake.Process
 	fsys sqlfile.FS
@@ -24,11 +22,9 @@ type processVFS struct {
 
 var _ vfs.VFS = (*processVFS)(nil)
 
-// filePerm is what a database or journal the VFS creates is given: the
-// 0666 that SQLite asks for, less the usual umask of 022.
+// filePerm is SQLite's 0666 less the usual umask.
 const filePerm = 0o644
 
-// Open opens name for SQLite; "" is a temporary file.
 func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
 	f, err := v.fsys.SQLiteOpen(name, osFlags(flags), filePerm)
 	if err != nil {
@@ -37,8 +33,8 @@ func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFl
 	return &vfsFile{f: f, fsys: v.fsys, flags: flags}, flags, nil
 }
 
-// osFlags turns SQLite's open flags into os.OpenFile's. A read-only open
-// never creates, whatever else the flags say.
+// osFlags turns SQLite's open flags into os.OpenFile's; a read-only open
+// never creates.
 func osFlags(flags vfs.OpenFlag) int {
 	if flags&vfs.OPEN_READWRITE == 0 {
 		return os.O_RDONLY
@@ -53,9 +49,8 @@ func osFlags(flags vfs.OpenFlag) int {
 	return of
 }
 
-// openError tags a failed open with the code SQLite expects: CANTOPEN, or
-// CANTOPEN_ISDIR for a directory. The filesystem's error stays attached,
-// so errors.Is finds fs.ErrNotExist or fake.ErrKilled in SQLite's error.
+// openError tags a failed open with SQLite's code, keeping the cause for
+// errors.Is (fs.ErrNotExist, fake.ErrKilled).
 func openError(err error) error {
 	if errors.Is(err, syscall.EISDIR) {
 		return vfs.SystemError(err, sqlite3.CANTOPEN_ISDIR)
@@ -63,7 +58,7 @@ func openError(err error) error {
 	return vfs.SystemError(err, sqlite3.CANTOPEN)
 }
 
-// Delete removes name; a missing file is IOERR_DELETE_NOENT, which SQLite
+// Delete removes name; a missing one is IOERR_DELETE_NOENT, which SQLite
 // takes as done.
 func (v *processVFS) Delete(name string, syncDir bool) error {
 	err := v.fsys.Remove(name)
@@ -73,7 +68,6 @@ func (v *processVFS) Delete(name string, syncDir bool) error {
 	return err
 }
 
-// Access tells whether name exists, or may be read (and written).
 func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
 	info, err := v.fsys.SQLiteStat(name)
 	switch {
@@ -93,17 +87,12 @@ func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
 	return true, nil
 }
 
-// FullPathname cleans name into the absolute path the fake FS walks.
-// Symlinks are left for the FS to follow when the file is opened.
 func (v *processVFS) FullPathname(name string) (string, error) {
 	return clean(name), nil
 }
 
-// vfsFile is a file opened by SQLite: a handle of the fake FS, whose lock
-// is kept in its inode's lock table and goes when the handle closes, as
-// an OFD lock on Linux. The table's answers reach SQLite as its codes.
-// There is no shared memory: a WAL database needs exclusive locking mode,
-// as SQLite allows.
+// vfsFile is a file opened by SQLite, whose lock goes when it closes, as an
+// OFD lock does. There is no shared memory: WAL needs exclusive locking.
 type vfsFile struct {
 	f     sqlfile.File
 	fsys  sqlfile.FS
@@ -115,9 +104,7 @@ var (
 	_ vfs.FileHasMoved  = (*vfsFile)(nil)
 )
 
-// ReadAt reads at off; a read past the end returns what there was with
-// io.EOF (SQLite fills the rest with zeros; any other short read would be
-// an I/O error to it).
+// ReadAt is short only at the end, with io.EOF, as SQLite wants.
 func (f *vfsFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
 
 func (f *vfsFile) WriteAt(p []byte, off int64) (int, error) { return f.f.WriteAt(p, off) }
@@ -134,18 +121,15 @@ func (f *vfsFile) Size() (int64, error) {
 	return info.Size(), nil
 }
 
-// Lock raises the file's lock to want (sqlfile.File.SQLiteLock).
 func (f *vfsFile) Lock(want vfs.LockLevel) error {
 	return answer(f.f.SQLiteLock(sqlfile.Level(want)))
 }
 
-// Unlock lowers the file's lock to SHARED or NONE.
 func (f *vfsFile) Unlock(to vfs.LockLevel) error {
 	return answer(f.f.SQLiteUnlock(sqlfile.Level(to)))
 }
 
-// answer is the lock table's answer as SQLite's code; an I/O failure (a
-// hook's, a killed process's) stays as it is.
+// answer is the lock table's answer as SQLite's code; an I/O failure stays.
 func answer(err error) error {
 	switch err {
 	case sqlfile.Busy:
@@ -158,29 +142,21 @@ func answer(err error) error {
 	return err
 }
 
-// CheckReservedLock reports whether this file, or another of its inode,
-// holds RESERVED or more: whether some connection is about to write.
 func (f *vfsFile) CheckReservedLock() (bool, error) { return f.f.SQLiteReserved() }
 
-// LockState is the level of the lock this file holds.
 func (f *vfsFile) LockState() vfs.LockLevel { return vfs.LockLevel(f.f.SQLiteLockState()) }
 
-// SectorSize is the usual disk's.
 func (f *vfsFile) SectorSize() int { return 4096 }
 
-// DeviceCharacteristics claims what the OS VFS claims on Linux, so that
-// SQLite writes and syncs as it would there.
+// DeviceCharacteristics claims what the OS VFS claims on linux.
 func (f *vfsFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
 	return vfs.IOCAP_POWERSAFE_OVERWRITE | vfs.IOCAP_SUBPAGE_READ
 }
 
-// HasMoved reports whether the file's name now names another file, or
-// nothing: a database renamed, removed or swapped while open.
 func (f *vfsFile) HasMoved() (bool, error) { return f.f.SQLiteHasMoved() }
 
-// Close closes the handle, which drops whatever lock SQLite left on it:
-// hooks before the close see the lock still held, hooks after see it
-// gone. A file opened for deletion on close is removed after.
+// Close drops whatever lock SQLite left, and removes a file opened for
+// deletion on close.
 func (f *vfsFile) Close() error {
 	err := f.f.Close()
 	if f.flags&vfs.OPEN_DELETEONCLOSE != 0 && f.f.Name() != "" {

@@ -25,6 +25,12 @@ type option struct {
 	names []string // every spelling: "-n", "--nonblock", "--nb"
 	value string   // the value's name in messages; "" for an option without one
 	set   func(value string) error
+	// choices are the values it takes, when they are few: the shell
+	// completions offer them.
+	choices []string
+	// refused: named only to say why proclock does not have it; the
+	// completions leave it out.
+	refused bool
 }
 
 // helpOptions are -h and -V, which every subcommand has.
@@ -36,7 +42,7 @@ var helpOptions = []option{
 // refused is an option that proclock names so as to say why it does not
 // have it.
 func refused(why string, names ...string) option {
-	return option{names: names, set: func(string) error { return errors.New(why) }}
+	return option{names: names, refused: true, set: func(string) error { return errors.New(why) }}
 }
 
 // parseOptions reads the options at the start of args as opts define them
@@ -123,4 +129,18 @@ func apply(sub, name string, o *option, value string) error {
 		return usagef(sub, "%s %s: %v", name, value, err)
 	}
 	return usagef(sub, "%s: %v", name, err)
+}
+
+// optionTables are the options that run and status take with backends,
+// as runMain and statusMain hand them to the parser: the man page and the
+// shell completions are made from them, so that they cannot drift.
+func optionTables(backends []Backend) (run, status []option) {
+	var o runOptions
+	var waitSet bool
+	var script *string
+	var x runExtra
+	run = append(runOptionTable(&o, &waitSet, &script), x.options(backends)...)
+	var so statusOptions
+	status = append(statusOptionTable(&so), append(x.backendOptions(backends), helpOptions...)...)
+	return run, status
 }

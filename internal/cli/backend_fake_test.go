@@ -47,7 +47,9 @@ func (b *fakeBackend) Flags() []Flag {
 	}}}
 }
 
-func (b *fakeBackend) Usage() string { return "Fake locks: fake:DIR (tests only).\n" }
+func (b *fakeBackend) Usage() string {
+	return "Fake locks: fake:DIR (tests only).\n  --fake-ttl SECONDS  the TTL that Grace checks the grace against\n"
+}
 
 func (b *fakeBackend) Open(ctx context.Context, name string) (Target, error) {
 	dir := strings.TrimPrefix(name, "fake:")

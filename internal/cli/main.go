@@ -59,6 +59,8 @@ func cli(args []string, std streams) int {
 		return runMain(args[1:], std)
 	case "status":
 		return statusMain(args[1:], std)
+	case "completion":
+		return completionMain(args[1:], std)
 	case "-h", "-help", "--help", "help":
 		return helpMain(args[1:], std)
 	case "-V", "-version", "--version", "version":
@@ -77,6 +79,8 @@ func helpMain(args []string, std streams) int {
 		fmt.Fprint(std.out, runHelp(std.backends))
 	case args[0] == "status":
 		fmt.Fprint(std.out, statusHelp(std.backends))
+	case args[0] == "--man":
+		fmt.Fprint(std.out, manPage(std.backends))
 	default:
 		fmt.Fprintf(std.err, "proclock: no help for %q; see proclock -h\n", args[0])
 		return exitUsage
@@ -122,7 +126,8 @@ Usage:
   proclock run [OPTIONS] PATH -c 'SHELL COMMAND'
   proclock status [--json] [--mechanism auto|sqlite|file] PATH
   proclock -V | --version
-  proclock help [run|status]
+  proclock help [run|status|--man]
+  proclock completion bash|zsh|fish
 
 Keep locks where only their users can write: $XDG_RUNTIME_DIR,
 /run/SERVICE; not /tmp (docs/security.md).
@@ -141,5 +146,7 @@ Examples:
   proclock status /run/backup/backup.lock
   proclock status --json /run/backup/backup.lock
 
-Run "proclock help run" or "proclock help status" for details.
+Run "proclock help run" or "proclock help status" for details; "proclock
+help --man" prints all of it as a man page, proclock(1). "proclock
+completion SHELL" prints the completion script of bash, zsh or fish.
 `

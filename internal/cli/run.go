@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,18 +153,10 @@ lease; a proclock that wakes past its deadline (it was stopped) sends
 SIGKILL at once, even if a renewal came back since. The line on stderr
 says which was sent.
 
-Exit status:
-  COMMAND's   COMMAND ran (128+N when signal N killed it)
-  1           the lock is held (-n), or a wait for a host lock ran out
-              (-w), as flock(1) has it; CODE with -E, for both
-  2           bad usage and errors
-  123         the lock's server (etcd) could not be reached in time
-  124         a wait for a cluster lock ran out (-w); CODE with -E
-  125         the lock was lost while COMMAND ran; COMMAND was stopped
-  126, 127    COMMAND cannot be started, or is not found
-  128+N       signal N stopped proclock while it waited for the lock
+`
 
-Examples:
+// runExamples ends run's help, after its exit codes (runExits).
+const runExamples = `Examples:
   # Run the backup unless one is running; wait for it if it is.
   proclock run /run/backup/backup.lock -- /usr/local/bin/backup --full
 
@@ -374,14 +367,17 @@ func isDescriptor(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
+// mechanismValues are --mechanism's values.
+var mechanismValues = []string{"auto", "sqlite", "file"}
+
 // knownMechanism reports whether s is a --mechanism value.
 func knownMechanism(s string) bool {
-	return s == "auto" || s == "sqlite" || s == "file"
+	return slices.Contains(mechanismValues, s)
 }
 
 // mechanismOption is --mechanism, stored in dst.
 func mechanismOption(dst *string) option {
-	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", set: func(s string) error {
+	return option{names: []string{"--mechanism"}, value: "auto, sqlite or file", choices: mechanismValues, set: func(s string) error {
 		if !knownMechanism(s) {
 			return errors.New("want auto, sqlite or file")
 		}

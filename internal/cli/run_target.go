@@ -305,7 +305,7 @@ func (x *runExtra) graceOr(def time.Duration) time.Duration {
 
 // runHelp is run's help, with the backends' parts.
 func runHelp(backends []Backend) string {
-	help := runUsage
+	help := runUsage + exitTable(runExits, backends) + "\n" + runExamples
 	for _, b := range backends {
 		help += "\n" + b.Usage()
 	}

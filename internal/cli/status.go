@@ -45,10 +45,10 @@ that proclock run gives for PATH: is a directory, no such directory, a
 part of the path is not a directory, name too long, on a network
 filesystem.
 
-Exit status: 0 free (absent, free or stale), 1 held, 2 inaccessible,
-foreign or an error, 123 the lock's server (etcd) could not be reached.
+`
 
-JSON (format 1; fields may be added, and formatVersion changes only if
+// statusTail ends status's help, after its exit codes (statusExits).
+const statusTail = `JSON (format 1; fields may be added, and formatVersion changes only if
 one is renamed, removed or changes meaning; times are RFC 3339 in UTC):
   formatVersion   1
   path            PATH as given

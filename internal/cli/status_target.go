@@ -67,7 +67,7 @@ func statusTarget(b Backend, o statusOptions, std streams) int {
 
 // statusHelp is status's help, with the backends' parts.
 func statusHelp(backends []Backend) string {
-	help := statusUsage
+	help := statusUsage + exitTable(statusExits, backends) + "\n" + statusTail
 	for _, b := range backends {
 		help += "\n" + b.Usage()
 	}

@@ -4,7 +4,7 @@
 //
 // Each user runs in its own goroutine and stops before each of its
 // filesystem operations (and before each of SQLite's calls at the lock
-// table, fake.OpLock), at a hook, until the scheduler picks it. Only one
+// table, "lock"), at a hook, until the scheduler picks it. Only one
 // user runs at a time, from one stop to its next, so a run is a sequence of
 // steps, one user's at a time, and a schedule is the list of who went at
 // each step. Explore runs the users again and again from scratch (a new
@@ -23,7 +23,7 @@
 //     before one of its steps that changes something (a look before the
 //     next change is the same crash, seen from outside), or while it is
 //     asleep.
-//   - A user may stop asleep (a step whose fake.Event.Sleep is set: a
+//   - A user may stop asleep (a step whose fake.Event.Ready is set: a
 //     waiter blocked in the kernel's lock queue): it is not let go until
 //     what it sleeps for has come (the lock let go, its holder's death),
 //     though it may be killed there. A run in which every user left is asleep
@@ -63,7 +63,7 @@ import (
 // (Op and paths, as the hook saw them, Path normalised by Config.Key), or a
 // stop of its own (Label, from User.Critical).
 type Step struct {
-	Op      fake.Op
+	Op      string
 	Call    string
 	Handle  bool
 	Path    string
@@ -87,7 +87,7 @@ func (s Step) String() string {
 		b.WriteString(" -> ")
 		b.WriteString(s.NewPath)
 	}
-	if s.Op == fake.OpOpen {
+	if s.Op == "open" {
 		b.WriteString(" (")
 		b.WriteString(flagString(s.Flag))
 		b.WriteString(")")
@@ -161,37 +161,37 @@ func accesses(s Step) []access {
 	lock := access{accessLock, s.Path, true}
 	if s.Handle {
 		switch s.Op {
-		case fake.OpRead:
+		case "read":
 			return []access{bytes(s.Path, false)}
-		case fake.OpStat:
+		case "stat":
 			if s.Call == "fileid" {
 				return nil
 			}
 			return []access{bytes(s.Path, false)}
-		case fake.OpWrite, fake.OpTruncate:
+		case "write", "truncate":
 			return []access{bytes(s.Path, true)}
-		case fake.OpSync:
+		case "sync":
 			return nil
-		case fake.OpClose, fake.OpLock:
+		case "close", "lock":
 			return []access{lock}
 		}
 		return []access{name(s.Path, true), bytes(s.Path, true), lock}
 	}
 	switch s.Op {
-	case fake.OpOpen:
+	case "open":
 		a := []access{name(s.Path, s.Flag&os.O_CREATE != 0)}
 		if s.Flag&os.O_TRUNC != 0 {
 			a = append(a, bytes(s.Path, true))
 		}
 		return a
-	case fake.OpStat:
+	case "stat":
 		if s.Call == "fileid" || s.Call == "dirid" {
 			return []access{name(s.Path, false)}
 		}
 		return []access{name(s.Path, false), bytes(s.Path, false)}
-	case fake.OpRemove:
+	case "remove":
 		return []access{name(s.Path, true)}
-	case fake.OpRename, fake.OpRenameNoReplace, fake.OpLink:
+	case "rename", "rename-noreplace", "link":
 		return []access{name(s.Path, true), name(s.NewPath, true)}
 	}
 	// Anything else: everything about the name, changed.
@@ -516,7 +516,7 @@ type User struct {
 	step Step
 	done bool
 	err  error
-	// ready, set with step when the user stops asleep (fake.Event.Sleep),
+	// ready, set with step when the user stops asleep (fake.Event.Ready),
 	// says whether it may go on; nil: it may.
 	ready func() bool
 	// clock is the user's own time.
@@ -636,11 +636,7 @@ func (r *Run) hook(ev fake.Event) error {
 	if ev.NewPath != "" {
 		s.NewPath = r.cfg.Key(ev.NewPath)
 	}
-	var ready func() bool
-	if ev.Sleep != nil {
-		ready = ev.Sleep.Ready
-	}
-	u.stop(s, ready)
+	u.stop(s, ev.Ready)
 	return nil
 }
 
@@ -873,7 +869,7 @@ func newRun(cfg Config, trail []trailLine, w *workers) (*Run, func() error, erro
 		trail: trail, workers: w, stalled: make(chan struct{}), quit: make(chan struct{})}
 	go r.watch()
 	final := cfg.Setup(r)
-	r.World.Hook(fake.OpAny, "", fake.Before, r.hook)
+	r.World.Before("", "", r.hook)
 	for _, u := range r.users {
 		if err := r.start(u); err != nil {
 			return r, final, err
@@ -1082,7 +1078,7 @@ func (r *Run) appendLive(e []int) []int {
 }
 
 // isReady reports whether the user, stopped, may go on: it is not asleep
-// (fake.Event.Sleep), or what it sleeps for has come.
+// (fake.Event.Ready), or what it sleeps for has come.
 func (u *User) isReady() bool { return u.ready == nil || u.ready() }
 
 // asleep fails a run in which users are left and every one of them is

@@ -31,46 +31,8 @@ func parseFast(data []byte) (Record, bool) {
 		if !ok || len(rest) == 0 || rest[0] != ':' {
 			return Record{}, false
 		}
-		s = rest[1:]
 		var bit uint16
-		switch string(key) {
-		case "host":
-			bit = 1 << 0
-			r.Host, s, ok = text(s)
-		case "bootId":
-			bit = 1 << 1
-			r.BootID, s, ok = text(s)
-		case "nonce":
-			bit = 1 << 2
-			r.Nonce, s, ok = text(s)
-		case "acquiredAt":
-			bit = 1 << 3
-			r.AcquiredAt, s, ok = timestamp(s)
-		case "pid":
-			bit = 1 << 4
-			r.PID, s, ok = integer(s)
-		case "launcherPid":
-			bit = 1 << 5
-			r.LauncherPID, s, ok = integer(s)
-		case "startTime":
-			bit = 1 << 6
-			r.StartTime, s, ok = number(s)
-		case "pidNamespace":
-			bit = 1 << 7
-			r.PIDNamespace, s, ok = number(s)
-		case "lockDev":
-			bit = 1 << 8
-			r.LockDev, s, ok = number(s)
-		case "lockIno":
-			bit = 1 << 9
-			r.LockIno, s, ok = number(s)
-		case "timeNamespace":
-			bit = 1 << 10
-			r.TimeNamespace, s, ok = number(s)
-		case "bootOffset":
-			bit = 1 << 11
-			r.BootOffset, s, ok = signed(s)
-		}
+		bit, s, ok = r.field(string(key), rest[1:])
 		if bit == 0 || !ok || seen&bit != 0 {
 			return Record{}, false
 		}
@@ -80,6 +42,50 @@ func parseFast(data []byte) (Record, bool) {
 		return Record{}, false
 	}
 	return r, true
+}
+
+// field reads the value of key from s into r, and returns the key's bit
+// (0 for a key of no record of ours) and what follows the value.
+func (r *Record) field(key string, s []byte) (bit uint16, rest []byte, ok bool) {
+	switch key {
+	case "host":
+		r.Host, rest, ok = text(s)
+		return 1 << 0, rest, ok
+	case "bootId":
+		r.BootID, rest, ok = text(s)
+		return 1 << 1, rest, ok
+	case "nonce":
+		r.Nonce, rest, ok = text(s)
+		return 1 << 2, rest, ok
+	case "acquiredAt":
+		r.AcquiredAt, rest, ok = timestamp(s)
+		return 1 << 3, rest, ok
+	case "pid":
+		r.PID, rest, ok = integer(s)
+		return 1 << 4, rest, ok
+	case "launcherPid":
+		r.LauncherPID, rest, ok = integer(s)
+		return 1 << 5, rest, ok
+	case "startTime":
+		r.StartTime, rest, ok = number(s)
+		return 1 << 6, rest, ok
+	case "pidNamespace":
+		r.PIDNamespace, rest, ok = number(s)
+		return 1 << 7, rest, ok
+	case "lockDev":
+		r.LockDev, rest, ok = number(s)
+		return 1 << 8, rest, ok
+	case "lockIno":
+		r.LockIno, rest, ok = number(s)
+		return 1 << 9, rest, ok
+	case "timeNamespace":
+		r.TimeNamespace, rest, ok = number(s)
+		return 1 << 10, rest, ok
+	case "bootOffset":
+		r.BootOffset, rest, ok = signed(s)
+		return 1 << 11, rest, ok
+	}
+	return 0, s, false
 }
 
 // text reads a plain string value (quoted) as a string.

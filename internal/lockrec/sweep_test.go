@@ -29,7 +29,7 @@ func TestSweepAsPathIsSpelled(t *testing.T) {
 			dead.Kill()
 			here := p.Identity()
 			lockrec.Sweep(p.Platform(), &here, path)
-			if _, err := w.Stat(leftover); err == nil {
+			if _, err := w.FS().Lstat(leftover); err == nil {
 				t.Errorf("%s: a dead writer's temporary file, still there after a sweep", leftover)
 			}
 		})

@@ -34,12 +34,12 @@ func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
 }
 
 // attemptVia is attempt, through SQL when sql is set: the fake world's
-// SQLite takes the lock as byte-range locks, unless fakesql's ViaSQL is
+// SQLite takes the lock as byte-range locks, unless fakesql.SQLPlatform is
 // asked for.
 func attemptVia(p *fake.Process, sql, remove bool) (*sqlitelock.Lock, error) {
 	pl := p.Platform()
 	if sql {
-		pl.SQLite = fakesql.ViaSQL(p)
+		pl.SQLite = fakesql.SQLPlatform(p).SQLite
 	}
 	id := p.Identity()
 	return sqlitelock.Acquire(context.Background(), pl, lockPath, sqlitelock.Attempt{Retry: sqlitelock.RetryBusy, Self: &id, RemoveOnRelease: remove, Conns: conns{pl.SQLite}})
@@ -60,7 +60,7 @@ func probe(t *testing.T, p *fake.Process) lockrec.State {
 func opensBy(w *fake.World, p *fake.Process, at func(n int)) {
 	var mu sync.Mutex
 	n := 0
-	w.Hook(fake.OpOpen, lockPath, fake.After, func(ev fake.Event) error {
+	w.After("open", lockPath, func(ev fake.Event) error {
 		if ev.PID != p.PID() || ev.Err != nil {
 			return nil
 		}
@@ -209,7 +209,7 @@ func TestHolderRemovedBeforeUnlock(t *testing.T) {
 		t.Fatalf(".holder = %+v while held; want pid %d", rec, a.PID())
 	}
 	var stateAtRemoval []lockrec.State
-	w.Hook(fake.OpRemove, lockPath+lockrec.MarkSuffix, fake.Before, func(ev fake.Event) error {
+	w.Before("remove", lockPath+lockrec.MarkSuffix, func(ev fake.Event) error {
 		if ev.PID == a.PID() {
 			stateAtRemoval = append(stateAtRemoval, probe(t, b))
 		}

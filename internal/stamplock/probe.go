@@ -141,26 +141,32 @@ func look(p *platform.Platform, here platform.Identity, path string, quick bool)
 		}
 		return pr, nil
 	}
-	switch seen.Kind {
-	case lockrec.Stamp:
+	if seen.Kind == lockrec.Stamp {
 		pr.Stamp = seen.Stamp
 		return lockedLook(p, path, judgedStamp())
-	case lockrec.SQLite:
+	}
+	return lockedLook(p, path, unstamped(pr))
+}
+
+// unstamped judges pr, a lock file with no stamp (empty, torn or the
+// empty database) and no live mark beside it.
+func unstamped(pr Probe) Probe {
+	if pr.Kind == lockrec.SQLite {
 		// Only SQLite processes write a database: no stamp is on its
 		// way, and without a live mark nobody holds it, unless a SQLite
 		// lock on it says so.
 		pr.State, pr.Reason = lockrec.StateStale, ReasonFree
-		return lockedLook(p, path, pr)
+		return pr
 	}
 	pr.Reason = ReasonUnstamped
-	if seen.Kind == lockrec.Torn {
+	if pr.Kind == lockrec.Torn {
 		pr.Reason = ReasonUnreadable
 	}
 	pr.State = lockrec.StateHeld
 	if pr.Age > UnstampedWindow {
 		pr.State = lockrec.StateStale
 	}
-	return lockedLook(p, path, pr)
+	return pr
 }
 
 // lockedLook is pr, or, when pr finds the file at path stale or free, held

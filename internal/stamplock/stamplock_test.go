@@ -87,7 +87,7 @@ func TestStalledReclaimerSparesNewHolder(t *testing.T) {
 	resume := make(chan struct{})
 	var once sync.Once
 	guard := lockPath + lockrec.GuardSuffix
-	w.Hook(fake.OpOpen, "", fake.Before, func(ev fake.Event) error {
+	w.Before("open", "", func(ev fake.Event) error {
 		// The guard, or the temporary file its stamp is written in
 		// before it is linked in place.
 		if ev.PID == stalled.PID() && (ev.Path == guard || strings.HasPrefix(ev.Path, guard+lockrec.TempSuffix+"-")) {
@@ -122,7 +122,7 @@ func TestStampReplacedBeforeReread(t *testing.T) {
 	w := fake.New()
 	slow, late := w.Spawn(), w.Spawn()
 	lateStamp := lockrec.Record{Format: lockrec.Format, Identity: late.Identity(), AcquiredAt: w.Now(), Nonce: "late"}.Marshal()
-	w.Hook(fake.OpRenameNoReplace, "", fake.After, func(ev fake.Event) error {
+	w.After("rename-noreplace", "", func(ev fake.Event) error {
 		if ev.PID == slow.PID() && ev.NewPath == lockPath {
 			// What a reclaimer that judged slow's file stale does.
 			if err := w.FS().Remove(lockPath); err != nil {
@@ -147,14 +147,14 @@ func TestStampReplacedBeforeReread(t *testing.T) {
 // "Every record appears whole"). On the code that created the lock file
 // and then wrote it, this left an empty file, held for 30 s.
 func TestCrashWritingStampKeepsNoOneOut(t *testing.T) {
-	for _, at := range []fake.Op{fake.OpOpen, fake.OpWrite, fake.OpRenameNoReplace, fake.OpLink} {
+	for _, at := range []string{"open", "write", "rename-noreplace", "link"} {
 		t.Run(string(at), func(t *testing.T) {
 			w := fake.New()
-			if at == fake.OpLink {
+			if at == "link" {
 				noRenameNoReplace(w)
 			}
 			crasher, next := w.Spawn(), w.Spawn()
-			w.Hook(at, "", fake.After, func(ev fake.Event) error {
+			w.After(at, "", func(ev fake.Event) error {
 				if ev.PID == crasher.PID() && strings.HasPrefix(ev.Path, lockPath) {
 					crasher.Kill()
 				}
@@ -239,7 +239,7 @@ func TestOddFilesAtPath(t *testing.T) {
 		stage func(t *testing.T, w *fake.World)
 	}{
 		{"fifo", func(t *testing.T, w *fake.World) {
-			if err := w.Mkfifo(lockPath); err != nil {
+			if err := w.Mknod(lockPath, fs.ModeNamedPipe|0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -291,7 +291,7 @@ func TestUnreadableLockFileIsAnError(t *testing.T) {
 	w := fake.New()
 	holder, p := w.Spawn(), w.Spawn()
 	mustTake(t, holder)
-	w.Hook(fake.OpOpen, lockPath, fake.Before, func(ev fake.Event) error {
+	w.Before("open", lockPath, func(ev fake.Event) error {
 		if ev.PID == p.PID() {
 			return syscall.EACCES
 		}
@@ -322,7 +322,7 @@ func TestDirectoryAtPath(t *testing.T) {
 // noRenameNoReplace makes w's filesystem one without renameat2's
 // RENAME_NOREPLACE (EINVAL), where records are linked into place.
 func noRenameNoReplace(w *fake.World) {
-	w.Hook(fake.OpRenameNoReplace, "", fake.Before, func(fake.Event) error { return syscall.EINVAL })
+	w.Before("rename-noreplace", "", func(fake.Event) error { return syscall.EINVAL })
 }
 
 // Where renameat2's RENAME_NOREPLACE is missing, the stamp is linked in
@@ -332,13 +332,13 @@ func TestStampLinkedWithoutRenameNoReplace(t *testing.T) {
 	w := fake.New()
 	noRenameNoReplace(w)
 	var links, renames atomic.Int32
-	w.Hook(fake.OpLink, "", fake.After, func(ev fake.Event) error {
+	w.After("link", "", func(ev fake.Event) error {
 		if ev.Err == nil {
 			links.Add(1)
 		}
 		return nil
 	})
-	w.Hook(fake.OpRenameNoReplace, "", fake.After, func(ev fake.Event) error {
+	w.After("rename-noreplace", "", func(ev fake.Event) error {
 		if ev.Err == nil {
 			renames.Add(1)
 		}

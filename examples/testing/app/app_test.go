@@ -127,7 +127,7 @@ func TestStalledInstanceNotYetRunning(t *testing.T) {
 	first, second := w.Spawn(), w.Spawn()
 	stalled, resume := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	w.Hook(fake.OpWrite, "", fake.Before, func(ev fake.Event) error {
+	w.Before("write", "", func(ev fake.Event) error {
 		if ev.PID == first.PID() && strings.HasPrefix(ev.Path, lockPath+".new-") {
 			once.Do(func() {
 				close(stalled)
@@ -163,7 +163,7 @@ func TestStalledInstanceNotYetRunning(t *testing.T) {
 func TestInstanceCrashedWhileStarting(t *testing.T) {
 	w := fake.New()
 	first, second := w.Spawn(), w.Spawn()
-	w.Hook(fake.OpOpen, "", fake.After, func(ev fake.Event) error {
+	w.After("open", "", func(ev fake.Event) error {
 		if ev.PID == first.PID() && ev.Flag&os.O_EXCL != 0 && strings.HasPrefix(ev.Path, lockPath+".new-") {
 			first.Kill()
 		}
@@ -186,7 +186,7 @@ func TestInstanceCrashedWhileStarting(t *testing.T) {
 // waits (WaitSleepers) and time moves only when the test says.
 func TestWaitForRunningInstance(t *testing.T) {
 	w := fake.New()
-	w.Freeze()
+	thaw := w.Freeze()
 	first, second := w.Spawn(), w.Spawn()
 	stop := startInstance(t, first.Platform())
 	ran := make(chan struct{})
@@ -210,7 +210,7 @@ func TestWaitForRunningInstance(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	w.Thaw() // the waiter's next pauses end at once
+	thaw() // the waiter's next pauses end at once
 	if err := <-result; err != nil {
 		t.Fatalf("the waiting instance: %v; want it to run", err)
 	}
@@ -256,7 +256,7 @@ func TestRunning(t *testing.T) {
 			if running() {
 				t.Fatal("running before any instance started")
 			}
-			if _, err := w.Stat(lockPath); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := w.FS().Lstat(lockPath); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("Running created the lock's file: %v", err)
 			}
 			stop := startInstance(t, m.platform(first))
@@ -278,14 +278,14 @@ func TestRunning(t *testing.T) {
 // alone, and the app is told so.
 func TestFIFOAtLockPath(t *testing.T) {
 	w := fake.New()
-	if err := w.Mkfifo(lockPath); err != nil {
+	if err := w.Mknod(lockPath, fs.ModeNamedPipe|0o644); err != nil {
 		t.Fatal(err)
 	}
 	err := app.Run(context.Background(), app.Config{Platform: w.Spawn().Platform(), LockPath: lockPath}, mustNotRun(t))
 	if !errors.Is(err, proclock.ErrNotLockFile) || errors.Is(err, app.ErrAlreadyRunning) {
 		t.Fatalf("FIFO at the path: %v; want ErrNotLockFile", err)
 	}
-	if fi, err := w.Stat(lockPath); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+	if fi, err := w.FS().Lstat(lockPath); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
 		t.Fatalf("the FIFO after Run: %v, %v; want it kept", fi, err)
 	}
 }

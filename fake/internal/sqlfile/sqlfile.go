@@ -1,8 +1,7 @@
-// Package sqlfile is what the fake world offers a SQLite VFS over its
-// filesystem (package fake/fakesql's), without SQLite: the lock table's
-// levels and answers, and the powers of a fake process's FS and files that
-// the VFS opens, locks and reads through. Package fake implements them, so
-// that a test that never opens a connection compiles no SQLite engine.
+// Package sqlfile is what the fake world offers fakesql's VFS, without
+// SQLite: the lock table's levels and answers, and the powers of a fake
+// process's FS and files. Package fake implements them, so that a test
+// that opens no connection compiles no SQLite engine.
 package sqlfile
 
 import (
@@ -24,60 +23,35 @@ const (
 	Exclusive
 )
 
-// Answer is the lock table's refusal of a lock call: not an I/O failure.
+// Answer is the lock table's refusal of a lock call: no I/O failure.
 type Answer int
 
 const (
-	// Busy: another file of the inode holds a conflicting level.
-	Busy Answer = iota + 1
-	// BadLock: a raise SQLite never asks for, or a write lock on a file
-	// opened read-only (SQLite's IOERR_LOCK).
-	BadLock
-	// BadUnlock: a lowering to a level other than Shared or None
-	// (SQLite's IOERR_UNLOCK).
-	BadUnlock
+	Busy      Answer = iota + 1 // a conflicting level is held: SQLite's BUSY
+	BadLock                     // a raise SQLite never asks for, or a write lock on a read-only file
+	BadUnlock                   // a lowering to neither Shared nor None
 )
 
-func (a Answer) Error() string {
-	switch a {
-	case Busy:
-		return "fake: lock busy"
-	case BadLock:
-		return "fake: lock not to be taken"
-	}
-	return "fake: unlock not to be made"
-}
+func (a Answer) Error() string { return [...]string{"", "busy", "bad lock", "bad unlock"}[a] }
 
 // FS is the power of a fake process's FS by which a VFS opens files.
 type FS interface {
 	lockfs.FS
-	// SQLiteOpen opens name for SQLite with os.OpenFile's flags (a name of
-	// "" is a temporary file: an inode no directory names, private to its
-	// opener, which runs no hook and which the world does not count as
-	// open). The file is opened without sharing delete, as go-sqlite3
-	// opens on windows (World.WindowsSharing); a directory is refused
-	// (syscall.EISDIR), as is a handle of a process killed meanwhile.
+	// SQLiteOpen opens name with os.OpenFile's flags, without sharing
+	// delete (World.WindowsSharing); "" is a temporary file no directory
+	// names. A directory is refused (syscall.EISDIR).
 	SQLiteOpen(name string, flag int, perm fs.FileMode) (File, error)
-	// SQLiteStat describes the file at name, following symlinks.
-	SQLiteStat(name string) (fs.FileInfo, error)
+	SQLiteStat(name string) (fs.FileInfo, error) // following symlinks
 }
 
-// File is a file opened by SQLiteOpen.
+// File is a file opened by SQLiteOpen: xLock, xUnlock and the rest on the
+// lock table.
 type File interface {
 	lockfs.File
 	Sync() error
-	// SQLiteLock raises the file's level to want, as SQLite's xLock;
-	// Busy on a conflict. A refused raise to Exclusive from Reserved
-	// leaves the file at Pending.
-	SQLiteLock(want Level) error
-	// SQLiteUnlock lowers the file's level to Shared or None.
+	SQLiteLock(want Level) error // a refused Exclusive leaves a Reserved one at Pending
 	SQLiteUnlock(to Level) error
-	// SQLiteReserved reports whether this file, or another of its inode,
-	// holds Reserved or more.
-	SQLiteReserved() (bool, error)
-	// SQLiteLockState is the file's level.
+	SQLiteReserved() (bool, error) // whether some file of the inode holds Reserved or more
 	SQLiteLockState() Level
-	// SQLiteHasMoved reports whether the file's name now names another
-	// file, or nothing.
-	SQLiteHasMoved() (bool, error)
+	SQLiteHasMoved() (bool, error) // whether the name now names another file, or none
 }

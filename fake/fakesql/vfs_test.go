@@ -1,4 +1,4 @@
-package fake_test
+package fakesql
 
 import (
 	"errors"
@@ -12,17 +12,27 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/fake"
-	"github.com/proclock/proclock/fake/fakesql"
 )
+
+const lockDB = "/locks/a.db"
+
+func lockWorld(t *testing.T) *fake.World {
+	t.Helper()
+	w := fake.New()
+	if err := w.Mkdir("/locks", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
 
 const dbFlags = vfs.OPEN_MAIN_DB | vfs.OPEN_READWRITE | vfs.OPEN_CREATE
 
 // vfsOf returns p's registered VFS.
 func vfsOf(t *testing.T, p *fake.Process) vfs.VFS {
 	t.Helper()
-	v := vfs.Find(fakesql.VFSName(p))
+	v := vfs.Find(vfsName(p))
 	if v == nil {
-		t.Fatalf("pid %d: no VFS registered as %q", p.PID(), fakesql.VFSName(p))
+		t.Fatalf("pid %d: no VFS registered as %q", p.PID(), vfsName(p))
 	}
 	return v
 }
@@ -157,23 +167,25 @@ func TestVFSCloseDropsTheLockWithTheHandle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seen := map[fake.When]error{}
-	probe := func(ev fake.Event) error {
-		if ev.PID == a.PID() {
-			seen[ev.When] = other.Lock(vfs.LOCK_SHARED)
-			other.Unlock(vfs.LOCK_NONE)
+	seen := map[string]error{}
+	probe := func(when string) func(fake.Event) error {
+		return func(ev fake.Event) error {
+			if ev.PID == a.PID() {
+				seen[when] = other.Lock(vfs.LOCK_SHARED)
+				other.Unlock(vfs.LOCK_NONE)
+			}
+			return nil
 		}
-		return nil
 	}
-	w.Hook(fake.OpClose, lockDB, fake.Before, probe)
-	w.Hook(fake.OpClose, lockDB, fake.After, probe)
+	w.Before("close", lockDB, probe("before"))
+	w.After("close", lockDB, probe("after"))
 	if err := held.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(seen[fake.Before], sqlite3.BUSY) {
-		t.Errorf("a lock attempt before the close: %v; want SQLITE_BUSY", seen[fake.Before])
+	if !errors.Is(seen["before"], sqlite3.BUSY) {
+		t.Errorf("a lock attempt before the close: %v; want SQLITE_BUSY", seen["before"])
 	}
-	if err, ok := seen[fake.After]; !ok || err != nil {
+	if err, ok := seen["after"]; !ok || err != nil {
 		t.Errorf("a lock attempt after the close: %v (made: %v); want success", err, ok)
 	}
 }
@@ -236,7 +248,7 @@ func TestVFSOpen(t *testing.T) {
 					t.Errorf("close: %v", err)
 				}
 			}
-			if _, err := w.Stat(c.path); (err == nil) != c.existAt {
+			if _, err := w.FS().Lstat(c.path); (err == nil) != c.existAt {
 				t.Errorf("after the open, stat: %v; want existence %v", err, c.existAt)
 			}
 			if n := w.OpenFiles(); n != 0 {
@@ -314,7 +326,7 @@ func TestVFSDeleteAndAccess(t *testing.T) {
 	if err := v.Delete(lockDB, false); err == nil {
 		t.Error("Delete of a missing file succeeded")
 	}
-	if _, err := w.Stat(lockDB); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := w.FS().Lstat(lockDB); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stat after Delete: %v", err)
 	}
 	if got, _ := v.FullPathname("locks/../locks//a.db"); got != lockDB {

@@ -1,0 +1,31 @@
+package fake
+
+import (
+	"io/fs"
+
+	"github.com/proclock/proclock/lockfs"
+)
+
+// Sleepers returns how many sleeps are blocked on the frozen clock now.
+func (w *World) Sleepers() int {
+	c := w.u.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sleepers)
+}
+
+// FS returns the process's view of the world's filesystem, the one its
+// Platform holds.
+func (p *Process) FS() lockfs.FS { return p.fs }
+
+// OpenFiles returns how many files the process has open.
+func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
+
+// Stat describes name, following symlinks, as os.Stat.
+func (w *World) Stat(name string) (fi fs.FileInfo, err error) {
+	err = w.stage("stat", name, func(m *memfs) (err error) {
+		fi, err = m.stat(m.world, name, true)
+		return err
+	})
+	return fi, err
+}
