@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/proclock/proclock/internal/fserr"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
@@ -177,7 +179,7 @@ type lockTarget struct {
 	key  turnKey
 	mech mechanism
 	// netFS is the network filesystem dir is on ("" for none), when
-	// netKnown: told with the key's look at dir (lockfs.DirNetworkFS).
+	// netKnown: told with the key's look at dir (fsx.DirNetworkFS).
 	netFS    string
 	netKnown bool
 }
@@ -196,10 +198,10 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
 	}
-	if err := lockfs.CheckPath("acquire", path); err != nil {
+	if err := fserr.CheckPath("acquire", path); err != nil {
 		return lockTarget{}, err
 	}
-	if limits, ok := p.FS.(lockfs.PathLimits); ok {
+	if limits, ok := p.FS.(fsx.PathLimits); ok {
 		pathMax, nameMax := limits.PathLimits()
 		if err := lockrec.CheckLength(path, pathMax, nameMax); err != nil {
 			return lockTarget{}, err
@@ -218,7 +220,7 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	}
 	var dirID lockfs.FileID
 	var err error
-	if dn, ok := p.FS.(lockfs.DirNetworkFS); ok {
+	if dn, ok := p.FS.(fsx.DirNetworkFS); ok {
 		// One look for the key and the network filesystem's check.
 		dirID, t.netFS, err = dn.DirNetworkFS(t.dir)
 		t.netKnown = true

@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
 // netCountingFS is countingFS with the OS's network-filesystem powers,
-// counted too, and its kept directories (lockfs.DirOpener), so that
+// counted too, and its kept directories (fsx.DirOpener), so that
 // Acquire keeps the directory as on the OS's FS.
 type netCountingFS struct{ *countingFS }
 
-func (c netCountingFS) OpenDir(dir string) (lockfs.Dir, error) {
-	return lockfs.OS().(lockfs.DirOpener).OpenDir(dir)
+func (c netCountingFS) OpenDir(dir string) (fsx.Dir, error) {
+	return lockfs.OS().(fsx.DirOpener).OpenDir(dir)
 }
 
 func (c netCountingFS) NetworkFS(dir string) (string, error) {
@@ -25,11 +26,11 @@ func (c netCountingFS) NetworkFS(dir string) (string, error) {
 
 func (c netCountingFS) DirNetworkFS(dir string) (lockfs.FileID, string, error) {
 	c.count("DirNetworkFS", dir)
-	return lockfs.OS().(lockfs.DirNetworkFS).DirNetworkFS(dir)
+	return lockfs.OS().(fsx.DirNetworkFS).DirNetworkFS(dir)
 }
 
 // An Acquire looks at the lock's directory once for its turn key and the
-// network-filesystem check together (lockfs.DirNetworkFS), not a DirID and
+// network-filesystem check together (fsx.DirNetworkFS), not a DirID and
 // then a NetworkFS. The file mechanism's: a wrapper of the OS's FS would
 // have to forward the byte-range locks for SQLite's, and the directory's
 // look is the root's, the same for both.

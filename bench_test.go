@@ -9,6 +9,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -34,7 +35,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		b.Run(string(mech), func(b *testing.B) { benchAcquireRelease(b, nativePlatform(mech)) })
 	}
 	// SQLite without the flock(2) lock beside its own (an FS without
-	// lockfs.Flocker): what exclusion with flock(1) costs.
+	// fsx.Flocker): what exclusion with flock(1) costs.
 	b.Run("sqlite-without-flock", func(b *testing.B) {
 		p := nativePlatform(proclock.MechanismSQLite)
 		p.FS = withRanges(&withoutFlock{p.FS}, p.FS)
@@ -79,7 +80,7 @@ func benchAcquireRelease(b *testing.B, p *platform.Platform) {
 }
 
 // withoutFlock is an FS with every power of the one it wraps but
-// lockfs.Flocker's (and the others not in lockfs.FS).
+// fsx.Flocker's (and the others not in lockfs.FS).
 type withoutFlock struct{ lockfs.FS }
 
 // BenchmarkIsHeld: a free lock, and one held by another holder (a SQLite
@@ -132,7 +133,7 @@ func holdElsewhere(b *testing.B, mech proclock.Mechanism, path string) {
 	case proclock.MechanismFile:
 		host, _ := os.Hostname()
 		stamp := lockrec.Record{Format: lockrec.Format, Identity: platform.Identity{Host: host, PID: 1}, Nonce: "init"}
-		f, err := lockfs.OS().OpenFile(path, lockfs.CreateExcl, 0o644)
+		f, err := lockfs.OS().OpenFile(path, fsx.CreateExcl, 0o644)
 		if err != nil {
 			b.Fatal(err)
 		}

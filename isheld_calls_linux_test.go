@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -36,7 +37,7 @@ func (c *countingFS) OpenNoFollow(name string) (lockfs.File, error) {
 
 func (c *countingFS) OpenLook(name string) (lockfs.File, error) {
 	c.count("OpenLook", name)
-	return lockfs.OpenLook(c.FS, name)
+	return fsx.OpenLook(c.FS, name)
 }
 
 func (c *countingFS) DirID(dir string) (lockfs.FileID, error) {
@@ -60,8 +61,8 @@ func (c *countingFS) snapshot() map[string]int {
 }
 
 // IsHeld of a file lock that another live process holds reads the lock
-// file once, through a look (lockfs.OpenLook) whose one stat also
-// identifies it (lockfs.StatID: no FileIDOf), and reads no mark, since a
+// file once, through a look (fsx.OpenLook) whose one stat also
+// identifies it (fsx.StatID: no FileIDOf), and reads no mark, since a
 // live stamp holds the lock whatever the mark says; with nothing held in
 // this process, it stats no directory for a turn key. No descriptor on the
 // file outlives a call (docs/design.md, "Module state").

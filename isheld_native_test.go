@@ -9,6 +9,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -135,22 +136,22 @@ func (f fakeRanges) RangeWriteLocked(lf lockfs.File, off, n int64) (bool, error)
 type distinctSQLite struct{ platform.SQLite }
 
 // Connect and SQLiteName forward the wrapped SQLite's connections and
-// naming (platform.SQLConnector, platform.SQLiteNamer): darwin's, windows'
+// naming (sqlapi.SQLConnector, sqlapi.SQLiteNamer): darwin's, windows'
 // and the BSDs' SQLite locks through connections, and a wrapper that hid
 // them would leave it no way to lock.
-func (d *distinctSQLite) Connect() (platform.SQLConn, error) {
-	if c, ok := d.SQLite.(platform.SQLConnector); ok {
+func (d *distinctSQLite) Connect() (sqlapi.SQLConn, error) {
+	if c, ok := d.SQLite.(sqlapi.SQLConnector); ok {
 		return c.Connect()
 	}
 	return nil, sqlitelock.ErrNoConnections
 }
 
 func (d *distinctSQLite) SQLiteName(path string) (string, func(), error) {
-	if n, ok := d.SQLite.(platform.SQLiteNamer); ok {
+	if n, ok := d.SQLite.(sqlapi.SQLiteNamer); ok {
 		return n.SQLiteName(path)
 	}
-	if len(path) > platform.MaxSQLitePath {
-		return "", nil, platform.ErrSQLitePathTooLong
+	if len(path) > sqlapi.MaxSQLitePath {
+		return "", nil, sqlapi.ErrSQLitePathTooLong
 	}
 	return path, func() {}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
@@ -216,8 +217,8 @@ func (c *leakConnCounter) LocksBytes() bool { return c.inner.LocksBytes() }
 
 // Connect counts the inner SQLite's connections; it fails where the inner
 // SQLite has none (a fake process's, which locks bytes).
-func (c *leakConnCounter) Connect() (platform.SQLConn, error) {
-	sc, ok := c.inner.(platform.SQLConnector)
+func (c *leakConnCounter) Connect() (sqlapi.SQLConn, error) {
+	sc, ok := c.inner.(sqlapi.SQLConnector)
 	if !ok {
 		return nil, sqlitelock.ErrNoConnections
 	}

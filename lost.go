@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
-	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/internal/wake"
 )
 
 // ErrRemoved is matched (errors.Is) by a lost lock's error (Lock.Err) when
@@ -35,7 +35,7 @@ type checker interface {
 }
 
 // lossLookEvery is how often a held lock is looked at for its loss on a
-// platform that cannot tell of changes (no platform.ChangeWatcher).
+// platform that cannot tell of changes (no wake.ChangeWatcher).
 const lossLookEvery = time.Second
 
 // Lost returns a channel that is closed once the lock is known to be lost:
@@ -135,11 +135,11 @@ func (l *Lock) watchLoss(w *lossWatch) {
 
 // watchChanges starts the platform's watch of the lock's files; nil when
 // it has none (or it failed): the lock is then looked at periodically.
-func (l *Lock) watchChanges() platform.Changes {
+func (l *Lock) watchChanges() wake.Changes {
 	if l.p == nil {
 		return nil
 	}
-	cw, ok := l.p.Wake.(platform.ChangeWatcher)
+	cw, ok := l.p.Wake.(wake.ChangeWatcher)
 	if !ok {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (l *Lock) watchChanges() platform.Changes {
 
 // watchFor looks at the lock whenever changes tells of a change, or every
 // lossLookEvery without it, until ctx ends (Release) or the loss.
-func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes platform.Changes) {
+func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes wake.Changes) {
 	defer close(w.done)
 	if changes != nil {
 		defer changes.Stop()

@@ -17,7 +17,7 @@ import (
 // TestMarkRemovedLetsOthersIn: a SQLite holder's mark removed lets others
 // in, one after another, as docs/protocol.md ("A held lock's files
 // removed") says: a file process that cannot see the kernel's locks (a
-// wasm guest's kind: its FS has no lockfs.Flocker nor RangeLocker)
+// wasm guest's kind: its FS has no fsx.Flocker nor RangeLocker)
 // converts the free database and holds beside the holder; once it
 // releases (removing P), a SQLite process creates a new P and holds too:
 // the first holder's kernel lock is on a file nobody else reaches. The

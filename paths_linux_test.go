@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -44,7 +45,7 @@ var pathCases = []pathCase{
 
 // pathMax is the longest path this system takes (PATH_MAX-1).
 func pathMax(t *testing.T) int {
-	pm, _ := lockfs.OS().(lockfs.PathLimits).PathLimits()
+	pm, _ := lockfs.OS().(fsx.PathLimits).PathLimits()
 	if pm == 0 {
 		t.Skip("this system has no fixed PATH_MAX")
 	}

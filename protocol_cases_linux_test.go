@@ -13,6 +13,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/platform"
 )
@@ -82,8 +83,8 @@ type sliceSQLite struct{ _ []string }
 
 func (s sliceSQLite) LocksBytes() bool { return false }
 
-func (s sliceSQLite) Connect() (platform.SQLConn, error) {
-	return sqlpath.Native().(platform.SQLConnector).Connect()
+func (s sliceSQLite) Connect() (sqlapi.SQLConn, error) {
+	return sqlpath.Native().(sqlapi.SQLConnector).Connect()
 }
 
 // The idle connection cache compares platform.SQLite values with ==: a

@@ -80,8 +80,8 @@ type role struct {
 	// on a full disk (its creates succeed); its Acquire may fail so.
 	fullDisk bool
 	// guest: the user's FS cannot see the kernel's locks on a file
-	// (lockfs.RangeLocker, lockfs.Flocker) nor keep a directory open
-	// (lockfs.DirOpener), as a wasm guest's: a file user then keeps out of
+	// (lockfs.RangeLocker, fsx.Flocker) nor keep a directory open
+	// (fsx.DirOpener), as a wasm guest's: a file user then keeps out of
 	// a SQLite holder by its mark alone (docs/protocol.md, "The kernel's
 	// locks").
 	guest bool

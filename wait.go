@@ -9,13 +9,14 @@ import (
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlitelock"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
 // Back-off between attempts of a waiting Acquire: randomised so that
 // waiters spread out, bounded so that a freed lock is noticed soon. After
 // a pause that the platform's wake-up source ended, the back-off starts
-// again from backoffWoken. A wait that a kept watch (platform.Watcher)
+// again from backoffWoken. A wait that a kept watch (wake.Watcher)
 // serves, on a holder whose exit it watches too, waits up to
 // backoffWatched: the holder's release or its death ends it, and the kept
 // watch misses neither.
@@ -30,14 +31,14 @@ const (
 // opts.Wait unset, the first says it is held; with Wait, until ctx ends.
 // A waiting SQLite attempt on linux waits in the kernel's queue itself
 // (docs/design.md, "Waiting"); every other wait, between and within
-// attempts, goes through the platform's one pause (Platform.Pause), under
-// one kept watch of the lock's names (Platform.Watching), set up by the
+// attempts, goes through the platform's one pause (wake.Pause), under
+// one kept watch of the lock's names (wake.Watching), set up by the
 // first wait: a holder that lets go while this waiter attempts ends its
 // next wait at once.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
-	ctx, stop := p.Watching(ctx)
+	ctx, stop := wake.Watching(ctx, p)
 	defer stop()
-	_, kept := p.Wake.(platform.Watcher)
+	_, kept := p.Wake.(wake.Watcher)
 	names := lockrec.Watched(t.path)
 	step := backoffFirst
 	for first := true; ; first = false {
@@ -68,7 +69,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 			// has not written its own). Soon, then.
 			d = jitter(backoffWoken)
 		}
-		woke, werr := p.Pause(ctx, t.dir, names, pid, d)
+		woke, werr := wake.Pause(ctx, p, t.dir, names, pid, d)
 		if werr != nil {
 			return nil, fmt.Errorf("%w while waiting: %w", werr, err)
 		}

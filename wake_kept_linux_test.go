@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -17,7 +18,7 @@ import (
 // first calls release, and then waits: the holder lets go after the
 // waiter's attempt and before its wait, the moment a watch set up for
 // each wait misses. The wait's wake-up comes on got. With kept set, it
-// offers the native kept watch (platform.Watcher); without, each wait is
+// offers the native kept watch (wake.Watcher); without, each wait is
 // watched anew.
 type releasingWaker struct {
 	inner   platform.Waker
@@ -45,13 +46,13 @@ func (r *releasingWaker) Wait(ctx context.Context, dir string, names []string, p
 
 type keptReleasingWaker struct{ *releasingWaker }
 
-func (r keptReleasingWaker) Watch(dir string, names []string) (platform.Watch, error) {
-	w, err := r.inner.(platform.Watcher).Watch(dir, names)
+func (r keptReleasingWaker) Watch(dir string, names []string) (wake.Watch, error) {
+	w, err := r.inner.(wake.Watcher).Watch(dir, names)
 	return releasingWatch{w, r.releasingWaker}, err
 }
 
 type releasingWatch struct {
-	platform.Watch
+	wake.Watch
 	r *releasingWaker
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -328,8 +329,8 @@ func (b *beforeWait) Wait(ctx context.Context, dir string, names []string, pid i
 	return b.inner.Wait(ctx, dir, names, pid, d)
 }
 
-func (b *beforeWait) Watch(dir string, names []string) (platform.Watch, error) {
-	w, err := b.inner.(platform.Watcher).Watch(dir, names)
+func (b *beforeWait) Watch(dir string, names []string) (wake.Watch, error) {
+	w, err := b.inner.(wake.Watcher).Watch(dir, names)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +338,7 @@ func (b *beforeWait) Watch(dir string, names []string) (platform.Watch, error) {
 }
 
 type beforeWatch struct {
-	platform.Watch
+	wake.Watch
 	b *beforeWait
 }
 
@@ -357,7 +358,7 @@ func (w beforeWatch) Wait(ctx context.Context, pid int, d time.Duration) (platfo
 // come by itself: its mark's removal wakes the waiter, whose try may find
 // SQLite's lock still held and whose next wait may begin after the holder
 // let go of it (seen under wine in TestFrozenWaitEndsAtOnceFake, 2 runs in
-// 4 of the package). The kept watch (platform.Watcher), set up before the
+// 4 of the package). The kept watch (wake.Watcher), set up before the
 // waiter's tries, sees the change.
 func TestFrozenWaitLetGoBeforeItBeginsFake(t *testing.T) {
 	for _, mech := range mechanisms {

@@ -11,8 +11,9 @@ import (
 )
 
 // Backend is what RunBehaviour needs of a lock service: a way to make, for
-// each case, a room of processes that take its locks. Every Harness is one
-// (HarnessBackend); so is the cluster module's, for its locks on etcd.
+// each case, a room of processes that take its locks. The cluster
+// module's is one, for its locks on etcd; a Harness's locks are files, and
+// Run puts it through the same cases.
 type Backend interface {
 	// Mechanism names the backend's locks, as Status.Mechanism does.
 	Mechanism() proclock.Mechanism
@@ -79,9 +80,9 @@ func (roomWorld) FS() lockfs.FS              { return nil }
 func (roomWorld) Now() time.Time             { return time.Now() }
 func (roomWorld) Advance(time.Duration) bool { return false }
 
-// HarnessBackend is h as a Backend: its worlds are rooms.
-func HarnessBackend(h Harness) Backend { return harnessBackend{h} }
-
+// harnessBackend is a Harness as a Backend: its worlds are rooms. Run
+// runs the behaviour cases of a Harness itself; this package's tests run
+// them through RunBehaviour too.
 type harnessBackend struct{ Harness }
 
 func (h harnessBackend) NewRoom(t *testing.T) Room { return h.New(t) }

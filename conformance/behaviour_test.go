@@ -11,6 +11,6 @@ import (
 // them on etcd).
 func TestBehaviourFake(t *testing.T) {
 	for _, mech := range []proclock.Mechanism{proclock.MechanismFile, proclock.MechanismSQLite} {
-		t.Run(string(mech), func(t *testing.T) { RunBehaviour(t, HarnessBackend(Fake(mech))) })
+		t.Run(string(mech), func(t *testing.T) { RunBehaviour(t, harnessBackend{Fake(mech)}) })
 	}
 }

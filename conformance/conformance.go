@@ -133,7 +133,7 @@ func wantHolder(t *testing.T, got *platform.Identity, want platform.Identity) {
 // tool or an earlier holder would have left it.
 func (c *env) plant(t *testing.T, name string, data []byte) {
 	t.Helper()
-	f, err := c.FS().OpenFile(name, lockfs.CreateExcl, 0o644)
+	f, err := c.FS().OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		t.Fatalf("staging %s: %v", name, err)
 	}

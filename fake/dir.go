@@ -5,16 +5,17 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
-var _ lockfs.DirOpener = (*actor)(nil)
+var _ fsx.DirOpener = (*actor)(nil)
 
 // OpenDir keeps the directory dir names (following symlinks), to reach
-// names in it whatever dir names later (lockfs.DirOpener). Opening it
+// names in it whatever dir names later (fsx.DirOpener). Opening it
 // changes nothing, so it is no step for hooks; the Dir's FileID and Remove
 // are, as those of the FS, on the path dir joined with the base name.
-func (a *actor) OpenDir(dir string) (lockfs.Dir, error) {
+func (a *actor) OpenDir(dir string) (fsx.Dir, error) {
 	s := step{op: opStat, verb: "open", path: dir}
 	if err := s.check(); err != nil {
 		return nil, err

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock/fake"
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
-// TestKeptDirAfterFlip: a directory a process keeps (lockfs.DirOpener),
+// TestKeptDirAfterFlip: a directory a process keeps (fsx.DirOpener),
 // reached through a symlink that is then flipped to another directory,
 // still reaches the first one's files, and hooks see its removal by the
 // path it was kept by.
@@ -27,7 +27,7 @@ func TestKeptDirAfterFlip(t *testing.T) {
 		t.Fatal(err)
 	}
 	fsys := w.Spawn().FS()
-	d, err := fsys.(lockfs.DirOpener).OpenDir("/current")
+	d, err := fsys.(fsx.DirOpener).OpenDir("/current")
 	if err != nil {
 		t.Fatal(err)
 	}

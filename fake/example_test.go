@@ -10,7 +10,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/fake"
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
 func ExampleNew() {
@@ -59,7 +59,7 @@ func ExampleProcess_Kill() {
 		}
 		return nil
 	})
-	f, _ := p.Platform().FS.OpenFile("/tmp/app.lock", lockfs.CreateExcl, 0o644)
+	f, _ := p.Platform().FS.OpenFile("/tmp/app.lock", fsx.CreateExcl, 0o644)
 	_, err := f.Write([]byte("stamp"))
 	fi, _ := w.FS().Lstat("/tmp/app.lock")
 	fmt.Println(errors.Is(err, fake.ErrKilled), fi.Size(), w.OpenFiles())

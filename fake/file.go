@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
 // description is an open file as the filesystem keeps it (POSIX's "open
@@ -141,7 +141,7 @@ func (m *memfs) releaseAllOf(p *Process) {
 	m.lookAll()
 }
 
-// inUse is lockfs.ErrInUse when the world shares files as windows does
+// inUse is fsx.ErrInUse when the world shares files as windows does
 // and n is open without sharing delete; m.mu is held.
 func (m *memfs) inUse(n *inode) error {
 	if !m.windowsSharing || n == nil {
@@ -149,7 +149,7 @@ func (m *memfs) inUse(n *inode) error {
 	}
 	for f := range m.open {
 		if f.node == n && f.unshared {
-			return lockfs.ErrInUse
+			return fsx.ErrInUse
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/fserr"
 
 	"github.com/proclock/proclock/lockfs"
 )
@@ -108,9 +109,9 @@ func (s step) check() error {
 	if s.handle {
 		return nil
 	}
-	err := lockfs.CheckPath(s.verb, s.path)
+	err := fserr.CheckPath(s.verb, s.path)
 	if err == nil && (s.op == opRename || s.op == opRenameNoReplace || s.op == opLink) {
-		err = lockfs.CheckPath(s.verb, s.newPath)
+		err = fserr.CheckPath(s.verb, s.newPath)
 	}
 	return err
 }
@@ -155,8 +156,8 @@ func (a *actor) Rename(oldname, newname string) error {
 	})
 }
 
-// RenameNoReplace is lockfs.NoReplaceRenamer's. A hook's EINVAL, ENOSYS or
-// EPERM stages a filesystem without it (lockfs.ErrNoReplaceUnsupported).
+// RenameNoReplace is fsx.NoReplaceRenamer's. A hook's EINVAL, ENOSYS or
+// EPERM stages a filesystem without it (fserr.ErrNoReplaceUnsupported).
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
 		return a.m.renameNoReplace(a, oldname, newname)
@@ -165,7 +166,7 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 	if errors.As(err, &le) {
 		switch le.Err {
 		case syscall.EINVAL, syscall.ENOSYS, syscall.EPERM:
-			le.Err = lockfs.NoReplaceUnsupported(le.Err)
+			le.Err = fserr.NoReplaceUnsupported(le.Err)
 		}
 	}
 	return err

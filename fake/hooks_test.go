@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -33,7 +34,7 @@ func TestHookStallsAProcessBetweenTwoSteps(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		f, err := a.FS().OpenFile(lock, lockfs.CreateExcl, 0o644)
+		f, err := a.FS().OpenFile(lock, fsx.CreateExcl, 0o644)
 		if err != nil {
 			done <- err
 			return
@@ -43,7 +44,7 @@ func TestHookStallsAProcessBetweenTwoSteps(t *testing.T) {
 	}()
 
 	<-stalled
-	if _, err := b.FS().OpenFile(lock, lockfs.CreateExcl, 0o644); !errors.Is(err, fs.ErrExist) {
+	if _, err := b.FS().OpenFile(lock, fsx.CreateExcl, 0o644); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("second creator while the first is stalled: %v, want ErrExist", err)
 	}
 	if got, err := readFile(b.FS(), lock); err != nil || len(got) != 0 {
@@ -70,7 +71,7 @@ func TestHookKillsAProcessBetweenTwoSteps(t *testing.T) {
 		}
 		return nil
 	})
-	f, err := p.FS().OpenFile(lock, lockfs.CreateExcl, 0o644)
+	f, err := p.FS().OpenFile(lock, fsx.CreateExcl, 0o644)
 	if err != nil {
 		t.Fatalf("the create itself: %v", err)
 	}

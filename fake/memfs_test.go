@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -84,7 +85,7 @@ func TestExclusiveCreateHasOneWinner(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				f, err := p.FS().OpenFile("/tmp/lock", lockfs.CreateExcl, 0o644)
+				f, err := p.FS().OpenFile("/tmp/lock", fsx.CreateExcl, 0o644)
 				switch {
 				case err == nil:
 					winners.Add(1)
@@ -299,7 +300,7 @@ func TestSymlinks(t *testing.T) {
 		t.Error("FileID followed a symlink at the last element")
 	}
 
-	if _, err := fsys.OpenFile("/tmp/excl", lockfs.CreateExcl, 0o644); !errors.Is(err, fs.ErrExist) {
+	if _, err := fsys.OpenFile("/tmp/excl", fsx.CreateExcl, 0o644); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("O_EXCL on a dangling symlink: %v, want ErrExist", err)
 	}
 	if _, err := w.Stat("/tmp/real/never"); !errors.Is(err, fs.ErrNotExist) {
@@ -372,7 +373,7 @@ func TestBadInputIsAPathError(t *testing.T) {
 		{"empty DirID", func() error { _, err := fsys.DirID(""); return err }, fs.ErrInvalid},
 		{"empty Rename", func() error { return fsys.Rename("/tmp/file", "") }, fs.ErrInvalid},
 		{"a directory opened for writing", func() error { _, err := fsys.OpenFile("/tmp/dir", os.O_WRONLY, 0); return err }, syscall.EISDIR},
-		{"a directory created exclusively", func() error { _, err := fsys.OpenFile("/tmp/dir", lockfs.CreateExcl, 0o644); return err }, fs.ErrExist},
+		{"a directory created exclusively", func() error { _, err := fsys.OpenFile("/tmp/dir", fsx.CreateExcl, 0o644); return err }, fs.ErrExist},
 		{"a directory read", func() error { _, err := readFile(fsys, "/tmp/dir"); return err }, syscall.EISDIR},
 		{"a missing parent", func() error {
 			_, err := fsys.OpenFile("/tmp/none/x", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
 // The lock proclock takes, on a connection to the file itself or on an
@@ -508,7 +508,7 @@ func TestSQLiteLockCallsRunHooks(t *testing.T) {
 }
 
 // Under WindowsSharing, a file SQLite has open can be neither removed nor
-// renamed (lockfs.InUse), as go-sqlite3's files on windows; once SQLite
+// renamed (fsx.InUse), as go-sqlite3's files on windows; once SQLite
 // closes it, it can. A file open only through the FS can be, as ever.
 func TestWindowsSharing(t *testing.T) {
 	w := lockWorld(t)
@@ -519,16 +519,16 @@ func TestWindowsSharing(t *testing.T) {
 	if err := c.Exec(lockSQL); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.Remove(lockDB); !lockfs.InUse(err) {
+	if err := fsys.Remove(lockDB); !fsx.InUse(err) {
 		t.Errorf("Remove of a file SQLite has open: %v; want it in use", err)
 	}
-	if err := fsys.Rename(lockDB, "/locks/b.db"); !lockfs.InUse(err) {
+	if err := fsys.Rename(lockDB, "/locks/b.db"); !fsx.InUse(err) {
 		t.Errorf("Rename of a file SQLite has open: %v; want it in use", err)
 	}
 	if err := w.WriteFile("/locks/c.db", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.Rename("/locks/c.db", lockDB); !lockfs.InUse(err) {
+	if err := fsys.Rename("/locks/c.db", lockDB); !fsx.InUse(err) {
 		t.Errorf("Rename over a file SQLite has open: %v; want it in use", err)
 	}
 	if err := c.Close(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/internal/fserr"
 )
 
 // The world's staging of what no lock does, and changes no process could
@@ -108,7 +108,7 @@ func (w *World) SwapInode(name string) error {
 }
 
 func (w *World) stage(verb, name string, body func(m *memfs) error) error {
-	if err := lockfs.CheckPath(verb, name); err != nil {
+	if err := fserr.CheckPath(verb, name); err != nil {
 		return err
 	}
 	m := w.u.fs

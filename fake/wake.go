@@ -8,17 +8,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
 // A process's wake-up source (platform.Waker, Watcher) and its held locks'
-// watch (platform.ChangeWatcher) are told of a change in the goroutine
+// watch (wake.ChangeWatcher) are told of a change in the goroutine
 // that made it, before it returns: a test that made one needs nothing
 // else for it to be seen.
 var (
-	_ platform.Waker         = procPlatform{}
-	_ platform.Watcher       = procPlatform{}
-	_ platform.ChangeWatcher = procPlatform{}
+	_ platform.Waker     = procPlatform{}
+	_ wake.Watcher       = procPlatform{}
+	_ wake.ChangeWatcher = procPlatform{}
 )
 
 // watch is one watch of a process; c holds one change not yet told of.
@@ -97,7 +98,7 @@ func (w *watch) Close() { w.Stop() }
 
 // WatchChanges tells of every operation, by a hook, that may change one of
 // names in dir, or dir or a directory above it.
-func (pp procPlatform) WatchChanges(dir string, names []string) (platform.Changes, error) {
+func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, error) {
 	if !pp.p.Alive() {
 		return nil, pp.p.fail("watch")
 	}
@@ -134,7 +135,7 @@ func mutates(ev Event) bool {
 // let go by all (a release, a Kill), ends the next Wait, at once if it
 // came between. That last stands for linux's watch of a lock's holder:
 // on a frozen clock the waiter's next try would never come.
-func (pp procPlatform) Watch(dir string, names []string) (platform.Watch, error) {
+func (pp procPlatform) Watch(dir string, names []string) (wake.Watch, error) {
 	p := pp.p
 	if !p.Alive() {
 		return nil, p.fail("watch")

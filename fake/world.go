@@ -185,7 +185,7 @@ func (w *World) FS() lockfs.FS { return w.u.fs.world }
 // WindowsSharing shares files from now on as windows does between
 // proclock and go-sqlite3: a file SQLite's VFS has open (without
 // FILE_SHARE_DELETE) cannot be removed nor renamed from or over (an error
-// matching lockfs.ErrInUse).
+// proclock reads as windows' sharing violation).
 func (w *World) WindowsSharing() {
 	m := w.u.fs
 	m.mu.Lock()

@@ -8,10 +8,20 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
-// OpenDir opens dir for the *at system calls (DirOpener): on linux with
+// keptDir is internal/fsx's Dir, which OpenDir returns: an alias of the one
+// interface, so that lockfs, which internal/fsx imports, implements
+// fsx.DirOpener without naming it.
+type keptDir = interface {
+	FileID(base string) (FileID, error)
+	Remove(base string) error
+	Close() error
+}
+
+// OpenDir opens dir for the *at system calls (fsx.DirOpener): on linux with
 // O_PATH, which reads nothing and needs no permission to read dir.
 //
 // Directories kept at once share a descriptor: a second OpenDir of a
@@ -21,8 +31,8 @@ import (
 // instead of an open. So a process holding many locks of one directory
 // keeps one descriptor for it, not one a lock (docs/performance.md). The
 // descriptor is closed when the last keeping of it is.
-func (osFS) OpenDir(dir string) (Dir, error) {
-	if err := CheckPath("open", dir); err != nil {
+func (osFS) OpenDir(dir string) (keptDir, error) {
+	if err := fserr.CheckPath("open", dir); err != nil {
 		return nil, err
 	}
 	if d := shareDir(dir); d != nil {
@@ -123,7 +133,7 @@ func (d *osDir) use(op, base string, fn func(fd int) error) error {
 }
 
 func (d *osDir) FileID(base string) (FileID, error) {
-	if err := CheckPath("fileid", base); err != nil {
+	if err := fserr.CheckPath("fileid", base); err != nil {
 		return FileID{}, err
 	}
 	var id FileID
@@ -137,7 +147,7 @@ func (d *osDir) FileID(base string) (FileID, error) {
 // Remove unlinks base, or removes it as an empty directory, as os.Remove
 // does.
 func (d *osDir) Remove(base string) error {
-	if err := CheckPath("remove", base); err != nil {
+	if err := fserr.CheckPath("remove", base); err != nil {
 		return err
 	}
 	return d.use("remove", base, func(fd int) error {

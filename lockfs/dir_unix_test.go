@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -41,7 +42,7 @@ func TestKeepDirAfterFlip(t *testing.T) {
 			if err := os.Symlink("v1", current); err != nil {
 				t.Fatal(err)
 			}
-			d, err := lockfs.KeepDir(tc.fsys, current)
+			d, err := fsx.KeepDir(tc.fsys, current)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestKeepDirAfterFlip(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(ierr, lockfs.ErrDirMoved) || !errors.Is(rerr, lockfs.ErrDirMoved) || v1 != nil {
+			if !errors.Is(ierr, fsx.ErrDirMoved) || !errors.Is(rerr, fsx.ErrDirMoved) || v1 != nil {
 				t.Errorf("after the flip: FileID %v, Remove %v, v1/x %v; want ErrDirMoved, both files kept", ierr, rerr, v1)
 			}
 		})
@@ -83,7 +84,7 @@ func TestKeepDirAfterFlip(t *testing.T) {
 // fs.ErrNotExist, naming the path; a closed Dir fails.
 func TestDirRemoveMissing(t *testing.T) {
 	dir := t.TempDir()
-	d, err := lockfs.KeepDir(lockfs.OS(), dir)
+	d, err := fsx.KeepDir(lockfs.OS(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestExhausted(t *testing.T) {
 		err  error
 		want bool
 	}{{wrap(syscall.EMFILE), true}, {wrap(syscall.ENFILE), true}, {wrap(syscall.ENOENT), false}, {nil, false}} {
-		if got := lockfs.Exhausted(tc.err); got != tc.want {
+		if got := fsx.Exhausted(tc.err); got != tc.want {
 			t.Errorf("Exhausted(%v) = %v; want %v", tc.err, got, tc.want)
 		}
 	}
@@ -138,9 +139,9 @@ func TestKeepDirShared(t *testing.T) {
 		return len(entries)
 	}
 	before := fds()
-	var kept []lockfs.Dir
+	var kept []fsx.Dir
 	for range 10 {
-		d, err := lockfs.KeepDir(fsys, dir)
+		d, err := fsx.KeepDir(fsys, dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestKeepDirShared(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("second"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := lockfs.KeepDir(fsys, dir)
+	fresh, err := fsx.KeepDir(fsys, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/proclock/proclock/internal/fserr"
 )
 
 // DirID opens the directory (following symlinks) and identifies the open
 // file.
 func (osFS) DirID(dir string) (FileID, error) {
-	if err := CheckPath("stat", dir); err != nil {
+	if err := fserr.CheckPath("stat", dir); err != nil {
 		return FileID{}, err
 	}
 	f, err := openFile(dir, os.O_RDONLY, 0)

@@ -6,12 +6,13 @@ import (
 	"io/fs"
 	"syscall"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
 // DirID is one stat(2), which follows symlinks.
 func (osFS) DirID(dir string) (FileID, error) {
-	if err := CheckPath("stat", dir); err != nil {
+	if err := fserr.CheckPath("stat", dir); err != nil {
 		return FileID{}, err
 	}
 	var st unix.Stat_t

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -16,7 +17,7 @@ import (
 // DirID does.
 func TestDirNetworkFSAgreesWithDirIDAndNetworkFS(t *testing.T) {
 	fsys := lockfs.OS()
-	dn, ok := fsys.(lockfs.DirNetworkFS)
+	dn, ok := fsys.(fsx.DirNetworkFS)
 	if !ok {
 		t.Fatal("the OS's FS has no DirNetworkFS on linux")
 	}

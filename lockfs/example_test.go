@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -20,7 +21,7 @@ func ExampleFS_FileID() {
 	defer os.RemoveAll(dir)
 	name := filepath.Join(dir, "app.lock")
 
-	f, err := fsys.OpenFile(name, lockfs.CreateExcl, 0o644)
+	f, err := fsys.OpenFile(name, fsx.CreateExcl, 0o644)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -31,7 +32,7 @@ func ExampleFS_FileID() {
 	// The old file is moved aside, not removed, so that no new file can be
 	// given its identity (a removed file's inode number is soon reused).
 	fsys.Rename(name, name+".old")
-	g, err := fsys.OpenFile(name, lockfs.CreateExcl, 0o644)
+	g, err := fsys.OpenFile(name, fsx.CreateExcl, 0o644)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TryFlock takes a flock(2) lock on f without waiting (Flocker).
+// TryFlock takes a flock(2) lock on f without waiting (fsx.Flocker).
 func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
 	how := unix.LOCK_SH | unix.LOCK_NB
 	if exclusive {
@@ -23,7 +23,7 @@ func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
 	}
 }
 
-// Unflock lets go of f's flock(2) lock (Flocker).
+// Unflock lets go of f's flock(2) lock (fsx.Flocker).
 func (osFS) Unflock(f File) error { return flock(f, unix.LOCK_UN) }
 
 // flock runs flock(2) with how on f's descriptor, again when interrupted;

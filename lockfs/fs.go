@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"syscall"
 	"time"
 )
@@ -26,8 +25,8 @@ type File interface {
 }
 
 // FS is the filesystem a lock reaches the world through: the operations
-// locks perform, and nothing else. Optional powers (NetworkFS, DirNetworkFS,
-// PathLimits, Flocker) are found by type assertion.
+// locks perform, and nothing else. Optional powers (NetworkFS,
+// RangeLocker) are found by type assertion.
 //
 // Names are paths as the host spells them. Methods report failures as
 // *fs.PathError (*os.LinkError for Rename and Link) wrapping the system's
@@ -36,14 +35,14 @@ type File interface {
 // errors.As. Unspecified: the text of errors, which error a name with
 // several faults gives, and what an empty name does (proclock refuses one
 // before it reaches the FS; OS and package fake fail with fs.ErrInvalid,
-// as CheckPath does).
+// before any system call).
 //
 // Operations on one name are atomic as POSIX makes them: of two
-// OpenFile(name, CreateExcl, ...) exactly one succeeds; Rename replaces
+// OpenFile(name, os.O_CREATE|os.O_EXCL, ...) exactly one succeeds; Rename replaces
 // its target in one step; Link fails when its new name exists. An FS is
 // safe for concurrent use. Unspecified: whether a removed or renamed file
 // stays readable through its open Files (POSIX systems keep it; windows
-// may refuse the Remove instead, see InUse).
+// may refuse the Remove instead).
 type FS interface {
 	// OpenFile opens name with os.OpenFile's flags (os.O_RDONLY,
 	// os.O_WRONLY, os.O_RDWR, os.O_CREATE, os.O_EXCL, os.O_TRUNC) and, for
@@ -139,19 +138,6 @@ var ErrIsDir error = syscall.EISDIR
 // file name longer than the system takes; it is the system's ENAMETOOLONG.
 var ErrNameTooLong error = syscall.ENAMETOOLONG
 
-// CheckPath rejects an empty path with a *fs.PathError wrapping
-// fs.ErrInvalid, the error every FS method gives for it.
-func CheckPath(op, name string) error {
-	if name == "" {
-		return &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
-	}
-	return nil
-}
-
-// Flags for creating a file that must not exist yet. O_EXCL with O_CREATE
-// never follows a symlink at the last element, on every system.
-const CreateExcl = os.O_WRONLY | os.O_CREATE | os.O_EXCL
-
 // NetworkFS is an optional power of an FS: telling whether a directory is
 // on a network filesystem, where locks are not reliable. OS has it where
 // the system tells (linux, darwin).
@@ -161,35 +147,6 @@ type NetworkFS interface {
 	NetworkFS(dir string) (string, error)
 }
 
-// InUse reports whether err, from Remove or Rename, says the file is open
-// in a way that forbids it: on windows, opened without FILE_SHARE_DELETE,
-// as go-sqlite3 opens a database (a sharing violation); or an error
-// matching ErrInUse, from an FS that stages windows' sharing (package
-// fake). Never the OS's error on other systems, which remove and rename
-// open files.
-func InUse(err error) bool { return err != nil && (errors.Is(err, ErrInUse) || inUse(err)) }
-
-// ErrInUse is matched by the error of a Remove or Rename that an FS other
-// than OS refuses as windows does for a file open without
-// FILE_SHARE_DELETE (InUse).
-var ErrInUse = errors.New("file is open and may not be removed or renamed")
-
-// Exhausted reports whether err says that this process or the system has
-// run out of file descriptors (EMFILE, ENFILE): a failure of the moment,
-// which says nothing of the file it was to open, so a lock never reads it
-// as held, as a user's file, or as anything else but this error.
-func Exhausted(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
-}
-
 // ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
 // path that is not a directory; it is the system's ENOTDIR.
 var ErrNotDir error = syscall.ENOTDIR
-
-// DirNetworkFS is an optional power of an FS: DirID and NetworkFS of one
-// directory in one call.
-type DirNetworkFS interface {
-	// DirNetworkFS returns what DirID returns, and the network
-	// filesystem's type as NetworkFS does ("" when it cannot tell).
-	DirNetworkFS(dir string) (FileID, string, error)
-}

@@ -2,43 +2,7 @@ package lockfs
 
 import "io/fs"
 
-// LookOpener is an optional power of an FS: opening a file for one look at
-// it (open, stat, read, close) more cheaply than OpenNoFollow, as a probe
-// of a held lock does on every call. The file is not to be kept, nor
-// handed to anything that wants an *os.File: OS's is a bare descriptor,
-// which saves the two system calls *os.File spends offering a regular
-// file to the runtime's poller (and StatID's second stat). OS has it on
-// the unix systems.
-type LookOpener interface {
-	// OpenLook is OpenNoFollow for a look.
-	OpenLook(name string) (File, error)
-}
-
-// OpenLook opens name for a look through fsys's LookOpener, or with
-// OpenNoFollow where it has none.
-func OpenLook(fsys FS, name string) (File, error) {
-	if lo, ok := fsys.(LookOpener); ok {
-		return lo.OpenLook(name)
-	}
-	return fsys.OpenNoFollow(name)
-}
-
 // statIDer is a File that tells its FileInfo and its FileID in one call.
 type statIDer interface {
 	statID() (fs.FileInfo, FileID, error)
-}
-
-// StatID is f.Stat and fsys.FileIDOf(f) at once, in one system call where
-// f can (a file of OS's OpenLook on linux). The identity is the zero
-// FileID when it could not be read; the error is Stat's.
-func StatID(fsys FS, f File) (fs.FileInfo, FileID, error) {
-	if s, ok := f.(statIDer); ok {
-		return s.statID()
-	}
-	info, err := f.Stat()
-	if err != nil {
-		return nil, FileID{}, err
-	}
-	id, _ := fsys.FileIDOf(f)
-	return info, id, nil
 }

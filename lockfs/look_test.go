@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -18,7 +19,7 @@ func TestOpenLookFile(t *testing.T) {
 	fsys := lockfs.OS()
 	name := filepath.Join(t.TempDir(), "file")
 	writeFile(t, fsys, name, "stamp")
-	f, err := lockfs.OpenLook(fsys, name)
+	f, err := fsx.OpenLook(fsys, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestOpenLookFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, id, err := lockfs.StatID(fsys, f)
+	info, id, err := fsx.StatID(fsys, f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestOpenLookFile(t *testing.T) {
 	if _, err := f.Write([]byte("x")); err == nil {
 		t.Error("Write on a file opened read-only succeeded")
 	}
-	if fl, ok := fsys.(lockfs.Flocker); ok {
+	if fl, ok := fsys.(fsx.Flocker); ok {
 		if got, err := fl.TryFlock(f, false); err != nil || !got {
 			t.Errorf("TryFlock(look) = %v, %v; want a lock", got, err)
 		}

@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
 // OpenLook opens name as OpenNoFollow does, as a bare descriptor
-// (LookOpener).
+// (internal/fsx's LookOpener).
 func (osFS) OpenLook(name string) (File, error) {
 	return openBare(name, os.O_RDONLY)
 }
@@ -23,7 +24,7 @@ func (osFS) OpenLook(name string) (File, error) {
 // openBare opens name with mode (O_RDONLY or O_RDWR), not following a
 // symlink, as a bare descriptor: a lookFile.
 func openBare(name string, mode int) (File, error) {
-	if err := CheckPath("open", name); err != nil {
+	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	for {
@@ -221,3 +222,7 @@ func modeOf(m uint32) fs.FileMode {
 	}
 	return mode
 }
+
+// StatID is statID for internal/fsx's StatID, which cannot assert an
+// unexported method.
+func (f *lookFile) StatID() (fs.FileInfo, FileID, error) { return f.statID() }

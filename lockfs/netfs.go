@@ -1,11 +1,15 @@
 package lockfs
 
-import "io/fs"
+import (
+	"io/fs"
+
+	"github.com/proclock/proclock/internal/fserr"
+)
 
 // NetworkFS reports the network filesystem dir is on, "" when none, where
 // the system tells (linux, darwin); elsewhere it always says "".
 func (osFS) NetworkFS(dir string) (string, error) {
-	if err := CheckPath("statfs", dir); err != nil {
+	if err := fserr.CheckPath("statfs", dir); err != nil {
 		return "", err
 	}
 	kind, err := networkFS(dir)

@@ -3,11 +3,12 @@ package lockfs
 import (
 	"os"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
 // RenameNoReplace is renameat2(2) with RENAME_NOREPLACE
-// (NoReplaceRenamer).
+// (internal/fsx's NoReplaceRenamer).
 func (osFS) RenameNoReplace(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
@@ -24,7 +25,7 @@ func (osFS) RenameNoReplace(oldname, newname string) error {
 			// before 3.15; EPERM: a seccomp filter that predates the
 			// call (a true permission failure meets the fallback's
 			// own call again).
-			return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: unsupportedNoReplace{err}}
+			return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fserr.NoReplaceUnsupported(err)}
 		}
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 	}

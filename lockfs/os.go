@@ -3,6 +3,8 @@ package lockfs
 import (
 	"io/fs"
 	"os"
+
+	"github.com/proclock/proclock/internal/fserr"
 )
 
 // OS returns the FS of the host's filesystem, from each system's own calls
@@ -17,7 +19,7 @@ func OS() FS { return osFS{} }
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	if err := CheckPath("open", name); err != nil {
+	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	f, err := openFile(name, flag, perm)
@@ -29,7 +31,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 }
 
 func (osFS) OpenNoFollow(name string) (File, error) {
-	if err := CheckPath("open", name); err != nil {
+	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	f, err := openNoFollow(name)
@@ -40,14 +42,14 @@ func (osFS) OpenNoFollow(name string) (File, error) {
 }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error) {
-	if err := CheckPath("lstat", name); err != nil {
+	if err := fserr.CheckPath("lstat", name); err != nil {
 		return nil, err
 	}
 	return os.Lstat(name)
 }
 
 func (osFS) Remove(name string) error {
-	if err := CheckPath("remove", name); err != nil {
+	if err := fserr.CheckPath("remove", name); err != nil {
 		return err
 	}
 	return os.Remove(name)
@@ -72,7 +74,7 @@ func (osFS) Link(oldname, newname string) error {
 }
 
 func (osFS) FileID(name string) (FileID, error) {
-	if err := CheckPath("fileid", name); err != nil {
+	if err := fserr.CheckPath("fileid", name); err != nil {
 		return FileID{}, err
 	}
 	id, err := fileIDByName(name)
@@ -106,10 +108,15 @@ func (osFS) FileIDOf(f File) (FileID, error) {
 	return id, nil
 }
 
-// checkPaths is CheckPath for the operations that take two paths.
+// checkPaths is fserr.CheckPath for the operations that take two paths.
 func checkPaths(op, oldname, newname string) error {
-	if err := CheckPath(op, oldname); err != nil {
+	if err := fserr.CheckPath(op, oldname); err != nil {
 		return err
 	}
-	return CheckPath(op, newname)
+	return fserr.CheckPath(op, newname)
 }
+
+// InUse reports whether err, from Remove or Rename, is how this system
+// refuses to change a file that is open (rename_windows.go): what
+// internal/fsx's InUse asks OS, by type assertion.
+func (osFS) InUse(err error) bool { return inUse(err) }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proclock/proclock/internal/fserr"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 	"golang.org/x/sys/unix"
 )
@@ -37,13 +39,13 @@ func TestFileIDPassesStatxThrough(t *testing.T) {
 
 // TestRangeWriteLockedWriteOnly: the kernel tells a write lock on a file
 // through a descriptor opened only for writing, as the file mechanism
-// opens the file it creates (lockfs.CreateExcl), and through one opened
+// opens the file it creates (fsx.CreateExcl), and through one opened
 // only for reading.
 func TestRangeWriteLockedWriteOnly(t *testing.T) {
 	fsys := lockfs.OS()
 	rl := fsys.(lockfs.RangeLocker)
 	path := filepath.Join(t.TempDir(), "x")
-	w, err := fsys.OpenFile(path, lockfs.CreateExcl, 0o644)
+	w, err := fsys.OpenFile(path, fsx.CreateExcl, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestRangeWriteLockedWriteOnly(t *testing.T) {
 // dangling, included).
 func TestRenameNoReplace(t *testing.T) {
 	fsys := lockfs.OS()
-	rn, ok := fsys.(lockfs.NoReplaceRenamer)
+	rn, ok := fsys.(fsx.NoReplaceRenamer)
 	if !ok {
 		t.Fatal("OS has no RenameNoReplace on linux")
 	}
@@ -89,7 +91,7 @@ func TestRenameNoReplace(t *testing.T) {
 	mustSymlink(t, fsys, "missing", link)
 	for _, target := range []string{taken, link} {
 		err := rn.RenameNoReplace(from, target)
-		if errors.Is(err, lockfs.ErrNoReplaceUnsupported) {
+		if errors.Is(err, fserr.ErrNoReplaceUnsupported) {
 			t.Skipf("the temporary directory's filesystem has no RENAME_NOREPLACE: %v", err)
 		}
 		if !errors.Is(err, fs.ErrExist) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/locktest"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -160,7 +161,7 @@ func TestCreateExclHasOneWinner(t *testing.T) {
 		for w := range workers {
 			wg.Go(func() {
 				<-start
-				f, err := fsys.OpenFile(p, lockfs.CreateExcl, 0o600)
+				f, err := fsys.OpenFile(p, fsx.CreateExcl, 0o600)
 				if err != nil {
 					if !errors.Is(err, fs.ErrExist) {
 						errs <- err
@@ -198,7 +199,7 @@ func TestOpenNoFollow(t *testing.T) {
 	t.Run("OpenNoFollow", func(t *testing.T) { testOpenNoFollow(t, fsys, fsys.OpenNoFollow) })
 	// OpenLook opens as OpenNoFollow does (a bare descriptor on unix).
 	t.Run("OpenLook", func(t *testing.T) {
-		testOpenNoFollow(t, fsys, func(name string) (lockfs.File, error) { return lockfs.OpenLook(fsys, name) })
+		testOpenNoFollow(t, fsys, func(name string) (lockfs.File, error) { return fsx.OpenLook(fsys, name) })
 	})
 }
 
@@ -302,7 +303,7 @@ func TestBadInput(t *testing.T) {
 		is   error
 	}{
 		// An empty path is the same error everywhere.
-		{"OpenFile empty", func() error { return second(fsys.OpenFile("", lockfs.CreateExcl, 0o600)) }, fs.ErrInvalid},
+		{"OpenFile empty", func() error { return second(fsys.OpenFile("", fsx.CreateExcl, 0o600)) }, fs.ErrInvalid},
 		{"Remove empty", func() error { return fsys.Remove("") }, fs.ErrInvalid},
 		{"Rename empty", func() error { return fsys.Rename("", file) }, fs.ErrInvalid},
 		{"Lstat empty", func() error { _, err := fsys.Lstat(""); return err }, fs.ErrInvalid},
@@ -311,11 +312,11 @@ func TestBadInput(t *testing.T) {
 		{"FileID empty", func() error { return second(fsys.FileID("")) }, fs.ErrInvalid},
 
 		// A directory where a file is expected, and the reverse.
-		{"CreateExcl on a directory", func() error { return second(fsys.OpenFile(dir, lockfs.CreateExcl, 0o600)) }, fs.ErrExist},
+		{"CreateExcl on a directory", func() error { return second(fsys.OpenFile(dir, fsx.CreateExcl, 0o600)) }, fs.ErrExist},
 
 		// A missing directory, or a missing parent.
 		{"CreateExcl in a missing directory", func() error {
-			return second(fsys.OpenFile(filepath.Join(missing, "lock"), lockfs.CreateExcl, 0o600))
+			return second(fsys.OpenFile(filepath.Join(missing, "lock"), fsx.CreateExcl, 0o600))
 		}, fs.ErrNotExist},
 		{"FileID in a missing directory", func() error { return second(fsys.FileID(filepath.Join(missing, "lock"))) }, fs.ErrNotExist},
 
@@ -353,9 +354,9 @@ func TestSymlinkLoop(t *testing.T) {
 		call func() error
 		is   error
 	}{
-		{"CreateExcl at the loop", func() error { return second(fsys.OpenFile(a, lockfs.CreateExcl, 0o600)) }, fs.ErrExist},
+		{"CreateExcl at the loop", func() error { return second(fsys.OpenFile(a, fsx.CreateExcl, 0o600)) }, fs.ErrExist},
 		{"CreateExcl through the loop", func() error {
-			return second(fsys.OpenFile(filepath.Join(a, "lock"), lockfs.CreateExcl, 0o600))
+			return second(fsys.OpenFile(filepath.Join(a, "lock"), fsx.CreateExcl, 0o600))
 		}, loop},
 		{"OpenNoFollow at the loop", func() error { return second(fsys.OpenNoFollow(a)) }, syscall.ELOOP},
 		{"OpenNoFollow through the loop", func() error { return second(fsys.OpenNoFollow(filepath.Join(a, "lock"))) }, loop},

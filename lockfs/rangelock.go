@@ -8,7 +8,8 @@ package lockfs
 // platform's SQLite says its VFS locks with these very locks
 // (platform.SQLite's LocksBytes; docs/design.md, "Locking without SQL").
 // An FS that wraps one forwards it: without it, and without connections
-// (platform.SQLConnector), the SQLite mechanism has no way to lock.
+// (which only proclock's own SQLites open), the SQLite mechanism has no
+// way to lock. It is how an FS written outside proclock lets SQLite lock.
 type RangeLocker interface {
 	// OpenLockable opens name for reading and writing, as OpenNoFollow
 	// opens it for reading: never through a symlink at name, never

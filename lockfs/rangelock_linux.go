@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/proclock/proclock/internal/fserr"
 	"golang.org/x/sys/unix"
 )
 
@@ -12,7 +13,7 @@ import (
 // the lock keeps until Release and `proclock run` hands to COMMAND as its
 // descriptor 3 (docs/command.md).
 func (osFS) OpenLockable(name string) (File, error) {
-	if err := CheckPath("open", name); err != nil {
+	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
 	f, err := openFile(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)

@@ -41,17 +41,3 @@ func ExampleNative() {
 	fmt.Println(p.FS != nil)
 	// Output: true
 }
-
-// PROCLOCK_LAUNCHER_PID names the scheduler or wrapper that started a
-// holder; only a positive integer counts.
-func ExampleParseLauncherPID() {
-	for _, v := range []string{"4240", "0", "-5", "", "x"} {
-		fmt.Printf("%q -> %d\n", v, platform.ParseLauncherPID(v))
-	}
-	// Output:
-	// "4240" -> 4240
-	// "0" -> 0
-	// "-5" -> 0
-	// "" -> 0
-	// "x" -> 0
-}

@@ -59,12 +59,12 @@ func (id Identity) String() string {
 	return b.String()
 }
 
-// LauncherEnv is the environment variable that names a holder's launcher.
-const LauncherEnv = "PROCLOCK_LAUNCHER_PID"
+// launcherEnv is the environment variable that names a holder's launcher.
+const launcherEnv = "PROCLOCK_LAUNCHER_PID"
 
-// ParseLauncherPID reads the value of PROCLOCK_LAUNCHER_PID: a positive
+// parseLauncherPID reads the value of PROCLOCK_LAUNCHER_PID: a positive
 // decimal integer, or 0 for anything else (empty, zero, negative, junk).
-func ParseLauncherPID(s string) int {
+func parseLauncherPID(s string) int {
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 {
 		return 0

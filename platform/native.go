@@ -38,7 +38,7 @@ func (c *selfCache) Self() (Identity, error) {
 	c.once.Do(func() {
 		c.id, c.err = c.read()
 		if c.err == nil {
-			c.id.LauncherPID = ParseLauncherPID(os.Getenv(LauncherEnv))
+			c.id.LauncherPID = parseLauncherPID(os.Getenv(launcherEnv))
 		}
 	})
 	return c.id, c.err

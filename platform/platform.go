@@ -2,8 +2,6 @@ package platform
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/proclock/proclock/lockfs"
@@ -35,7 +33,7 @@ type Platform struct {
 // Time returns p's clock, or real time when it has none.
 func (p *Platform) Time() Clock {
 	if p.Clock == nil {
-		return RealClock()
+		return realClock{}
 	}
 	return p.Clock
 }
@@ -60,15 +58,17 @@ func (p *Platform) WithoutSQLite() *Platform {
 //   - as byte-range locks the mechanism takes itself on SQLite's locking
 //     bytes, without a connection, when LocksBytes says SQLite locks the
 //     FS's files with the FS's own byte-range locks (lockfs.RangeLocker);
-//   - else through SQL, on connections of the optional power SQLConnector,
-//     which only a package that links SQLite's engine provides (go-sqlite3:
-//     darwin, windows and the BSDs natively; package fake/fakesql).
+//   - else through SQL, on connections of an optional power (Connect),
+//     which only proclock's own packages that link SQLite's engine
+//     provide (go-sqlite3: darwin, windows and the BSDs natively; package
+//     fake/fakesql).
 //
-// So a program whose SQLite locks bytes (linux) compiles no SQL engine.
-// A wrapper of a SQLite forwards the powers it means to keep
-// (SQLConnector, SQLiteNamer), as a wrapper of an FS forwards the FS's
-// (lockfs.RangeLocker): one that hides both ways has no way to lock, and
-// the SQLite mechanism says so (sqlitelock.ErrNoConnections).
+// So a program whose SQLite locks bytes (linux) compiles no SQL engine,
+// and a SQLite written outside proclock takes the first way: LocksBytes
+// true, over an FS with lockfs.RangeLocker. A wrapper of a SQLite
+// forwards LocksBytes, as a wrapper of an FS forwards RangeLocker: one
+// that hides both ways has no way to lock, and the SQLite mechanism says
+// so (sqlitelock.ErrNoConnections).
 type SQLite interface {
 	// LocksBytes reports whether SQLite's VFS locks database files of the
 	// platform's FS with the FS's byte-range locks (lockfs.RangeLocker), at
@@ -78,87 +78,6 @@ type SQLite interface {
 	// VFS opens the same files as the FS, and locks them so, may say so.
 	LocksBytes() bool
 }
-
-// SQLConnector is an optional power of a SQLite: connections, for the
-// SQL path (a SQLite whose LocksBytes is false, or a FS without
-// byte-range locks). Without either, the SQLite mechanism cannot lock.
-type SQLConnector interface {
-	SQLite
-	// Connect opens a connection with no database of its own (an
-	// in-memory one), through the VFS that locks the FS's files, to which
-	// the mechanism attaches a lock's database file.
-	Connect() (SQLConn, error)
-}
-
-// SQLConn is a connection of a SQLConnector: what the SQLite mechanism
-// does with one. Its errors from SQLite match the SQLiteCode of their
-// primary result code (errors.Is(err, SQLiteBusy)); what else they match
-// is the implementation's.
-type SQLConn interface {
-	// Exec runs one or more SQL statements.
-	Exec(sql string) error
-	// BusyHandler sets the function SQLite calls while a lock it wants is
-	// busy, with the number of times it did so for this lock: true to try
-	// again, false to fail with SQLiteBusy. Nil: fail at once.
-	BusyHandler(func(ctx context.Context, count int) bool) error
-	// InTransaction reports whether a transaction is open (SQLite's
-	// autocommit is off).
-	InTransaction() bool
-	// Reserved reports whether the connection holds SQLite's RESERVED
-	// lock, or a stronger one, on the database attached as schema: false
-	// when it does not, or when its VFS cannot tell.
-	Reserved(schema string) bool
-	// Close closes the connection, which lets go of its locks.
-	Close() error
-}
-
-// SQLiteCode is one of SQLite's primary result codes, as an error that a
-// SQLConn's errors match (errors.Is) when SQLite's answer has that code.
-type SQLiteCode int
-
-// The result codes the SQLite mechanism tells apart.
-const (
-	SQLiteBusy    SQLiteCode = 5  // SQLITE_BUSY: another connection holds a lock it needs
-	SQLiteCorrupt SQLiteCode = 11 // SQLITE_CORRUPT: the file is malformed
-	SQLiteNotADB  SQLiteCode = 26 // SQLITE_NOTADB: the file is not a database
-)
-
-func (c SQLiteCode) Error() string {
-	switch c {
-	case SQLiteBusy:
-		return "database is locked"
-	case SQLiteCorrupt:
-		return "database disk image is malformed"
-	case SQLiteNotADB:
-		return "file is not a database"
-	}
-	return fmt.Sprintf("SQLite result code %d", int(c))
-}
-
-// SQLiteResultCode returns c as a number: how a SQLConn's error, which
-// carries SQLite's code, tells that c is its own (its Is method).
-func (c SQLiteCode) SQLiteResultCode() int { return int(c) }
-
-// SQLiteNamer is an optional power of a SQLite: naming a database file for
-// SQLite, whose pathname limit (MaxSQLitePath) is shorter than the
-// system's. Without it, a path over the limit is refused.
-type SQLiteNamer interface {
-	// SQLiteName returns the name by which SQLite is to open the file at
-	// path, and done, to call once SQLite has opened it or failed to (the
-	// name may not outlive it). A path within the limit is its own name.
-	// A path SQLite cannot be given a name for fails with an error
-	// matching ErrSQLitePathTooLong.
-	SQLiteName(path string) (name string, done func(), err error)
-}
-
-// MaxSQLitePath is the longest absolute path SQLite opens a database by:
-// its VFS's limit (1024 bytes) less the 8 of "-journal", the longest name
-// SQLite makes of a database's.
-const MaxSQLitePath = 1024 - len("-journal")
-
-// ErrSQLitePathTooLong is matched by SQLiteName's error for a path longer
-// than MaxSQLitePath that cannot be named shorter on this system.
-var ErrSQLitePathTooLong = errors.New("path too long for SQLite")
 
 // Process gives this process's identity and facts about other processes of
 // the same host (and pid namespace).
@@ -191,9 +110,7 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// RealClock returns the system's clock.
-func RealClock() Clock { return realClock{} }
-
+// realClock is the system's clock.
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }

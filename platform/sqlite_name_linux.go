@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/proclock/proclock/internal/sqlapi"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,12 +26,12 @@ func shortSQLiteName(dir, base string) (string, func(), error) {
 	var opened, named unix.Stat_t
 	if unix.Fstat(fd, &opened) != nil || unix.Stat(via, &named) != nil || opened.Dev != named.Dev || opened.Ino != named.Ino {
 		done()
-		return "", nil, fmt.Errorf("%w (and /proc/self/fd cannot name its directory)", ErrSQLitePathTooLong)
+		return "", nil, fmt.Errorf("%w (and /proc/self/fd cannot name its directory)", sqlapi.ErrSQLitePathTooLong)
 	}
 	name := via + "/" + base
-	if len(name) > MaxSQLitePath {
+	if len(name) > sqlapi.MaxSQLitePath {
 		done()
-		return "", nil, ErrSQLitePathTooLong
+		return "", nil, sqlapi.ErrSQLitePathTooLong
 	}
 	return name, done, nil
 }

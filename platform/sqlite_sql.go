@@ -2,7 +2,10 @@
 
 package platform
 
-import "github.com/proclock/proclock/internal/sqlconn"
+import (
+	"github.com/proclock/proclock/internal/sqlapi"
+	"github.com/proclock/proclock/internal/sqlconn"
+)
 
 // LocksBytes is false: the byte-range path is not yet proven against this
 // OS's VFS, so the SQLite mechanism locks through connections (Connect).
@@ -11,7 +14,7 @@ func (osSQLite) LocksBytes() bool { return false }
 // Connect opens an in-memory connection through the OS's VFS, to attach
 // lock files to (SQLConnector): this is what links SQLite's engine
 // (go-sqlite3) into a build for this OS.
-func (osSQLite) Connect() (SQLConn, error) {
+func (osSQLite) Connect() (sqlapi.SQLConn, error) {
 	c, err := sqlconn.OpenOS()
 	if err != nil {
 		return nil, err

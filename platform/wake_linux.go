@@ -28,7 +28,9 @@ type inotifyWaker struct {
 	armed func()
 }
 
-var _ Watcher = inotifyWaker{}
+var _ interface {
+	Watch(dir string, names []string) (keptWatch, error)
+} = inotifyWaker{}
 
 // watchEvents are the inotify events of a name going away from the
 // directory, and those that end the watch (the directory removed or moved
@@ -52,7 +54,7 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 // Watch keeps the directory's watch, the eventfd and the last pid's pidfd
 // across waits: what goes away between them is queued in the inotify
 // instance until the next.
-func (w inotifyWaker) Watch(dir string, names []string) (Watch, error) {
+func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 	ws := w.watch(dir, names)
 	ws.kept = true
 	return ws, nil
@@ -251,7 +253,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	fd := ws.cancel
 	if fd < 0 || (ws.dir < 0 && ws.proc < 0) {
 		// Nothing to watch, or no way to hear ctx end: sleep.
-		return WakeTimeout, RealClock().Sleep(ctx, d)
+		return WakeTimeout, realClock{}.Sleep(ctx, d)
 	}
 	// ctx's end writes to the eventfd, which ends the poll. The write
 	// must be over before this Wait returns, or it could land in the
@@ -355,7 +357,7 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 			return WakeTimeout, err
 		}
 		if err != nil {
-			return WakeTimeout, RealClock().Sleep(ctx, time.Until(deadline))
+			return WakeTimeout, realClock{}.Sleep(ctx, time.Until(deadline))
 		}
 		for _, f := range fds[1:] {
 			if f.Revents == 0 {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock/internal/locktest"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -303,7 +304,7 @@ func TestWatchKeepsChangesBetweenWaits(t *testing.T) {
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "app.lock")
 	writeFile(t, lock)
-	w, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	w, err := platform.NewTestWaker(nil).(wake.Watcher).Watch(dir, []string{"app.lock"})
 	must(t, err)
 	defer w.Close()
 	must(t, os.Remove(lock)) // no Wait is going on
@@ -326,7 +327,7 @@ func TestWatchFollowsPID(t *testing.T) {
 	dir := t.TempDir()
 	first, endFirst := helperChild(t)
 	second, endSecond := helperChild(t)
-	w, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	w, err := platform.NewTestWaker(nil).(wake.Watcher).Watch(dir, []string{"app.lock"})
 	must(t, err)
 	defer w.Close()
 	if why, err := w.Wait(context.Background(), first, time.Millisecond); why != platform.WakeTimeout || err != nil {
@@ -352,7 +353,7 @@ func TestWatchFollowsPID(t *testing.T) {
 func TestWatchContextThenWait(t *testing.T) {
 	dir := t.TempDir()
 	armed := make(chan struct{}, 1)
-	w, err := platform.NewTestWaker(func() { armed <- struct{}{} }).(platform.Watcher).Watch(dir, []string{"app.lock"})
+	w, err := platform.NewTestWaker(func() { armed <- struct{}{} }).(wake.Watcher).Watch(dir, []string{"app.lock"})
 	must(t, err)
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -372,7 +373,7 @@ func TestWatchContextThenWait(t *testing.T) {
 	}
 }
 
-// Under Platform.Watching, Pauses share one kept watch: the first sets it
+// Under wake.Watching, Pauses share one kept watch: the first sets it
 // up and ends at once (what went before was not watched), a name that
 // goes away between Pauses ends the next at once, and stop leaves no
 // descriptor open.
@@ -382,22 +383,22 @@ func TestPlatformWatching(t *testing.T) {
 	names := []string{"app.lock"}
 	p := &platform.Platform{Wake: platform.NewTestWaker(nil)}
 	before := openFDs(t)
-	ctx, stop := p.Watching(context.Background())
-	if again, stopAgain := p.Watching(ctx); again != ctx {
+	ctx, stop := wake.Watching(context.Background(), p)
+	if again, stopAgain := wake.Watching(ctx, p); again != ctx {
 		t.Error("Watching under a Watching context made another")
 	} else {
 		stopAgain()
 	}
-	woke, err := p.Pause(ctx, dir, names, 0, wakeLong)
+	woke, err := wake.Pause(ctx, p, dir, names, 0, wakeLong)
 	if !woke || err != nil {
 		t.Fatalf("first Pause = %v, %v; want woke at once", woke, err)
 	}
-	if woke, err := p.Pause(ctx, dir, names, 0, time.Millisecond); woke || err != nil {
+	if woke, err := wake.Pause(ctx, p, dir, names, 0, time.Millisecond); woke || err != nil {
 		t.Errorf("second Pause = %v, %v; want its time up", woke, err)
 	}
 	writeFile(t, lock)
 	must(t, os.Remove(lock)) // between Pauses
-	if woke, err := p.Pause(ctx, dir, names, 0, wakeLong); !woke || err != nil {
+	if woke, err := wake.Pause(ctx, p, dir, names, 0, wakeLong); !woke || err != nil {
 		t.Errorf("Pause after a removal = %v, %v; want woke", woke, err)
 	}
 	stop()
@@ -623,7 +624,7 @@ func TestWatchKernelLockLetGoBetweenWaits(t *testing.T) {
 	names := []string{"app.lock", "app.lock.holder", "app.lock.stale"}
 	f := lockOFD(t, lock)
 	defer f.Close()
-	kept, err := platform.NewTestWaker(nil).(platform.Watcher).Watch(dir, names)
+	kept, err := platform.NewTestWaker(nil).(wake.Watcher).Watch(dir, names)
 	must(t, err)
 	defer kept.Close()
 

@@ -12,7 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var _ ChangeWatcher = inotifyWaker{}
+var _ interface {
+	WatchChanges(dir string, names []string) (changeWatch, error)
+} = inotifyWaker{}
 
 // changeEvents are the inotify events of anything happening to a name of
 // the directory, but its being read or closed, and those of the directory
@@ -36,7 +38,7 @@ const changeBackstop = 10 * time.Second
 // directory that holds it: a symlinked directory flipped to another
 // (current -> v1, then v2) is told at once, as the path then names
 // other files (docs/protocol.md, "Release acts on what it locked").
-func (inotifyWaker) WatchChanges(dir string, names []string) (Changes, error) {
+func (inotifyWaker) WatchChanges(dir string, names []string) (changeWatch, error) {
 	return changes.watch(dir, names)
 }
 
@@ -180,7 +182,7 @@ func (h *changeHub) open() error {
 	return nil
 }
 
-func (h *changeHub) watch(dir string, names []string) (Changes, error) {
+func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 	h.run.Lock()
 	defer h.run.Unlock()
 	h.mu.Lock()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
 )
@@ -46,7 +47,7 @@ func vfsName(p *fake.Process) string {
 }
 
 // SQLPlatform returns p.Platform() whose SQLite takes its lock through SQL
-// on a connection of p's (platform.SQLConnector), as where the OS's SQLite
+// on a connection of p's (sqlapi.SQLConnector), as where the OS's SQLite
 // is not known to lock bytes (darwin, windows, the BSDs). It takes the
 // same locks on the same table as p.Platform()'s, so the two exclude each
 // other.
@@ -78,11 +79,11 @@ func clean(name string) string {
 
 type viaSQL struct{ p *fake.Process }
 
-var _ platform.SQLConnector = viaSQL{}
+var _ sqlapi.SQLConnector = viaSQL{}
 
 func (viaSQL) LocksBytes() bool { return false }
 
-func (s viaSQL) Connect() (platform.SQLConn, error) {
+func (s viaSQL) Connect() (sqlapi.SQLConn, error) {
 	if !s.p.Alive() {
 		return nil, &fs.PathError{Op: "open", Path: ":memory:", Err: fake.ErrKilled}
 	}

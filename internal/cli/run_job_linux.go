@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockfile"
-	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -49,7 +49,7 @@ func inheritLock(cmd *exec.Cmd, p *platform.Platform, lock *proclock.Lock) error
 		return nil
 	}
 	if lock.Mechanism() == proclock.MechanismFile {
-		fl, ok := p.FS.(lockfs.Flocker)
+		fl, ok := p.FS.(fsx.Flocker)
 		if !ok {
 			return nil
 		}

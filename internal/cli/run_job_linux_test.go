@@ -168,7 +168,7 @@ func TestRunPassesLockEveryRun(t *testing.T) {
 	}
 }
 
-// blindFS is the OS's FS without its flock(2) locks (lockfs.Flocker, and
+// blindFS is the OS's FS without its flock(2) locks (fsx.Flocker, and
 // every other optional power): a file mechanism on it sees none of the
 // kernel's locks, as a wasm guest's does.
 type blindFS struct{ lockfs.FS }

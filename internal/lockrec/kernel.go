@@ -1,6 +1,7 @@
 package lockrec
 
 import (
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -58,10 +59,10 @@ func KernelLocked(fsys lockfs.FS, f lockfs.File) (bool, error) {
 // Flocked reports whether another holds a flock(2) lock on f, a file the
 // FS opened, that a shared one would conflict with (flock(1)'s, or a
 // SQLite holder's beside its own lock: docs/design.md, "flock(1)"), where
-// the FS has them (lockfs.Flocker). The shared lock it takes to tell is
+// the FS has them (fsx.Flocker). The shared lock it takes to tell is
 // let go of at once.
 func Flocked(fsys lockfs.FS, f lockfs.File) bool {
-	fl, ok := fsys.(lockfs.Flocker)
+	fl, ok := fsys.(fsx.Flocker)
 	if !ok {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -34,7 +35,7 @@ type Mark struct {
 	// (Age).
 	name string
 	// Err is set when the mark could not be read for want of file
-	// descriptors (lockfs.Exhausted): present, for safety, but nothing
+	// descriptors (fsx.Exhausted): present, for safety, but nothing
 	// is known of it, and callers report Err rather than a holder.
 	Err error
 	// junk is set for something that is not a regular file (a symlink,
@@ -78,16 +79,16 @@ func ReadHolder(fsys lockfs.FS, path string) *Record {
 // ReadMark reads the mark of the lock at path, never following a symlink.
 // A mark that cannot be read is present, its holder unknown. A mark whose
 // name the filesystem calls too long is absent, nobody can have made it,
-// when its path is known to fit (lockfs.PathLimits): then the name is what
+// when its path is known to fit (fsx.PathLimits): then the name is what
 // is too long, on a filesystem whose NAME_MAX is below 255, not the path,
 // which another process might name shorter.
 func ReadMark(fsys lockfs.FS, path string) Mark {
 	name := MarkPath(path)
-	f, err := lockfs.OpenLook(fsys, name)
+	f, err := fsx.OpenLook(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
 		return Mark{}
 	}
-	if lockfs.Exhausted(err) {
+	if fsx.Exhausted(err) {
 		return Mark{Present: true, Err: err}
 	}
 	if err != nil {
@@ -123,7 +124,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 
 // pathFits reports whether fsys is known to take a path as long as name.
 func pathFits(fsys lockfs.FS, name string) bool {
-	limits, ok := fsys.(lockfs.PathLimits)
+	limits, ok := fsys.(fsx.PathLimits)
 	if !ok {
 		return false
 	}

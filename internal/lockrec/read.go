@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -43,9 +44,9 @@ func (a Sighting) Same(b Sighting) bool {
 // blocking, and classifies it. A file that is not a regular file, or is
 // larger than MaxSize, or fails to read, is Foreign. A missing file is
 // fs.ErrNotExist; a directory, a permission failure or running out of
-// file descriptors (lockfs.Exhausted) is an error.
+// file descriptors (fsx.Exhausted) is an error.
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
-	f, err := lockfs.OpenLook(fsys, path)
+	f, err := fsx.OpenLook(fsys, path)
 	if err != nil {
 		return openFailed(fsys, path, err)
 	}
@@ -55,7 +56,7 @@ func Read(fsys lockfs.FS, path string) (Sighting, error) {
 
 // openFailed is Read of a file that failed to open with err.
 func openFailed(fsys lockfs.FS, path string, err error) (Sighting, error) {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || lockfs.Exhausted(err) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || fsx.Exhausted(err) {
 		return Sighting{}, err
 	}
 	// A symlink, a socket, or anything else that does not open.
@@ -79,9 +80,9 @@ var errNoStat = errors.New("lockrec: open file could not be stat'ed")
 // which a read by path and an open after it cannot promise (another file
 // may have taken the path and its inode number in between).
 func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
-	// One stat for both where the file can (lockfs.StatID); without an
+	// One stat for both where the file can (fsx.StatID); without an
 	// identity, size, time and bytes still tell files apart.
-	info, id, err := lockfs.StatID(fsys, f)
+	info, id, err := fsx.StatID(fsys, f)
 	if err != nil {
 		return Sighting{}, fmt.Errorf("%w: %w", errNoStat, err)
 	}

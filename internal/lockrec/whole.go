@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/proclock/proclock/internal/fserr"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -25,7 +27,7 @@ func TempName(name string, pid int, random string) string {
 // CreateWhole creates name holding data, exclusively, so that no one ever
 // sees it at its name but whole: data is written into a temporary file of
 // this writer (pid, TempName), which then takes name, by a rename that
-// replaces nothing (lockfs.NoReplaceRenamer) or, on a filesystem without
+// replaces nothing (fsx.NoReplaceRenamer) or, on a filesystem without
 // one, by a link after which the temporary name is removed; both fail
 // with fs.ErrExist when something is there, as O_EXCL does, and the
 // temporary name is removed then. A writer killed on the way
@@ -62,14 +64,14 @@ func CreateWhole(fsys lockfs.FS, name string, data []byte, pid int) (f lockfs.Fi
 		f.Close()
 		return nil, false, err
 	}
-	if rn, ok := fsys.(lockfs.NoReplaceRenamer); ok {
+	if rn, ok := fsys.(fsx.NoReplaceRenamer); ok {
 		// The temporary file takes the name in one step, and its open
 		// handle then shows the name (/proc/<pid>/fd, lsof).
 		err = rn.RenameNoReplace(temp, name)
 		switch {
 		case err == nil:
 			return f, true, nil
-		case !errors.Is(err, lockfs.ErrNoReplaceUnsupported):
+		case !errors.Is(err, fserr.ErrNoReplaceUnsupported):
 			// Taken (fs.ErrExist), or failing as a link would.
 			fsys.Remove(temp)
 			f.Close()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -91,8 +92,8 @@ func (r *waitRecorder) Wait(ctx context.Context, dir string, names []string, pid
 }
 
 // Watch keeps the inner Waker's watch, recording its waits.
-func (r *waitRecorder) Watch(dir string, names []string) (platform.Watch, error) {
-	w, ok := r.inner.(platform.Watcher)
+func (r *waitRecorder) Watch(dir string, names []string) (wake.Watch, error) {
+	w, ok := r.inner.(wake.Watcher)
 	if !ok {
 		return nil, fmt.Errorf("peer: %T keeps no watch", r.inner)
 	}
@@ -104,7 +105,7 @@ func (r *waitRecorder) Watch(dir string, names []string) (platform.Watch, error)
 }
 
 type recordedWatch struct {
-	platform.Watch
+	wake.Watch
 	r *waitRecorder
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/proclock/proclock"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -75,7 +76,7 @@ func stress(ctx context.Context, p *platform.Platform, plan StressPlan, t *trace
 // criticalSection marks entry, adds one to the counter file, and unmarks.
 // It reports whether another holder's marker was there.
 func criticalSection(fsys lockfs.FS, plan StressPlan) (overlap bool, err error) {
-	m, err := fsys.OpenFile(plan.Marker, lockfs.CreateExcl, 0o644)
+	m, err := fsys.OpenFile(plan.Marker, fsx.CreateExcl, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		overlap = true
 	} else if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -179,7 +180,7 @@ func (s *traceFS) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 func (s *traceFS) DirID(dir string) (lockfs.FileID, error) { return s.inner.DirID(dir) }
 
 func (s *traceFS) TryFlock(f lockfs.File, exclusive bool) (bool, error) {
-	fl, ok := s.inner.(lockfs.Flocker)
+	fl, ok := s.inner.(fsx.Flocker)
 	if !ok {
 		return false, lockfs.ErrNoFileID
 	}
@@ -189,7 +190,7 @@ func (s *traceFS) TryFlock(f lockfs.File, exclusive bool) (bool, error) {
 }
 
 func (s *traceFS) Unflock(f lockfs.File) error {
-	fl, ok := s.inner.(lockfs.Flocker)
+	fl, ok := s.inner.(fsx.Flocker)
 	if !ok {
 		return lockfs.ErrNoFileID
 	}
@@ -199,7 +200,7 @@ func (s *traceFS) Unflock(f lockfs.File) error {
 }
 
 func (s *traceFS) PathLimits() (path, name int) {
-	if l, ok := s.inner.(lockfs.PathLimits); ok {
+	if l, ok := s.inner.(fsx.PathLimits); ok {
 		return l.PathLimits()
 	}
 	return 0, 0

@@ -1,6 +1,6 @@
 // Package sqlconn is proclock's one door to SQLite's engine
 // (github.com/ncruces/go-sqlite3): connections for the SQL path of the
-// SQLite mechanism (platform.SQLConnector), on the OS's VFS or a fake
+// SQLite mechanism (sqlapi.SQLConnector), on the OS's VFS or a fake
 // world's. Only what opens connections imports it: the native platform of
 // darwin, windows and the BSDs, package fake/fakesql, and tests. A build
 // that takes SQLite's locks without a connection (linux), or never takes
@@ -8,8 +8,8 @@
 // "What compiles where").
 //
 // It imports nothing of proclock, so that platform may import it: its
-// Conn has platform.SQLConn's methods, and its errors match
-// platform.SQLiteCode by the code's number.
+// Conn has sqlapi.SQLConn's methods, and its errors match
+// sqlapi.SQLiteCode by the code's number.
 package sqlconn
 
 import (
@@ -21,7 +21,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 )
 
-// Conn is a connection to SQLite through go-sqlite3 (platform.SQLConn).
+// Conn is a connection to SQLite through go-sqlite3 (sqlapi.SQLConn).
 type Conn struct{ c *sqlite3.Conn }
 
 // OpenMemory opens an in-memory database through the VFS registered as
@@ -74,7 +74,7 @@ func (c *Conn) Reserved(schema string) bool {
 // Close closes the connection.
 func (c *Conn) Close() error { return wrap(c.c.Close()) }
 
-// Error is an error of go-sqlite3. It matches a platform.SQLiteCode of its
+// Error is an error of go-sqlite3. It matches a sqlapi.SQLiteCode of its
 // primary result code, and whatever go-sqlite3's error matches
 // (sqlite3.BUSY, the system's error under an I/O error).
 type Error struct{ err error }
@@ -91,7 +91,7 @@ func (e *Error) Error() string { return e.err.Error() }
 func (e *Error) Unwrap() error { return e.err }
 
 // Is matches a result code, given as a value with SQLiteResultCode (as
-// platform.SQLiteCode has), that is the primary code of e.
+// sqlapi.SQLiteCode has), that is the primary code of e.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(interface{ SQLiteResultCode() int })
 	if !ok {

@@ -7,14 +7,14 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
-	"github.com/proclock/proclock/platform"
 )
 
-// Conn is a platform.SQLConn without importing platform.
-var _ platform.SQLConn = (*sqlconn.Conn)(nil)
+// Conn is a sqlapi.SQLConn without importing platform.
+var _ sqlapi.SQLConn = (*sqlconn.Conn)(nil)
 
-// TestErrorsMatchSQLiteCode: a Conn's errors match platform.SQLiteCode by
+// TestErrorsMatchSQLiteCode: a Conn's errors match sqlapi.SQLiteCode by
 // their primary result code (and go-sqlite3's own codes, and nothing
 // else), and say SQLite's words for it; Reserved and InTransaction follow
 // the attached database's lock and the transaction.
@@ -45,9 +45,9 @@ func TestErrorsMatchSQLiteCode(t *testing.T) {
 	}
 	err := other.Exec("BEGIN IMMEDIATE")
 	switch {
-	case !errors.Is(err, platform.SQLiteBusy), !errors.Is(err, sqlite3.BUSY):
-		t.Fatalf("a second writer: %v; want it to match platform.SQLiteBusy and sqlite3.BUSY", err)
-	case errors.Is(err, platform.SQLiteNotADB), errors.Is(err, platform.SQLiteCorrupt):
+	case !errors.Is(err, sqlapi.SQLiteBusy), !errors.Is(err, sqlite3.BUSY):
+		t.Fatalf("a second writer: %v; want it to match sqlapi.SQLiteBusy and sqlite3.BUSY", err)
+	case errors.Is(err, sqlapi.SQLiteNotADB), errors.Is(err, sqlapi.SQLiteCorrupt):
 		t.Errorf("a busy error matches another code: %v", err)
 	}
 	words, ok := errors.AsType[interface {

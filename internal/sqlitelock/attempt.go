@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -54,13 +57,13 @@ const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE; PRAGMA lock.lock
 const lockExclusiveSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
 
 // Conns lends connections that have no database of their own (in-memory
-// ones, opened by the platform's SQLite: platform.SQLConnector), to attach
+// ones, opened by the platform's SQLite: sqlapi.SQLConnector), to attach
 // a lock's database to. Opening a connection costs far more than
 // attaching a file, so the root package keeps a few idle ones.
 type Conns interface {
-	Get() (platform.SQLConn, error)
+	Get() (sqlapi.SQLConn, error)
 	// Put takes back a connection with nothing attached.
-	Put(platform.SQLConn)
+	Put(sqlapi.SQLConn)
 }
 
 // Retry says how an attempt meets a busy lock.
@@ -97,7 +100,7 @@ type Attempt struct {
 	// process's identity unknown) removes such marks without it.
 	Guard func(ctx context.Context, path string) (release func(), err error)
 	// NoFlock leaves out the flock(2) lock the attempt takes beside
-	// SQLite's where the FS can (lockfs.Flocker): for a network
+	// SQLite's where the FS can (fsx.Flocker): for a network
 	// filesystem, which may make flock(2) a POSIX lock that conflicts with
 	// SQLite's own.
 	NoFlock bool
@@ -107,13 +110,13 @@ type Attempt struct {
 type Lock struct {
 	fsys lockfs.FS
 	path string
-	// at is path made absolute when the attempt began (lockfs.Abs): the
+	// at is path made absolute when the attempt began (fsx.Abs): the
 	// lock is judged (Check) by what it names, whatever the process's
 	// working directory is later.
 	at string
 	// name is what SQLite opens the file at path by (sqliteName).
 	name  string
-	conn  platform.SQLConn
+	conn  sqlapi.SQLConn
 	conns Conns
 	// attached is set once the database is attached to conn.
 	attached bool
@@ -153,7 +156,7 @@ type Lock struct {
 	// removed, through it, so that Release acts on the files locked
 	// even once the path names others (a working directory changed, a
 	// symlink in the path flipped).
-	dir lockfs.Dir
+	dir fsx.Dir
 }
 
 // At is the lock's path made absolute when it was taken: where Check
@@ -237,12 +240,12 @@ func attemptWith(ctx context.Context, p *platform.Platform, path string, a Attem
 	if err != nil {
 		return nil, err
 	}
-	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	dir, err := fsx.KeepDir(p.FS, filepath.Dir(path))
 	if err != nil {
 		pin.Close()
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
+	l := &Lock{fsys: p.FS, path: path, at: fsx.Abs(p.FS, path), name: name, conns: a.Conns, id: pinned, remove: a.RemoveOnRelease, guard: a.Guard, ranged: rl, dir: dir}
 	defer func() {
 		if (l.kept != pin || !l.held) && !l.parked {
 			pin.Close() // drops the locks on it
@@ -303,19 +306,19 @@ func (l *Lock) notTaken(p *platform.Platform, a Attempt, err error) error {
 	switch {
 	case l.parked:
 		return &ParkedError{Err: err, Held: &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}, Done: l.parkedDone}
-	case errors.Is(err, platform.SQLiteBusy):
+	case errors.Is(err, sqlapi.SQLiteBusy):
 		return &lockrec.HeldError{Path: path, Holder: liveHolder(p, a.Self, path).Holder()}
 	case !l.attached && errors.Is(err, fs.ErrPermission):
 		// Readable (it is pinned) but not writable by this user: still
 		// held or free, by a look that writes nothing.
 		return readOnlyVerdict(p, a.Conns, path, l.name)
-	case errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt):
+	case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
 		// Stamped since it was pinned, or being rewritten by a
 		// file-mechanism process: for the caller to judge.
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
 	case !l.attached:
 		err = openError(p.FS, path, err)
-		if errors.Is(err, fs.ErrNotExist) || lockfs.InUse(err) {
+		if errors.Is(err, fs.ErrNotExist) || fsx.InUse(err) {
 			// Removed by a releasing holder while opening, or being
 			// removed (windows: open for deleting).
 			return errSwapped
@@ -330,14 +333,14 @@ func (l *Lock) notTaken(p *platform.Platform, a Attempt, err error) error {
 const flockReason = lockrec.FlockReason
 
 // flock takes a flock(2) lock on the pinned file, beside SQLite's, where
-// the FS has them (lockfs.Flocker), so that flock(1) and proclock exclude
+// the FS has them (fsx.Flocker), so that flock(1) and proclock exclude
 // each other (docs/design.md, "flock(1)"). It is taken once SQLite's lock
 // is, so two proclock processes never meet at it: only a flock(1) holder,
 // or an IsHeld's brief shared lock, which a first attempt waits out for up
 // to BusyTimeout (RetryBusy). A filesystem that refuses flock(2) (an error other than
 // a conflict) goes without it: SQLite's lock is the lock.
 func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File) error {
-	fl, ok := p.FS.(lockfs.Flocker)
+	fl, ok := p.FS.(fsx.Flocker)
 	if !ok || a.NoFlock {
 		return nil
 	}
@@ -362,7 +365,7 @@ func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin l
 // one is on the file at path: flock(1)'s, as a probe that writes nothing
 // sees it.
 func flockHeld(fsys lockfs.FS, path string) bool {
-	fl, ok := fsys.(lockfs.Flocker)
+	fl, ok := fsys.(fsx.Flocker)
 	if !ok {
 		return false
 	}
@@ -377,7 +380,7 @@ func flockHeld(fsys lockfs.FS, path string) bool {
 
 // flockedOpen is flockHeld, of a file already open.
 func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
-	fl, ok := fsys.(lockfs.Flocker)
+	fl, ok := fsys.(fsx.Flocker)
 	if !ok {
 		return false
 	}
@@ -386,14 +389,14 @@ func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
 }
 
 // sqliteName is the name SQLite is to open the file at path by, within its
-// pathname limit (platform.SQLiteNamer), and the function that ends the
+// pathname limit (sqlapi.SQLiteNamer), and the function that ends the
 // name's life once SQLite has opened the file. A path over the limit that
 // the platform cannot name shorter is refused (lockrec.ErrPathTooLong)
 // before anything is created.
 func sqliteName(p *platform.Platform, path string) (string, func(), error) {
-	if n, ok := p.SQLite.(platform.SQLiteNamer); ok {
+	if n, ok := p.SQLite.(sqlapi.SQLiteNamer); ok {
 		name, done, err := n.SQLiteName(path)
-		if errors.Is(err, platform.ErrSQLitePathTooLong) {
+		if errors.Is(err, sqlapi.ErrSQLitePathTooLong) {
 			return "", nil, tooLongForSQLite(path)
 		}
 		if err != nil {
@@ -401,7 +404,7 @@ func sqliteName(p *platform.Platform, path string) (string, func(), error) {
 		}
 		return name, done, nil
 	}
-	if len(path) > platform.MaxSQLitePath {
+	if len(path) > sqlapi.MaxSQLitePath {
 		return "", nil, tooLongForSQLite(path)
 	}
 	return path, func() {}, nil
@@ -410,7 +413,7 @@ func sqliteName(p *platform.Platform, path string) (string, func(), error) {
 func tooLongForSQLite(path string) error {
 	return &lockrec.TooLongError{Why: fmt.Sprintf(
 		"the path is %d bytes, and SQLite takes at most %d (made absolute) and cannot be given a shorter name for it on this system; the file mechanism takes it",
-		len(path), platform.MaxSQLitePath)}
+		len(path), sqlapi.MaxSQLitePath)}
 }
 
 // readOnlyVerdict is the outcome of an attempt on a lock file this user
@@ -670,7 +673,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 		// holder drops its kernel lock a moment after it removes its
 		// mark.
 		var stop func()
-		ctx, stop = p.Watching(ctx)
+		ctx, stop = wake.Watching(ctx, p)
 		defer stop()
 	}
 	w := newBusyWait(ctx, p, l.path, retry)
@@ -679,7 +682,7 @@ func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin 
 	}
 	err = l.tryBusy(pin, w)
 	for range retries {
-		if !errors.Is(err, platform.SQLiteBusy) {
+		if !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
 		}
 		d := retryMin + rand.N(retrySpread)
@@ -703,7 +706,7 @@ type busyWait struct {
 	path  string
 	dir   string
 	names []string
-	kept  bool // the Waker keeps a watch (platform.Watcher)
+	kept  bool // the Waker keeps a watch (wake.Watcher)
 	woke  bool // the last pause was ended by a wake-up
 	// holder is the pid the waits watch where the Waker keeps no watch
 	// (the fake world): the holder the mark names, running here, looked
@@ -716,7 +719,7 @@ type busyWait struct {
 }
 
 func newBusyWait(ctx context.Context, p *platform.Platform, path string, retry Retry) *busyWait {
-	_, kept := p.Wake.(platform.Watcher)
+	_, kept := p.Wake.(wake.Watcher)
 	return &busyWait{ctx: ctx, p: p, retry: retry, start: p.Time().Now(), path: path,
 		dir: filepath.Dir(path), names: lockrec.Watched(path), kept: kept}
 }
@@ -726,7 +729,7 @@ func (w *busyWait) pause(d time.Duration) error {
 	if !w.looked && !w.kept && w.p.Wake != nil {
 		w.holder, w.looked = runningHolder(w.p, w.path), true
 	}
-	woke, err := w.p.Pause(w.ctx, w.dir, w.names, w.holder, d)
+	woke, err := wake.Pause(w.ctx, w.p, w.dir, w.names, w.holder, d)
 	w.woke = woke
 	if woke {
 		w.looked = false // gone, or changing hands: look again
@@ -767,7 +770,7 @@ func (l *Lock) try(pin lockfs.File, w *busyWait) error {
 			l.attached = true
 		}
 		err := exec(l.conn, sql)
-		if !excl || !errors.Is(err, platform.SQLiteBusy) {
+		if !excl || !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
 		}
 		// Still holding the attach's shared lock (exclusive locking
@@ -786,7 +789,7 @@ func (l *Lock) try(pin lockfs.File, w *busyWait) error {
 func (l *Lock) tryBusy(pin lockfs.File, w *busyWait) error {
 	if l.ranged != nil {
 		err := l.try(pin, w)
-		for errors.Is(err, platform.SQLiteBusy) && w.tick() {
+		for errors.Is(err, sqlapi.SQLiteBusy) && w.tick() {
 			err = l.try(pin, w)
 		}
 		return err

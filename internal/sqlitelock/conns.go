@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -24,7 +25,7 @@ type ConnCache struct {
 
 type idleConn struct {
 	sq   platform.SQLite
-	conn platform.SQLConn
+	conn sqlapi.SQLConn
 }
 
 // NewConnCache returns a cache that keeps at most max idle connections.
@@ -35,7 +36,7 @@ func NewConnCache(max int) *ConnCache { return &ConnCache{max: max} }
 func (c *ConnCache) For(sq platform.SQLite) Conns { return cachedConns{c, sq} }
 
 // take returns an idle connection of sq, most recent first, or nil.
-func (c *ConnCache) take(sq platform.SQLite) platform.SQLConn {
+func (c *ConnCache) take(sq platform.SQLite) sqlapi.SQLConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(c.idle) - 1; i >= 0; i-- {
@@ -49,7 +50,7 @@ func (c *ConnCache) take(sq platform.SQLite) platform.SQLConn {
 }
 
 // keep adds conn to the idle ones and returns the oldest it evicted, if any.
-func (c *ConnCache) keep(sq platform.SQLite, conn platform.SQLConn) platform.SQLConn {
+func (c *ConnCache) keep(sq platform.SQLite, conn sqlapi.SQLConn) sqlapi.SQLConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.idle = append(c.idle, idleConn{sq, conn})
@@ -71,7 +72,7 @@ func (c *ConnCache) keep(sq platform.SQLite, conn platform.SQLConn) platform.SQL
 const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
 
 // setup prepares a connection the cache opened: setupSQL.
-func setup(conn platform.SQLConn) error { return exec(conn, setupSQL) }
+func setup(conn sqlapi.SQLConn) error { return exec(conn, setupSQL) }
 
 // cachedConns lends connections of one SQLite value through a ConnCache.
 type cachedConns struct {
@@ -81,7 +82,7 @@ type cachedConns struct {
 
 // Get lends an idle connection, or opens one; a panic in go-sqlite3 is an
 // error matching ErrPanic.
-func (p cachedConns) Get() (conn platform.SQLConn, err error) {
+func (p cachedConns) Get() (conn sqlapi.SQLConn, err error) {
 	if conn := p.c.take(p.sq); conn != nil {
 		return conn, nil
 	}
@@ -90,7 +91,7 @@ func (p cachedConns) Get() (conn platform.SQLConn, err error) {
 			conn, err = nil, fmt.Errorf("%w: opening a connection: %v", ErrPanic, r)
 		}
 	}()
-	sc, ok := p.sq.(platform.SQLConnector)
+	sc, ok := p.sq.(sqlapi.SQLConnector)
 	if !ok {
 		return nil, ErrNoConnections
 	}
@@ -106,23 +107,23 @@ func (p cachedConns) Get() (conn platform.SQLConn, err error) {
 }
 
 // Put takes back a connection with nothing attached.
-func (p cachedConns) Put(conn platform.SQLConn) {
+func (p cachedConns) Put(conn sqlapi.SQLConn) {
 	defer func() { recover() }() // a connection that fails to close is gone either way
 	p.c.keep(p.sq, conn).Close() // closing a nil Conn does nothing
 }
 
 // ErrNoConnections is matched by the error of an attempt or a probe that
 // has no way to take SQLite's lock: its platform's SQLite opens no
-// connections (platform.SQLConnector), and its locks are not byte-range
+// connections (sqlapi.SQLConnector), and its locks are not byte-range
 // locks of the platform's FS (platform.SQLite.LocksBytes and
 // lockfs.RangeLocker), or the FS hides them (a wrapper of lockfs.OS that
 // does not forward RangeLocker).
-var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (platform.SQLConnector)")
+var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (it has no Connect method)")
 
 // noSQLPath is nil when p can take SQLite's lock through SQL, else an
 // error matching ErrNoConnections that says what is missing.
 func noSQLPath(p *platform.Platform) error {
-	if _, ok := p.SQLite.(platform.SQLConnector); ok {
+	if _, ok := p.SQLite.(sqlapi.SQLConnector); ok {
 		return nil
 	}
 	if p.SQLite.LocksBytes() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/internal/sqlpath"
@@ -160,7 +161,7 @@ func TestConnCacheConnsAreExclusive(t *testing.T) {
 	}
 	stmt.Close()
 	conns.Put(conn)
-	if again, err := cache.For(otherSQLite{sq.(platform.SQLConnector)}).Get(); err != nil || again == conn {
+	if again, err := cache.For(otherSQLite{sq.(sqlapi.SQLConnector)}).Get(); err != nil || again == conn {
 		t.Errorf("another SQLite value got %p (err %v), the connection given back for the first (%p)", again, err, conn)
 	} else {
 		again.Close()
@@ -173,4 +174,4 @@ func TestConnCacheConnsAreExclusive(t *testing.T) {
 }
 
 // otherSQLite is another SQLite value over the same SQLite.
-type otherSQLite struct{ platform.SQLConnector }
+type otherSQLite struct{ sqlapi.SQLConnector }

@@ -2,7 +2,7 @@
 // exclusive lock on the SQLite database at the lock's path, taken as
 // SQLite's byte-range locks without a connection where the platform's
 // SQLite locks bytes (platform.SQLite.LocksBytes: linux, the fake world),
-// else held by one connection (platform.SQLConnector) with
+// else held by one connection (sqlapi.SQLConnector) with
 // locking_mode=EXCLUSIVE, journal_mode=OFF and an exclusive transaction
 // left open. The package itself links no SQLite engine: connections come
 // from the platform. The file is an empty database (one page, no tables:

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/proclock/proclock/platform"
+	"github.com/proclock/proclock/internal/sqlapi"
 )
 
 // ErrPanic is matched by the error of a call into go-sqlite3 that
@@ -23,7 +23,7 @@ func (e *panicError) Is(target error) bool { return target == ErrPanic }
 
 // exec runs sql on conn; a panic in go-sqlite3 is an error matching
 // ErrPanic.
-func exec(conn platform.SQLConn, sql string) (err error) {
+func exec(conn sqlapi.SQLConn, sql string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r}
@@ -34,7 +34,7 @@ func exec(conn platform.SQLConn, sql string) (err error) {
 
 // closeConn closes conn; a panic in go-sqlite3 is an error matching
 // ErrPanic.
-func closeConn(conn platform.SQLConn) (err error) {
+func closeConn(conn sqlapi.SQLConn) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r}

@@ -10,6 +10,7 @@ import (
 	"github.com/ncruces/go-sqlite3/vfs"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/lockfs"
@@ -32,7 +33,7 @@ type panicSQLite struct{}
 
 func (panicSQLite) LocksBytes() bool { return false }
 
-func (panicSQLite) Connect() (platform.SQLConn, error) { return sqlconn.OpenMemory(panicVFSName) }
+func (panicSQLite) Connect() (sqlapi.SQLConn, error) { return sqlconn.OpenMemory(panicVFSName) }
 
 // countedConns counts the connections given back.
 type countedConns struct {
@@ -40,7 +41,7 @@ type countedConns struct {
 	put int
 }
 
-func (c *countedConns) Put(conn platform.SQLConn) {
+func (c *countedConns) Put(conn sqlapi.SQLConn) {
 	c.put++
 	c.conns.Put(conn)
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -30,10 +32,10 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
-	// One open of the file, for a look (lockfs.OpenLook: not kept),
+	// One open of the file, for a look (fsx.OpenLook: not kept),
 	// serves the read of its bytes and the looks for a SQLite lock and a
 	// flock(2) lock on it.
-	f, err := lockfs.OpenLook(p.FS, path)
+	f, err := fsx.OpenLook(p.FS, path)
 	if err != nil {
 		// Gone, or swapped for what does not open: as its bytes tell.
 		state, err := classify(p, path)
@@ -85,7 +87,7 @@ func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lo
 		}
 		return state, "", nil
 	}
-	if errors.Is(err, platform.SQLiteNotADB) || errors.Is(err, platform.SQLiteCorrupt) {
+	if errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt) {
 		state, err := classify(p, path) // not a database, or being rewritten
 		return state, "", err
 	}
@@ -98,9 +100,9 @@ func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lo
 // probeConn attaches the database SQLite knows by name read-only, which
 // takes a shared lock to read its schema: that fails at once against an
 // exclusive holder.
-func probeConn(conn platform.SQLConn, name string) (lockrec.State, error) {
+func probeConn(conn sqlapi.SQLConn, name string) (lockrec.State, error) {
 	switch err := exec(conn, attachSQL(name, true)); {
-	case errors.Is(err, platform.SQLiteBusy):
+	case errors.Is(err, sqlapi.SQLiteBusy):
 		return lockrec.StateHeld, nil
 	case err != nil:
 		return lockrec.StateAbsent, err
@@ -111,7 +113,7 @@ func probeConn(conn platform.SQLConn, name string) (lockrec.State, error) {
 // putProbed gives back a connection probeConn used: detached first when
 // the probe attached it (free); closed when that fails, or when a call
 // into go-sqlite3 panicked on it (err).
-func putProbed(conns Conns, conn platform.SQLConn, state lockrec.State, err error) {
+func putProbed(conns Conns, conn sqlapi.SQLConn, state lockrec.State, err error) {
 	if errors.Is(err, ErrPanic) || (state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
 		closeConn(conn)
 		return

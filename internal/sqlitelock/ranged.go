@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -43,7 +44,7 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 	case err != nil:
 		return err
 	case !got:
-		return platform.SQLiteBusy
+		return sqlapi.SQLiteBusy
 	}
 	l.kept = pin
 	return nil
@@ -56,7 +57,7 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 // wait: the goroutine keeps pin, and closes it the moment the lock is
 // granted, which lets go of it unused; l.parkedDone is closed then.
 func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
-	if err := l.lockRange(pin); !errors.Is(err, platform.SQLiteBusy) {
+	if err := l.lockRange(pin); !errors.Is(err, sqlapi.SQLiteBusy) {
 		return err
 	}
 	got, giveUp, done := make(chan error), make(chan struct{}), make(chan struct{})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -24,14 +25,14 @@ func (l *Lock) Release() error {
 	if l.remove {
 		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) {
 			err := l.removeName(l.path)
-			if inUse = lockfs.InUse(err); !inUse {
+			if inUse = fsx.InUse(err); !inUse {
 				errs = append(errs, err)
 			}
 		}
 	}
 	errs = append(errs, l.unmark())
 	if l.kept != nil {
-		if fl, ok := l.fsys.(lockfs.Flocker); ok && l.flocked {
+		if fl, ok := l.fsys.(fsx.Flocker); ok && l.flocked {
 			// Before SQLite's lock: a proclock process that takes
 			// SQLite's lock next finds the flock(2) lock gone, not
 			// ours. (Closing the file drops SQLite's byte-range locks

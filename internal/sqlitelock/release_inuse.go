@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
-	"github.com/proclock/proclock/lockfs"
 )
 
 // removeUnopened removes the lock's database after the lock is dropped,
 // where removing it while held failed because the file was open
-// (lockfs.InUse): on windows, where go-sqlite3 opens a database without
+// (fsx.InUse): on windows, where go-sqlite3 opens a database without
 // FILE_SHARE_DELETE, so that the holder's own connection keeps its file
 // from being removed. Once let go of, the file may be another's: a SQLite
 // process's, whose connection keeps it from being removed in turn, or a
@@ -40,7 +40,7 @@ func (l *Lock) removeUnopened() error {
 	case seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty:
 		return nil // stamped since: a file-mechanism process's lock
 	}
-	if err := removeIfThere(l.fsys, l.at); err != nil && !lockfs.InUse(err) {
+	if err := removeIfThere(l.fsys, l.at); err != nil && !fsx.InUse(err) {
 		return err
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/fakesql"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlitelock"
 	"github.com/proclock/proclock/platform"
 )
@@ -19,14 +20,14 @@ const lockPath = "/tmp/app.lock"
 // conns lends a fresh in-memory connection each time.
 type conns struct{ sq platform.SQLite }
 
-func (c conns) Get() (platform.SQLConn, error) {
-	sc, ok := c.sq.(platform.SQLConnector)
+func (c conns) Get() (sqlapi.SQLConn, error) {
+	sc, ok := c.sq.(sqlapi.SQLConnector)
 	if !ok {
 		return nil, sqlitelock.ErrNoConnections
 	}
 	return sc.Connect()
 }
-func (c conns) Put(conn platform.SQLConn) { conn.Close() }
+func (c conns) Put(conn sqlapi.SQLConn) { conn.Close() }
 
 func attempt(p *fake.Process, remove bool) (*sqlitelock.Lock, error) {
 	return attemptVia(p, false, remove)

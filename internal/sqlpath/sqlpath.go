@@ -7,6 +7,7 @@
 package sqlpath
 
 import (
+	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/internal/sqlconn"
 	"github.com/proclock/proclock/platform"
 )
@@ -21,13 +22,13 @@ var native = &osSQL{}
 type osSQL struct{}
 
 var (
-	_ platform.SQLConnector = (*osSQL)(nil)
-	_ platform.SQLiteNamer  = (*osSQL)(nil)
+	_ sqlapi.SQLConnector = (*osSQL)(nil)
+	_ sqlapi.SQLiteNamer  = (*osSQL)(nil)
 )
 
 func (*osSQL) LocksBytes() bool { return false }
 
-func (*osSQL) Connect() (platform.SQLConn, error) {
+func (*osSQL) Connect() (sqlapi.SQLConn, error) {
 	c, err := sqlconn.OpenOS()
 	if err != nil {
 		return nil, err
@@ -36,9 +37,9 @@ func (*osSQL) Connect() (platform.SQLConn, error) {
 }
 
 // SQLiteName names a file as the native platform's SQLite does, where it
-// can (platform.SQLiteNamer); else a path is its own name.
+// can (sqlapi.SQLiteNamer); else a path is its own name.
 func (*osSQL) SQLiteName(path string) (string, func(), error) {
-	if n, ok := platform.Native().SQLite.(platform.SQLiteNamer); ok {
+	if n, ok := platform.Native().SQLite.(sqlapi.SQLiteNamer); ok {
 		return n.SQLiteName(path)
 	}
 	return path, func() {}, nil

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
@@ -30,7 +32,7 @@ const (
 type Lock struct {
 	fsys lockfs.FS
 	path string
-	// at is path made absolute when the attempt began (lockfs.Abs): the
+	// at is path made absolute when the attempt began (fsx.Abs): the
 	// lock is judged (Check) by what it names, whatever the process's
 	// working directory is later.
 	at      string
@@ -47,7 +49,7 @@ type Lock struct {
 	// through it, so that Release acts on the file stamped even once
 	// the path names another (a working directory changed, a symlink in
 	// the path flipped).
-	dir lockfs.Dir
+	dir fsx.Dir
 }
 
 // base is the lock file's name in its directory.
@@ -150,11 +152,11 @@ func held(path string, pr Probe) error {
 
 // newLock is the lock here is about to stamp at path, its directory kept.
 func newLock(p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	dir, err := lockfs.KeepDir(p.FS, filepath.Dir(path))
+	dir, err := fsx.KeepDir(p.FS, filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	l := &Lock{fsys: p.FS, path: path, at: lockfs.Abs(p.FS, path), dir: dir, stamp: lockrec.Record{
+	l := &Lock{fsys: p.FS, path: path, at: fsx.Abs(p.FS, path), dir: dir, stamp: lockrec.Record{
 		Format:     lockrec.Format,
 		Identity:   here,
 		AcquiredAt: p.Time().Now(),
@@ -232,7 +234,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 		}
 		// The mark going away (its writer backing off) ends the wait.
 		if i < markWaits {
-			if _, err := p.Pause(ctx, filepath.Dir(l.path), lockrec.Watched(l.path), 0, wait); err == nil {
+			if _, err := wake.Pause(ctx, p, filepath.Dir(l.path), lockrec.Watched(l.path), 0, wait); err == nil {
 				wait *= 2
 				continue
 			}

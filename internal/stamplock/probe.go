@@ -5,8 +5,8 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
-	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
@@ -179,7 +179,7 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 	if pr.State != lockrec.StateStale {
 		return pr, nil
 	}
-	f, err := lockfs.OpenLook(p.FS, path)
+	f, err := fsx.OpenLook(p.FS, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return pr, nil // gone since: the next look tells

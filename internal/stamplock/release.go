@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/lockfs"
 )
@@ -18,7 +19,7 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // Release removes the lock file, only while it is still the one this holder
 // created and stamped. A file that is gone or replaced is left as it is,
 // and Release reports ErrLost. A file that cannot be removed because
-// another process has it open so (lockfs.InUse: on windows, a SQLite
+// another process has it open so (fsx.InUse: on windows, a SQLite
 // process, probing the lock or attempting it) is given back as the empty
 // database instead: a lock nobody holds. A Release that fails otherwise
 // (the file could not be read or removed) may be called again.
@@ -56,7 +57,7 @@ func (l *Lock) release() error {
 	}
 	err = l.dir.Remove(l.base())
 	switch {
-	case lockfs.InUse(err):
+	case fsx.InUse(err):
 		return l.giveBackInUse(err)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
@@ -69,7 +70,7 @@ func (l *Lock) releaseLinked() error {
 	f := l.file
 	err := l.dir.Remove(l.base())
 	switch {
-	case lockfs.InUse(err):
+	case fsx.InUse(err):
 		l.file = nil
 		f.Close()
 		return l.giveBackInUse(err)

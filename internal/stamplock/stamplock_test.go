@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake"
+	"github.com/proclock/proclock/internal/fsx"
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/stamplock"
 	"github.com/proclock/proclock/lockfs"
@@ -62,7 +63,7 @@ func contents(t *testing.T, w *fake.World, name string) []byte {
 
 func writeFile(t *testing.T, fsys lockfs.FS, name string, data []byte) {
 	t.Helper()
-	f, err := fsys.OpenFile(name, lockfs.CreateExcl, 0o644)
+	f, err := fsys.OpenFile(name, fsx.CreateExcl, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

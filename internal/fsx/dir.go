@@ -1,9 +1,11 @@
-package lockfs
+package fsx
 
 import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/proclock/proclock/lockfs"
 )
 
 // DirOpener is an optional power of an FS: a directory kept open, whose
@@ -11,7 +13,7 @@ import (
 // that changed its working directory, a symlink in the path flipped to
 // another directory). A lock keeps its directory so from Acquire to
 // Release, so that Release acts on the files it locked (docs/design.md,
-// "Release acts on what it locked"). OS has it on the unix systems.
+// "Release acts on what it locked"). lockfs.OS has it on the unix systems.
 type DirOpener interface {
 	// OpenDir opens the directory dir names (following symlinks).
 	OpenDir(dir string) (Dir, error)
@@ -19,10 +21,12 @@ type DirOpener interface {
 
 // Dir is a directory kept open (KeepDir): base names in it, reached from
 // the directory itself. Its methods fail as the FS's of the same names do,
-// naming the path the directory was kept by joined with base.
-type Dir interface {
+// naming the path the directory was kept by joined with base. It is an
+// alias of an interface literal, so that lockfs, which this package
+// imports, returns one from its OpenDir without naming it.
+type Dir = interface {
 	// FileID is FS.FileID of base in the directory.
-	FileID(base string) (FileID, error)
+	FileID(base string) (lockfs.FileID, error)
 	// Remove is FS.Remove of base in the directory.
 	Remove(base string) error
 	// Close lets go of the directory.
@@ -41,7 +45,7 @@ var ErrDirMoved = errors.New("the lock's directory is no longer at the path it w
 // once it is not. A directory the DirOpener may not open (one this user
 // may search but not read, where opening needs read permission: darwin,
 // the BSDs) is reached by its path too.
-func KeepDir(fsys FS, dir string) (Dir, error) {
+func KeepDir(fsys lockfs.FS, dir string) (Dir, error) {
 	if o, ok := fsys.(DirOpener); ok {
 		d, err := o.OpenDir(dir)
 		if !errors.Is(err, fs.ErrPermission) {
@@ -57,9 +61,9 @@ func KeepDir(fsys FS, dir string) (Dir, error) {
 
 // pathDir is a Dir reached by its path (KeepDir without a DirOpener).
 type pathDir struct {
-	fsys FS
+	fsys lockfs.FS
 	dir  string
-	id   FileID
+	id   lockfs.FileID
 }
 
 // check fails when the path no longer names the directory kept.
@@ -71,9 +75,9 @@ func (d *pathDir) check(op, base string) error {
 	return err
 }
 
-func (d *pathDir) FileID(base string) (FileID, error) {
+func (d *pathDir) FileID(base string) (lockfs.FileID, error) {
 	if err := d.check("fileid", base); err != nil {
-		return FileID{}, err
+		return lockfs.FileID{}, err
 	}
 	return d.fsys.FileID(filepath.Join(d.dir, base))
 }

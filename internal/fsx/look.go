@@ -1,0 +1,49 @@
+package fsx
+
+import (
+	"io/fs"
+
+	"github.com/proclock/proclock/lockfs"
+)
+
+// LookOpener is an optional power of an FS: opening a file for one look at
+// it (open, stat, read, close) more cheaply than OpenNoFollow, as a probe
+// of a held lock does on every call. The file is not to be kept, nor
+// handed to anything that wants an *os.File: lockfs.OS's is a bare
+// descriptor, which saves the two system calls *os.File spends offering a
+// regular file to the runtime's poller (and StatID's second stat).
+// lockfs.OS has it on the unix systems.
+type LookOpener interface {
+	// OpenLook is OpenNoFollow for a look.
+	OpenLook(name string) (lockfs.File, error)
+}
+
+// OpenLook opens name for a look through fsys's LookOpener, or with
+// OpenNoFollow where it has none.
+func OpenLook(fsys lockfs.FS, name string) (lockfs.File, error) {
+	if lo, ok := fsys.(LookOpener); ok {
+		return lo.OpenLook(name)
+	}
+	return fsys.OpenNoFollow(name)
+}
+
+// statIDer is a File that tells its FileInfo and its FileID in one call
+// (lockfs.OS's look on the unix systems).
+type statIDer interface {
+	StatID() (fs.FileInfo, lockfs.FileID, error)
+}
+
+// StatID is f.Stat and fsys.FileIDOf(f) at once, in one system call where
+// f can (a file of lockfs.OS's OpenLook on linux). The identity is the
+// zero FileID when it could not be read; the error is Stat's.
+func StatID(fsys lockfs.FS, f lockfs.File) (fs.FileInfo, lockfs.FileID, error) {
+	if s, ok := f.(statIDer); ok {
+		return s.StatID()
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return nil, lockfs.FileID{}, err
+	}
+	id, _ := fsys.FileIDOf(f)
+	return info, id, nil
+}

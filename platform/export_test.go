@@ -1,0 +1,7 @@
+package platform
+
+// LauncherEnv and ParseLauncherPID are launcherEnv and parseLauncherPID,
+// for tests.
+const LauncherEnv = launcherEnv
+
+var ParseLauncherPID = parseLauncherPID
