@@ -359,29 +359,43 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 		if err != nil {
 			return WakeTimeout, realClock{}.Sleep(ctx, time.Until(deadline))
 		}
-		for _, f := range fds[1:] {
-			if f.Revents == 0 {
-				continue
-			}
-			if int(f.Fd) == ws.proc {
-				return WakeExit, nil
-			}
-			if f.Revents&unix.POLLIN == 0 {
-				// POLLERR or the like on inotify: look, rather than spin.
-				return WakeChange, nil
-			}
-			change, closed := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
-			if closed && ws.unlock.fd >= 0 {
-				if !writeLocked(ws.unlock.fd) {
-					return WakeChange, nil
-				}
-				closedAt, rechecks = time.Now(), 0
-			}
-			if change {
-				return WakeChange, nil
-			}
+		why, closed := ws.polled(fds[1:])
+		if why != WakeTimeout {
+			return why, nil
+		}
+		if closed {
+			closedAt, rechecks = time.Now(), 0
 		}
 	}
+}
+
+// polled reads what a poll of fds (the watch's, but its cancel) found: a
+// wake-up, or WakeTimeout for none; closed says a writer closed the file
+// whose kernel lock is watched, still locked, to look at again.
+func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
+	for _, f := range fds {
+		if f.Revents == 0 {
+			continue
+		}
+		if int(f.Fd) == ws.proc {
+			return WakeExit, false
+		}
+		if f.Revents&unix.POLLIN == 0 {
+			// POLLERR or the like on inotify: look, rather than spin.
+			return WakeChange, false
+		}
+		change, closedNow := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
+		if closedNow && ws.unlock.fd >= 0 {
+			if !writeLocked(ws.unlock.fd) {
+				return WakeChange, false
+			}
+			closed = true
+		}
+		if change {
+			return WakeChange, false
+		}
+	}
+	return WakeTimeout, closed
 }
 
 // changed reads the inotify events queued on fd and reports whether one
