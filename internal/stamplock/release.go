@@ -22,11 +22,11 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // the file converted by another since, is the other's). It looks and
 // removes under SQLite's lock on the file, where the FS has byte-range
 // locks, so that no convert comes between the two (docs/protocol.md,
-// "File release"). A file that is gone
-// or replaced is left as it is, and Release reports ErrLost. A file that
-// cannot be removed because another process has it open so (lockfs.InUse:
-// on windows, a SQLite process, probing the lock or attempting it) is
-// given back as the empty database instead: a lock nobody holds.
+// "File release"). A file that is gone or replaced is left as it is, and
+// Release reports ErrLost. A file that cannot be removed because another
+// process has it open so (lockfs.InUse: on windows, a SQLite process,
+// probing the lock or attempting it) is given back as the empty database
+// instead: a lock nobody holds.
 //
 // A file with other names (hard links to it) is not removed, which would
 // make its names two locks: the empty database is written over the stamp,
