@@ -23,7 +23,9 @@ func (l *Lock) Release() error {
 	var errs []error
 	inUse := false
 	if l.remove {
-		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) {
+		// A file with other names stays: removing one would make them
+		// two locks (docs/protocol.md, "One file, many names").
+		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) && id.Links <= 1 {
 			err := l.removeName(l.path)
 			if inUse = fsx.InUse(err); !inUse {
 				errs = append(errs, err)

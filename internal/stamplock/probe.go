@@ -205,8 +205,11 @@ func judged(p *platform.Platform, here platform.Identity, pr Probe) Probe {
 	j := platform.Judge(here, pr.Stamp.Identity, lookupOf(p))
 	pr.Reason = j.Reason
 	pr.State = lockrec.StateHeld
-	if j.Verdict == platform.Dead {
+	switch {
+	case j.Verdict == platform.Dead:
 		pr.State = lockrec.StateStale
+	case leftHere(here, pr.Stamp):
+		pr.State, pr.Reason = lockrec.StateStale, ReasonLeftHere
 	}
 	return pr
 }
