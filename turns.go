@@ -105,8 +105,9 @@ func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool, path stri
 		return nil, nil
 	}
 	if !wait {
+		parked := q.parked
 		t.mu.Unlock()
-		if q.parked {
+		if parked {
 			return nil, errTurnParked
 		}
 		return nil, errTurnTaken
