@@ -65,17 +65,22 @@ complete -F _proclock proclock
 
 // bashCompletion is the bash script for run's and status's words.
 func bashCompletion(run, status completionWords) string {
+	return fillScript(bashTemplate, run, status, "@BASHCHOICES@", `mapfile -t COMPREPLY < <(compgen -W '%s' -- "$cur")`)
+}
+
+// fillScript puts run's and status's words into a shell's template; the
+// value choices go at choices, each offered by offer.
+func fillScript(template string, run, status completionWords, choices, offer string) string {
 	return strings.NewReplacer(
 		"@TOP@", strings.Join(topWords, " "),
-		"@RUN@", strings.Join(append(run.switches, run.valued...), " "),
+		"@RUN@", strings.Join(slices.Concat(run.switches, run.valued), " "),
 		"@RUNVALUED@", strings.Join(run.valued, " "),
-		"@STATUS@", strings.Join(append(status.switches, status.valued...), " "),
+		"@STATUS@", strings.Join(slices.Concat(status.switches, status.valued), " "),
 		"@STATUSVALUED@", strings.Join(status.valued, " "),
 		"@HELP@", strings.Join(helpWords, " "),
 		"@SHELLS@", strings.Join(shellWords, " "),
-		"@BASHCHOICES@", choiceArms(run, " | ", `mapfile -t COMPREPLY < <(compgen -W '%s' -- "$cur")`, ";;")+
-			choiceArms(status, " | ", `mapfile -t COMPREPLY < <(compgen -W '%s' -- "$cur")`, ";;"),
-	).Replace(bashTemplate)
+		choices, choiceArms(run, " | ", offer, ";;")+choiceArms(status, " | ", offer, ";;"),
+	).Replace(template)
 }
 
 const zshTemplate = `#compdef proclock
@@ -127,16 +132,7 @@ fi
 
 // zshCompletion is the zsh script for run's and status's words.
 func zshCompletion(run, status completionWords) string {
-	return strings.NewReplacer(
-		"@TOP@", strings.Join(topWords, " "),
-		"@RUN@", strings.Join(append(run.switches, run.valued...), " "),
-		"@RUNVALUED@", strings.Join(run.valued, " "),
-		"@STATUS@", strings.Join(append(status.switches, status.valued...), " "),
-		"@STATUSVALUED@", strings.Join(status.valued, " "),
-		"@HELP@", strings.Join(helpWords, " "),
-		"@SHELLS@", strings.Join(shellWords, " "),
-		"@ZSHCHOICES@", choiceArms(run, " | ", "compadd -- %s", ";;")+choiceArms(status, " | ", "compadd -- %s", ";;"),
-	).Replace(zshTemplate)
+	return fillScript(zshTemplate, run, status, "@ZSHCHOICES@", "compadd -- %s")
 }
 
 // fishCompletion is the fish script for run's and status's words: one
