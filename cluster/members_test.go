@@ -49,7 +49,7 @@ func TestMemberRestartShort(t *testing.T) {
 		}
 		select {
 		case r := <-took:
-			t.Fatalf("round %d: the waiter returned while the holder held: %+v", round, r)
+			t.Fatalf("round %d: the waiter returned while the holder held: %v (%+v)", round, r.Err.toError(name), r)
 		default:
 		}
 		if err := a.release(name); err != nil {
