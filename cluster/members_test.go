@@ -1,15 +1,22 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/proclock/proclock"
 )
 
 // The one member stopped and restarted on its data dir, for less time
 // than the holder's deadline allows: the holder keeps its lock (no loss
-// told), the waiter keeps waiting, and takes the lock, without a
-// lock-delay, once the holder lets go.
+// told), and a waiter takes the lock, without a lock-delay, once the
+// holder lets go. A waiter may lose its own lease in the restart (the
+// client's reconnect waits out gRPC's back-off, a second): it is then
+// told so (proclock.ErrLost), never given the lock, and waits again. A
+// restart longer than a third of the TTL (a loaded machine) may cost the
+// holder its lease too; such a round checks no more.
 func TestMemberRestartShort(t *testing.T) {
 	const ttl = 2 * time.Second
 	tc := startCluster(t, 1)
@@ -28,12 +35,19 @@ func TestMemberRestartShort(t *testing.T) {
 		go func() { r, _ := b.acquire(ctx, name, true); took <- r }()
 		time.Sleep(phase(rnd, ttl/3)) // the random phase: not waiting for anything
 		// Close waits for open streams: cut them first.
+		down := time.Now()
 		pa.setDown(true)
 		pb.setDown(true)
 		tc.members[0].stop()
 		pa.setDown(false)
 		pb.setDown(false)
 		tc.members[0].restart(t)
+		// A keepalive sent just before the cut leaves its sender
+		// ttl-margin from then, and the next one was due a third of the
+		// TTL later: a restart longer than ttl/3 (a loaded machine) may
+		// cost either side its lease, which is then its right to say.
+		short := time.Since(down) < ttl/3
+		t.Logf("round %d: the member was down %v", round, time.Since(down).Round(time.Millisecond))
 		obs := tc.client(t)
 		st, err := Inspect(ctx, obs, name)
 		if err != nil {
@@ -45,17 +59,32 @@ func TestMemberRestartShort(t *testing.T) {
 		// The holder renews through the restarted member; give it
 		// more than a TTL to show a loss it should not have.
 		if ev, lost := a.nextLoss(ttl * 3 / 2); lost {
-			t.Fatalf("round %d: the holder was told it lost its lock: %s", round, ev.cause)
+			if short {
+				t.Fatalf("round %d: the holder was told it lost its lock: %s", round, ev.cause)
+			}
+			t.Logf("round %d: a long restart cost the holder its lease (%s): nothing more to see", round, ev.cause)
+			a.kill()
+			b.kill()
+			continue
 		}
 		select {
 		case r := <-took:
-			t.Fatalf("round %d: the waiter returned while the holder held: %v (%+v)", round, r.Err.toError(name), r)
+			if err := r.Err.toError(name); !errors.Is(err, proclock.ErrLost) {
+				t.Fatalf("round %d: the waiter returned while the holder held: %v (%+v)", round, err, r)
+			}
+			// Its own lease lost: a new wait.
+			t.Logf("round %d: the waiter lost its own lease in the restart; a new wait", round)
+			go func() { r, _ := b.acquire(ctx, name, true); took <- r }()
 		default:
 		}
 		if err := a.release(name); err != nil {
 			t.Fatal(err)
 		}
 		r := <-took
+		if err := r.Err.toError(name); errors.Is(err, proclock.ErrLost) {
+			t.Logf("round %d: the waiter lost its own lease in the restart: %v; a new wait", round, err)
+			r, _ = b.acquire(ctx, name, true)
+		}
 		if r.Err != nil {
 			t.Fatalf("round %d: waiter: %v", round, r.Err.toError(name))
 		}
