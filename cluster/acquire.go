@@ -246,7 +246,9 @@ func (a *acquisition) wait(ctx context.Context) (*handoff, error) {
 // returns nil also when the watch ends for another reason (compacted,
 // cut): the caller reads again.
 func (a *acquisition) waitDelete(ctx context.Context, key string, rev int64) error {
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	// Leased: Watch returns only once the server has created the watch
+	// (or its ctx ended), and a member cut off never answers.
+	wctx, cancel := a.leased(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	wch := a.c.Watch(wctx, key, clientv3.WithRev(rev), clientv3.WithFilterPut())
 	for {
@@ -305,8 +307,9 @@ func (a *acquisition) take(ctx context.Context) (*handoff, error) {
 	return firstHandoff(resp.Responses[0]), nil
 }
 
-// leased is ctx, ended also once the waiter's lease is lost: a read or a
-// write that hangs (its member cut off) must not outlast the lease.
+// leased is ctx, ended also once the waiter's lease is lost: a read, a
+// write or a watch's creation that hangs (its member cut off) must not
+// outlast the lease.
 func (a *acquisition) leased(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {

@@ -54,6 +54,33 @@ func TestWaiterLeaseDies(t *testing.T) {
 	}
 }
 
+// A waiter cut off from etcd before its watch on the key ahead of it is
+// created returns its own lease's loss once the lease's deadline passes,
+// not when ctx ends: clientv3's Watch returns only once the server has
+// created the watch, and a member cut off never answers. Under load the
+// command's cut-off waiter (TestCommandWaiterLeaseDies) sat there past
+// its -w 60.
+func TestWaitDeleteCutOff(t *testing.T) {
+	const ttl = 2 * time.Second
+	tc := startCluster(t, 1)
+	px := newProxy(t, tc.endpoints()[0])
+	c := newClient(t, []string{px.addr()})
+	ctx := ctxFor(t, time.Minute)
+	sent := time.Now()
+	grant, err := c.Grant(ctx, int64(ttl/time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acquisition{c: c, name: "/t/wait-cut-off", lease: grant.ID, ttl: ttl}
+	a.k = startKeeper(c, a.name, a.lease, ttl, a.opts.margin(ttl), sent)
+	defer a.k.close()
+	px.setBlackhole(true)
+	err = a.waitDelete(ctx, a.prefix()+"ahead", grant.Revision+1)
+	if ctx.Err() != nil || !errors.Is(err, proclock.ErrLost) || !errors.Is(err, ErrDeadline) {
+		t.Fatalf("a wait cut off = %v (ctx: %v); want its lease's loss (ErrDeadline) before ctx ends", err, ctx.Err())
+	}
+}
+
 // A waiter survives a compaction of the revisions its watches started
 // from, when its connection is cut and the watches resume: it reads
 // again, keeps waiting, and takes the lock when the holder lets go.
