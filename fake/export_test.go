@@ -24,7 +24,7 @@ func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
 // Stat describes name, following symlinks, as os.Stat.
 func (w *World) Stat(name string) (fi fs.FileInfo, err error) {
 	err = w.stage("stat", name, func(m *memfs) (err error) {
-		fi, err = m.stat(m.world, name, true)
+		fi, err = m.stat(name, true)
 		return err
 	})
 	return fi, err

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/internal/fsx"
 )
 
@@ -56,7 +57,7 @@ const noFollow = 1 << 30
 func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
 	// O_EXCL with O_CREATE never follows a symlink: even a dangling link is EEXIST.
-	w, err := m.resolve(a, name, !excl && flag&noFollow == 0)
+	w, err := m.resolve(name, !excl && flag&noFollow == 0)
 	switch {
 	case err != nil:
 		return nil, err
@@ -69,10 +70,6 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 	switch {
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, syscall.ENOENT
-	case n == nil && hasTrailingSlash(name):
-		return nil, syscall.EISDIR
-	case n == nil && !a.mayChange(w.dir):
-		return nil, syscall.EACCES
 	case n == nil:
 		n, created = m.newInode(perm.Perm()), true
 		m.addName(w.dir, w.base, n)
@@ -263,7 +260,7 @@ func resize(data []byte, size int64) []byte {
 
 func (f *file) Stat() (fs.FileInfo, error) {
 	return do(f, opStat, "stat", func() (fs.FileInfo, error) {
-		return infoOf(path.Base(clean(f.name)), f.node), nil
+		return infoOf(path.Base(sqlfile.Clean(f.name)), f.node), nil
 	})
 }
 

@@ -30,8 +30,6 @@ func (a *actor) may(n *inode, perm fs.FileMode) bool {
 	return a.proc == nil || n.mode&perm == perm
 }
 
-func (a *actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
-
 // step names one operation, as hooks see it and as its errors tell it.
 type step struct {
 	op      string      // as hooks match it
@@ -66,10 +64,10 @@ func (s step) fail(err error) error {
 func (s step) event(pid int) Event {
 	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, PID: pid, Ready: s.ready}
 	if s.path != "" {
-		ev.Path = clean(s.path)
+		ev.Path = sqlfile.Clean(s.path)
 	}
 	if s.newPath != "" {
-		ev.NewPath = clean(s.newPath)
+		ev.NewPath = sqlfile.Clean(s.newPath)
 	}
 	return ev
 }
@@ -146,13 +144,13 @@ func (a *actor) opened(f *file, err error) (lockfs.File, error) {
 
 func (a *actor) Remove(name string) error {
 	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error {
-		return a.m.remove(a, name)
+		return a.m.remove(name)
 	})
 }
 
 func (a *actor) Rename(oldname, newname string) error {
 	return exec(a, step{op: opRename, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.rename(a, oldname, newname)
+		return a.m.rename(oldname, newname)
 	})
 }
 
@@ -160,7 +158,7 @@ func (a *actor) Rename(oldname, newname string) error {
 // EPERM stages a filesystem without it (fserr.ErrNoReplaceUnsupported).
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.renameNoReplace(a, oldname, newname)
+		return a.m.renameNoReplace(oldname, newname)
 	})
 	var le *os.LinkError
 	if errors.As(err, &le) {
@@ -174,19 +172,19 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 
 func (a *actor) Link(oldname, newname string) error {
 	return exec(a, step{op: opLink, verb: "link", path: oldname, newPath: newname}, func() error {
-		return a.m.link(a, oldname, newname)
+		return a.m.link(oldname, newname)
 	})
 }
 
 func (a *actor) stat(name string) (os.FileInfo, error) {
 	return run(a, step{op: opStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(a, name, true)
+		return a.m.stat(name, true)
 	})
 }
 
 func (a *actor) Lstat(name string) (os.FileInfo, error) {
 	return run(a, step{op: opStat, verb: "lstat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(a, name, false)
+		return a.m.stat(name, false)
 	})
 }
 
@@ -196,7 +194,7 @@ func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", 
 
 func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 	return run(a, step{op: opStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
-		w, err := a.m.existing(a, name, dir)
+		w, err := a.m.existing(name, dir)
 		if err == nil && dir && !w.node.isDir() {
 			err = syscall.ENOTDIR
 		}
@@ -209,13 +207,9 @@ func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 
 // FileIDOf identifies a file of this world (else lockfs.ErrNoFileID).
 func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
-	mf, ok := f.(*file)
-	if !ok || mf == nil || mf.m != a.m {
-		name := ""
-		if f != nil {
-			name = f.Name()
-		}
-		return lockfs.FileID{}, &fs.PathError{Op: "fileid", Path: name, Err: lockfs.ErrNoFileID}
+	mf, err := a.own(f, "fileid", lockfs.ErrNoFileID)
+	if err != nil {
+		return lockfs.FileID{}, err
 	}
 	return run(a, step{op: opStat, verb: "fileid", path: mf.name, handle: true}, func() (lockfs.FileID, error) {
 		if mf.closed {
@@ -227,4 +221,17 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 
 func idOf(n *inode) lockfs.FileID {
 	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true, Links: n.nlink}
+}
+
+// own is lf as a file of this world, else fails verb with err.
+func (a *actor) own(lf lockfs.File, verb string, err error) (*file, error) {
+	f, ok := lf.(*file)
+	if !ok || f == nil || f.m != a.m {
+		name := ""
+		if lf != nil {
+			name = lf.Name()
+		}
+		return nil, &fs.PathError{Op: verb, Path: name, Err: err}
+	}
+	return f, nil
 }

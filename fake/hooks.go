@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
 // The operations hooks match (World.Before).
@@ -138,7 +140,7 @@ func (w *World) hook(op, path string, after bool, fn func(Event) error) func() {
 		panic(fmt.Sprintf("fake: a hook needs a function and a known operation, not %q", op))
 	}
 	if path != "" {
-		path = clean(path)
+		path = sqlfile.Clean(path)
 	}
 	return w.u.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
 }

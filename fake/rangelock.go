@@ -23,7 +23,7 @@ func (a *actor) OpenLockable(name string) (lockfs.File, error) {
 }
 
 func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error) {
-	f, err := a.own(lf, "lock")
+	f, err := a.own(lf, "lock", fs.ErrInvalid)
 	if err != nil {
 		return false, err
 	}
@@ -31,13 +31,9 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 		if !f.writable {
 			return syscall.EBADF
 		}
-		for g := range f.node.locks {
-			if g != f.description {
-				return nil
-			}
+		if got = f.node.freeFor(f.description); got {
+			f.setLevel(sqlfile.Exclusive)
 		}
-		f.setLevel(sqlfile.Exclusive)
-		got = true
 		return nil
 	})
 	return got, err
@@ -47,7 +43,7 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 // whose Event.Ready tells whether it would take the lock, and between
 // tries it blocks, counted a sleeper, until a lock is let go.
 func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
-	f, err := a.own(lf, "lockw")
+	f, err := a.own(lf, "lockw", fs.ErrInvalid)
 	if err != nil {
 		return err
 	}
@@ -96,7 +92,7 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 }
 
 func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err error) {
-	f, err := a.own(lf, "getlk")
+	f, err := a.own(lf, "getlk", fs.ErrInvalid)
 	if err != nil {
 		return false, err
 	}
@@ -109,16 +105,4 @@ func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err
 		return nil
 	})
 	return locked, err
-}
-
-func (a *actor) own(lf lockfs.File, verb string) (*file, error) {
-	f, ok := lf.(*file)
-	if !ok || f == nil || f.m != a.m {
-		name := ""
-		if lf != nil {
-			name = lf.Name()
-		}
-		return nil, &fs.PathError{Op: verb, Path: name, Err: fs.ErrInvalid}
-	}
-	return f, nil
 }

@@ -145,7 +145,7 @@ func (f *file) SQLiteLockState() sqlfile.Level {
 
 func (f *file) SQLiteHasMoved() (bool, error) {
 	return run(f.by, step{op: opStat, verb: "stat", path: f.name}, func() (bool, error) {
-		w, err := f.m.resolve(f.by, f.name, true)
+		w, err := f.m.resolve(f.name, true)
 		if errors.Is(err, syscall.ENOENT) {
 			return true, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
@@ -102,10 +103,10 @@ func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, e
 	if !pp.p.Alive() {
 		return nil, pp.p.fail("watch")
 	}
-	dir = clean(dir)
+	dir = sqlfile.Clean(dir)
 	paths := []string{dir}
 	for _, name := range names {
-		paths = append(paths, clean(dir+"/"+name))
+		paths = append(paths, sqlfile.Clean(dir+"/"+name))
 	}
 	touches := func(path string) bool {
 		return path != "" && (slices.Contains(paths, path) || path == "/" || strings.HasPrefix(dir, path+"/"))
@@ -143,7 +144,7 @@ func (pp procPlatform) Watch(dir string, names []string) (wake.Watch, error) {
 	w := &watch{p: p, names: slices.Clone(names)}
 	m := p.u.fs
 	m.mu.Lock()
-	if at, err := m.resolve(m.world, dir, true); err == nil && at.node != nil && at.node.isDir() {
+	if at, err := m.resolve(dir, true); err == nil && at.node != nil && at.node.isDir() {
 		w.dir, w.was = at.node, make([]*inode, len(names))
 		w.look()
 		m.watches[w] = struct{}{}

@@ -153,7 +153,7 @@ func (u *universe) spawn(ns *namespace, pid int) *Process {
 		},
 		died: make(chan struct{}),
 	}
-	p.fs, p.sqlite = &actor{m: u.fs, proc: p, pid: pid}, &processSQLite{p}
+	p.fs = &actor{m: u.fs, proc: p, pid: pid}
 	ns.procs[pid] = p
 	return p
 }

@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -67,14 +65,9 @@ func Open(p *fake.Process, path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, 
 	u := url.URL{Scheme: "file", OmitHost: true, Opaque: path, RawQuery: "vfs=" + vfsName(p)}
 	if path != ":memory:" && path != "" { // else in memory, or a temporary database
 		// Escaped, so that a path is never taken for a query or a fragment.
-		u.Opaque, u.Path = "", clean(path)
+		u.Opaque, u.Path = "", sqlfile.Clean(path)
 	}
 	return sqlite3.OpenFlags(u.String(), flags|sqlite3.OPEN_URI)
-}
-
-func clean(name string) string {
-	name = name[len(filepath.VolumeName(name)):]
-	return path.Clean("/" + filepath.ToSlash(name))
 }
 
 type viaSQL struct{ p *fake.Process }

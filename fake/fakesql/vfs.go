@@ -88,7 +88,7 @@ func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
 }
 
 func (v *processVFS) FullPathname(name string) (string, error) {
-	return clean(name), nil
+	return sqlfile.Clean(name), nil
 }
 
 // vfsFile is a file opened by SQLite, whose lock goes when it closes, as an

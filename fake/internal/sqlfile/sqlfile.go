@@ -6,9 +6,23 @@ package sqlfile
 
 import (
 	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/proclock/proclock/lockfs"
 )
+
+// Clean turns a name into the absolute, cleaned, slash-separated path the
+// world's tree is walked by: relative names start from "/"; on windows a
+// volume name is dropped. path.Clean does not allocate for a clean name.
+func Clean(name string) string {
+	name = filepath.ToSlash(name[len(filepath.VolumeName(name)):])
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	return path.Clean(name)
+}
 
 // Level is a file's level in its inode's lock table, as SQLite numbers
 // its locks.
