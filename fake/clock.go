@@ -20,16 +20,14 @@ type clock struct {
 	changed  chan struct{} // closed and replaced when sleepers change
 }
 
-// sleeper is one sleep on a frozen clock; wake closes when it ends.
+// sleeper is one sleep on a frozen clock; wake closes (under clock.mu)
+// when it ends.
 type sleeper struct {
 	deadline time.Time
 	wake     chan struct{}
-	once     sync.Once
 }
 
 func newSleeper() *sleeper { return &sleeper{wake: make(chan struct{})} }
-
-func (s *sleeper) stop() { s.once.Do(func() { close(s.wake) }) }
 
 func newClock(start time.Time) *clock {
 	return &clock{now: start, sleepers: make(map[*sleeper]struct{}), changed: make(chan struct{})}
@@ -98,7 +96,9 @@ func (c *clock) drop(s *sleeper) {
 		delete(c.sleepers, s)
 		c.signal()
 	}
-	s.stop()
+	if !closed(s.wake) {
+		close(s.wake)
+	}
 }
 
 // signal tells WaitSleepers the sleepers changed; c.mu is held.

@@ -19,7 +19,17 @@ func (w *World) Sleepers() int {
 func (p *Process) FS() lockfs.FS { return p.fs }
 
 // OpenFiles returns how many files the process has open.
-func (p *Process) OpenFiles() int { return p.u.fs.countOpen(p) }
+func (p *Process) OpenFiles() int {
+	p.u.fs.mu.Lock()
+	defer p.u.fs.mu.Unlock()
+	n := 0
+	for d := range p.u.fs.open {
+		if d.by.proc == p {
+			n++
+		}
+	}
+	return n
+}
 
 // Stat describes name, following symlinks, as os.Stat.
 func (w *World) Stat(name string) (fi fs.FileInfo, err error) {

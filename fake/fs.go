@@ -9,7 +9,6 @@ import (
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/internal/fserr"
-
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -120,45 +119,44 @@ func exec(a *actor, s step, body func() error) error {
 }
 
 func (a *actor) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: flag}, func() (*file, error) {
+	return a.open(name, flag, flag, perm)
+}
+
+func (a *actor) OpenNoFollow(name string) (lockfs.File, error) { return a.open(name, 0, noFollow, 0) }
+
+// open opens name with flag, hooks seeing hookFlag, and closes a file whose
+// open an After hook failed, so that it does not leak.
+func (a *actor) open(name string, hookFlag, flag int, perm fs.FileMode) (lockfs.File, error) {
+	f, err := run(a, step{op: opOpen, verb: "open", path: name, flag: hookFlag}, func() (*file, error) {
 		return a.m.openFile(a, name, flag, perm)
-	}))
-}
-
-func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name}, func() (*file, error) {
-		return a.m.openFile(a, name, noFollow, 0)
-	}))
-}
-
-// opened closes a file whose open a hook failed after, so it does not leak.
-func (a *actor) opened(f *file, err error) (lockfs.File, error) {
+	})
+	if err != nil && f != nil {
+		a.m.closeFile(f.description)
+	}
 	if err != nil {
-		if f != nil {
-			a.m.closeFile(f.description)
-		}
 		return nil, err
 	}
 	return f, nil
 }
 
 func (a *actor) Remove(name string) error {
-	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error {
-		return a.m.remove(name)
-	})
+	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error { return a.m.remove(name) })
 }
 
 func (a *actor) Rename(oldname, newname string) error {
-	return exec(a, step{op: opRename, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.rename(oldname, newname)
-	})
+	s := step{op: opRename, verb: "rename", path: oldname, newPath: newname}
+	return exec(a, s, func() error { return a.m.rename(oldname, newname) })
 }
 
-// RenameNoReplace is fsx.NoReplaceRenamer's. A hook's EINVAL, ENOSYS or
-// EPERM stages a filesystem without it (fserr.ErrNoReplaceUnsupported).
+// RenameNoReplace is fsx.NoReplaceRenamer's: EEXIST when newname exists,
+// checked first as linux does. A hook's EINVAL, ENOSYS or EPERM stages a
+// filesystem without it (fserr.ErrNoReplaceUnsupported).
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.renameNoReplace(oldname, newname)
+		if _, err := a.m.freeName(newname); err != nil {
+			return err
+		}
+		return a.m.rename(oldname, newname)
 	})
 	var le *os.LinkError
 	if errors.As(err, &le) {
@@ -171,21 +169,14 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 }
 
 func (a *actor) Link(oldname, newname string) error {
-	return exec(a, step{op: opLink, verb: "link", path: oldname, newPath: newname}, func() error {
-		return a.m.link(oldname, newname)
-	})
+	s := step{op: opLink, verb: "link", path: oldname, newPath: newname}
+	return exec(a, s, func() error { return a.m.link(oldname, newname) })
 }
 
-func (a *actor) stat(name string) (os.FileInfo, error) {
-	return run(a, step{op: opStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(name, true)
-	})
-}
+func (a *actor) Lstat(name string) (os.FileInfo, error) { return a.stat("lstat", name, false) }
 
-func (a *actor) Lstat(name string) (os.FileInfo, error) {
-	return run(a, step{op: opStat, verb: "lstat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(name, false)
-	})
+func (a *actor) stat(verb, name string, follow bool) (os.FileInfo, error) {
+	return run(a, step{op: opStat, verb: verb, path: name}, func() (os.FileInfo, error) { return a.m.stat(name, follow) })
 }
 
 func (a *actor) FileID(name string) (lockfs.FileID, error) { return a.id("fileid", name, false) }

@@ -317,15 +317,6 @@ func replaceable(from, to where) error {
 	return nil
 }
 
-// renameNoReplace is rename(2) with RENAME_NOREPLACE: EEXIST when
-// newname exists, whatever is there, checked first as linux does.
-func (m *memfs) renameNoReplace(oldname, newname string) error {
-	if _, err := m.freeName(newname); err != nil {
-		return err
-	}
-	return m.rename(oldname, newname)
-}
-
 // link gives the file at oldname (a symlink itself, not its target) the
 // name newname.
 func (m *memfs) link(oldname, newname string) error {

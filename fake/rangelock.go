@@ -17,9 +17,7 @@ import (
 var _ lockfs.RangeLocker = (*actor)(nil)
 
 func (a *actor) OpenLockable(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: os.O_RDWR}, func() (*file, error) {
-		return a.m.openFile(a, name, noFollow|os.O_RDWR, 0)
-	}))
+	return a.open(name, os.O_RDWR, noFollow|os.O_RDWR, 0)
 }
 
 func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error) {
@@ -54,27 +52,25 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 	}
 	for {
 		var unlocked chan struct{}
-		_, err := run(a, step{op: opLock, verb: "lockw", path: f.name, handle: true, ready: ready}, func() (struct{}, error) {
+		err := exec(a, step{op: opLock, verb: "lockw", path: f.name, handle: true, ready: ready}, func() error {
 			switch {
 			case f.closed:
-				return struct{}{}, os.ErrClosed
+				return os.ErrClosed
 			case !f.writable:
-				return struct{}{}, syscall.EBADF
-			}
-			if f.node.freeFor(f.description) {
+				return syscall.EBADF
+			case f.node.freeFor(f.description):
 				f.setLevel(sqlfile.Exclusive)
-				return struct{}{}, nil
-			}
-			if f.node.unlocked == nil {
+				return nil
+			case f.node.unlocked == nil:
 				f.node.unlocked = make(chan struct{})
 			}
 			unlocked = f.node.unlocked
-			return struct{}{}, nil
+			return nil
 		})
 		if err != nil || unlocked == nil {
 			return err
 		}
-		var died chan struct{}
+		var died chan struct{} // the world's FS never dies
 		if a.proc != nil {
 			died = a.proc.died
 		}

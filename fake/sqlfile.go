@@ -50,16 +50,17 @@ func usable(f *file) error {
 	return nil
 }
 
-func (a *actor) SQLiteStat(name string) (fs.FileInfo, error) { return a.stat(name) }
+func (a *actor) SQLiteStat(name string) (fs.FileInfo, error) { return a.stat("stat", name, true) }
 
 // SQLiteLock is SQLite's xLock: many SHARED at once; one RESERVED;
-// PENDING lets no new SHARED in; EXCLUSIVE only alone.
+// PENDING lets no new SHARED in; EXCLUSIVE only alone. SQLite asks only
+// for the raises os_unix.c allows, and unlocks to SHARED or NONE.
 func (f *file) SQLiteLock(want sqlfile.Level) error {
 	return f.locking(func(have, strongest sqlfile.Level, others int) error {
 		switch {
 		case have >= want:
 			return nil
-		case !validRaise(have, want), want >= sqlfile.Reserved && !f.writable:
+		case want >= sqlfile.Reserved && !f.writable:
 			return sqlfile.BadLock
 		case want == sqlfile.Shared && strongest >= sqlfile.Pending,
 			want == sqlfile.Reserved && strongest >= sqlfile.Reserved,
@@ -74,24 +75,8 @@ func (f *file) SQLiteLock(want sqlfile.Level) error {
 	})
 }
 
-// validRaise reports whether SQLite may ask to go from have to want.
-func validRaise(have, want sqlfile.Level) bool {
-	switch want {
-	case sqlfile.Shared:
-		return have == sqlfile.None
-	case sqlfile.Reserved:
-		return have == sqlfile.Shared
-	case sqlfile.Exclusive:
-		return have >= sqlfile.Shared
-	}
-	return false
-}
-
 func (f *file) SQLiteUnlock(to sqlfile.Level) error {
 	return f.locking(func(have, _ sqlfile.Level, _ int) error {
-		if to != sqlfile.None && to != sqlfile.Shared {
-			return sqlfile.BadUnlock
-		}
 		f.setLevel(min(have, to))
 		return nil
 	})

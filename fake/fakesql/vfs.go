@@ -136,8 +136,6 @@ func answer(err error) error {
 		return sqlite3.BUSY
 	case sqlfile.BadLock:
 		return sqlite3.IOERR_LOCK
-	case sqlfile.BadUnlock:
-		return sqlite3.IOERR_UNLOCK
 	}
 	return err
 }

@@ -41,12 +41,11 @@ const (
 type Answer int
 
 const (
-	Busy      Answer = iota + 1 // a conflicting level is held: SQLite's BUSY
-	BadLock                     // a raise SQLite never asks for, or a write lock on a read-only file
-	BadUnlock                   // a lowering to neither Shared nor None
+	Busy    Answer = iota + 1 // a conflicting level is held: SQLite's BUSY
+	BadLock                   // a write lock on a read-only file
 )
 
-func (a Answer) Error() string { return [...]string{"", "busy", "bad lock", "bad unlock"}[a] }
+func (a Answer) Error() string { return [...]string{"", "busy", "bad lock"}[a] }
 
 // FS is the power of a fake process's FS by which a VFS opens files.
 type FS interface {
