@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
-	"github.com/proclock/proclock/internal/fsx"
 )
 
 // description is an open file as the filesystem keeps it (POSIX's "open
@@ -94,7 +93,7 @@ func (m *memfs) release(d *description) {
 	}
 	d.closed = true
 	delete(m.open, d)
-	d.node.unlock(d) // a lock goes with its file
+	d.setLevel(sqlfile.None) // a lock goes with its file
 	d.node.opens--
 	m.forgetIfGone(d.node)
 }
@@ -118,18 +117,15 @@ func (m *memfs) releaseAllOf(p *Process) {
 	m.lookAll()
 }
 
-// inUse is fsx.ErrInUse when the world shares files as windows does
-// and n is open without sharing delete; m.mu is held.
-func (m *memfs) inUse(n *inode) error {
-	if !m.windowsSharing || n == nil {
-		return nil
-	}
+// inUse reports whether the world shares files as windows does and n is
+// open without sharing delete; m.mu is held.
+func (m *memfs) inUse(n *inode) bool {
 	for f := range m.open {
-		if f.node == n && f.unshared {
-			return fsx.ErrInUse
+		if m.windowsSharing && f.node == n && f.unshared {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // do runs one operation on f as its owner, with hooks, under the lock.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
 const (
@@ -52,22 +53,6 @@ func (n *inode) freeFor(d *description) bool {
 		}
 	}
 	return true
-}
-
-// unlock takes d's lock off n's table; memfs.mu is held.
-func (n *inode) unlock(d *description) {
-	if _, ok := n.locks[d]; ok {
-		delete(n.locks, d)
-		n.letGo()
-	}
-}
-
-// letGo wakes the waits of LockRange on n; memfs.mu is held.
-func (n *inode) letGo() {
-	if n.unlocked != nil {
-		close(n.unlocked)
-		n.unlocked = nil
-	}
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }
@@ -238,22 +223,15 @@ func modeBits(perm fs.FileMode) fs.FileMode {
 
 func (m *memfs) remove(name string) error {
 	w, err := m.existing(name, false)
-	if err != nil {
-		return err
-	}
-	return m.removeAt(w)
-}
-
-// removeAt removes the name w resolved, which names something.
-func (m *memfs) removeAt(w where) error {
 	switch {
+	case err != nil:
+		return err
 	case w.dir == nil:
 		return syscall.EBUSY
 	case w.node.isDir() && len(w.node.entries) > 0:
 		return syscall.ENOTEMPTY
-	}
-	if err := m.inUse(w.node); err != nil {
-		return err
+	case m.inUse(w.node):
+		return fsx.ErrInUse
 	}
 	m.forgetIfGone(m.dropName(w.dir, w.base))
 	return nil
@@ -266,54 +244,31 @@ func (m *memfs) rename(oldname, newname string) error {
 		return err
 	}
 	to, err := m.resolve(newname, false)
-	if err != nil {
-		return err
-	}
+	dir, old := from.node.isDir(), path.Join(from.dirPath, from.base)
 	switch {
+	case err != nil:
+		return err
 	case from.dir == nil || to.dir == nil:
 		return syscall.EBUSY
 	case from.node == to.node:
 		return nil // two names of one file: rename(2) does nothing
+	case !dir && to.node != nil && to.node.isDir():
+		return syscall.EISDIR
+	case dir && (to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/")):
+		return syscall.EINVAL // a directory cannot move into itself
+	case dir && to.node != nil && !to.node.isDir():
+		return syscall.ENOTDIR
+	case dir && to.node != nil && len(to.node.entries) > 0:
+		return syscall.ENOTEMPTY
+	case m.inUse(from.node) || m.inUse(to.node):
+		return fsx.ErrInUse
 	}
-	if err := replaceable(from, to); err != nil {
-		return err
-	}
-	if err := m.inUse(from.node); err != nil {
-		return err
-	}
-	if err := m.inUse(to.node); err != nil {
-		return err
-	}
-	var replaced *inode
 	if to.node != nil {
-		replaced = m.dropName(to.dir, to.base)
+		m.dropName(to.dir, to.base)
 	}
 	m.dropName(from.dir, from.base)
 	m.addName(to.dir, to.base, from.node)
-	m.forgetIfGone(replaced)
-	return nil
-}
-
-// replaceable decides whether from may take the place of to.
-func replaceable(from, to where) error {
-	if !from.node.isDir() {
-		if to.node != nil && to.node.isDir() {
-			return syscall.EISDIR
-		}
-		return nil
-	}
-	old := path.Join(from.dirPath, from.base)
-	if to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/") {
-		return syscall.EINVAL // a directory cannot move into itself
-	}
-	switch {
-	case to.node == nil:
-		return nil
-	case !to.node.isDir():
-		return syscall.ENOTDIR
-	case len(to.node.entries) > 0:
-		return syscall.ENOTEMPTY
-	}
+	m.forgetIfGone(to.node)
 	return nil
 }
 

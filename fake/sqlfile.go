@@ -106,20 +106,22 @@ func (f *file) locking(body func(have, strongest sqlfile.Level, others int) erro
 	})
 }
 
-// setLevel puts the file's lock at level; memfs.mu is held.
-func (f *file) setLevel(level sqlfile.Level) {
-	n := f.node
-	if level == sqlfile.None {
-		n.unlock(f.description)
-		return
+// setLevel puts d's lock at level, waking LockRange's waits on its inode
+// when it weakens; memfs.mu is held.
+func (d *description) setLevel(level sqlfile.Level) {
+	n := d.node
+	if level < n.locks[d] && n.unlocked != nil {
+		close(n.unlocked)
+		n.unlocked = nil
 	}
-	if n.locks == nil {
-		n.locks = make(map[*description]sqlfile.Level)
+	switch {
+	case level == sqlfile.None:
+		delete(n.locks, d)
+	case n.locks == nil:
+		n.locks = map[*description]sqlfile.Level{d: level}
+	default:
+		n.locks[d] = level
 	}
-	if level < n.locks[f.description] {
-		n.letGo()
-	}
-	n.locks[f.description] = level
 }
 
 func (f *file) SQLiteLockState() sqlfile.Level {
