@@ -50,11 +50,6 @@ type hook struct {
 	fn    func(Event) error
 }
 
-func (h *hook) matches(ev Event, after bool) bool {
-	return h.after == after && (h.op == "" || h.op == ev.Op) &&
-		(h.path == "" || h.path == ev.Path || h.path == ev.NewPath)
-}
-
 // hooks is the world's list, replaced and never changed in place, so an
 // operation runs those it found when it started.
 type hooks struct {
@@ -86,7 +81,7 @@ func (hs *hooks) fire(ev Event, after bool) error {
 	hs.mu.Unlock()
 	var first error
 	for _, h := range list {
-		if !h.matches(ev, after) {
+		if h.after != after || h.op != "" && h.op != ev.Op || h.path != "" && h.path != ev.Path && h.path != ev.NewPath {
 			continue
 		}
 		if err := h.fn(ev); err != nil && first == nil {

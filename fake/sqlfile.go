@@ -82,7 +82,7 @@ func (f *file) SQLiteUnlock(to sqlfile.Level) error {
 	})
 }
 
-func (f *file) SQLiteReserved() (reserved bool, err error) {
+func (f *file) CheckReservedLock() (reserved bool, err error) {
 	err = f.locking(func(have, strongest sqlfile.Level, _ int) error {
 		reserved = max(have, strongest) >= sqlfile.Reserved
 		return nil
@@ -130,7 +130,7 @@ func (f *file) SQLiteLockState() sqlfile.Level {
 	return f.node.locks[f.description]
 }
 
-func (f *file) SQLiteHasMoved() (bool, error) {
+func (f *file) HasMoved() (bool, error) {
 	return run(f.by, step{op: opStat, verb: "stat", path: f.name}, func() (bool, error) {
 		w, err := f.m.resolve(f.name, true)
 		if errors.Is(err, syscall.ENOENT) {

@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net/url"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
@@ -24,23 +23,19 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Each process registers a VFS on first use, under a name of its own, for
-// the life of the program: SQLite finds a VFS by name whenever a
-// connection opens a file, and a connection may outlive its process.
-var (
-	vfsCount atomic.Uint64
-	vfsNames sync.Map // *fake.Process -> string
-)
+// Each process registers a VFS on first use, for the life of the program
+// (SQLite finds a VFS by name whenever a connection opens a file, and a
+// connection may outlive its process), which keeps the process, so that
+// its address names it.
+var vfsMu sync.Mutex
 
 func vfsName(p *fake.Process) string {
-	if name, ok := vfsNames.Load(p); ok {
-		return name.(string)
+	name := fmt.Sprintf("proclock-fake-%p-pid%d", p, p.PID())
+	vfsMu.Lock()
+	defer vfsMu.Unlock()
+	if vfs.Find(name) == nil {
+		vfs.Register(name, &processVFS{p.Platform().FS.(sqlfile.FS)})
 	}
-	name := fmt.Sprintf("proclock-fake-%d-pid%d", vfsCount.Add(1), p.PID())
-	if old, loaded := vfsNames.LoadOrStore(p, name); loaded {
-		return old.(string)
-	}
-	vfs.Register(name, &processVFS{p: p, fsys: p.Platform().FS.(sqlfile.FS)})
 	return name
 }
 

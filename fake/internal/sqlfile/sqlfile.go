@@ -64,7 +64,7 @@ type File interface {
 	Sync() error
 	SQLiteLock(want Level) error // a refused Exclusive leaves a Reserved one at Pending
 	SQLiteUnlock(to Level) error
-	SQLiteReserved() (bool, error) // whether some file of the inode holds Reserved or more
+	CheckReservedLock() (bool, error) // whether some file of the inode holds Reserved or more
 	SQLiteLockState() Level
-	SQLiteHasMoved() (bool, error) // whether the name now names another file, or none
+	HasMoved() (bool, error) // whether the name now names another file, or none
 }
