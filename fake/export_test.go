@@ -8,7 +8,7 @@ import (
 
 // Sleepers returns how many sleeps are blocked on the frozen clock now.
 func (w *World) Sleepers() int {
-	c := w.u.clock
+	c := w.u.fs.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.sleepers)

@@ -137,5 +137,5 @@ func (w *World) hook(op, path string, after bool, fn func(Event) error) func() {
 	if path != "" {
 		path = sqlfile.Clean(path)
 	}
-	return w.u.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
+	return w.u.fs.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
 }

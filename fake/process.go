@@ -130,13 +130,13 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	return platform.PIDInfo{}, nil
 }
 
-func (pp procPlatform) Now() time.Time { return pp.p.u.clock.Now() }
+func (pp procPlatform) Now() time.Time { return pp.p.u.fs.clock.Now() }
 
 func (pp procPlatform) Sleep(ctx context.Context, d time.Duration) error {
 	if !pp.p.Alive() {
 		return pp.p.fail("sleep")
 	}
-	err := pp.p.u.clock.sleep(ctx, d, newSleeper(), pp.p.died, nil)
+	err := pp.p.u.fs.clock.sleep(ctx, d, newSleeper(), pp.p.died, nil)
 	if err == ErrKilled {
 		return pp.p.fail("sleep")
 	}

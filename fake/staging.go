@@ -61,11 +61,10 @@ func (w *World) Chmod(name string, mode fs.FileMode) error {
 func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return w.stage("open", name, func(m *memfs) error {
 		f, err := m.openFile(m.world, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-		if err != nil {
-			return err
+		if err == nil {
+			_, err = f.writeAt(data, 0)
+			m.release(f.description)
 		}
-		defer m.release(f.description)
-		_, err = f.writeAt(data, 0)
 		return err
 	})
 }

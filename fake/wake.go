@@ -68,7 +68,7 @@ func (w *watch) tell() {
 	default: // one is pending already
 	}
 	if w.s != nil {
-		w.p.u.clock.end(w.s)
+		w.p.u.fs.clock.end(w.s)
 	}
 }
 
@@ -112,7 +112,7 @@ func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, e
 		return path != "" && (slices.Contains(paths, path) || path == "/" || strings.HasPrefix(dir, path+"/"))
 	}
 	w := &watch{p: pp.p}
-	return w.start(pp.p.u.hooks.add(&hook{after: true, fn: func(ev Event) error {
+	return w.start(pp.p.u.fs.hooks.add(&hook{after: true, fn: func(ev Event) error {
 		if mutates(ev) && (touches(ev.Path) || touches(ev.NewPath)) {
 			w.tell()
 		}
@@ -231,7 +231,7 @@ func (w *watch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wa
 	if w.told(s) {
 		return platform.WakeChange, nil
 	}
-	err := u.clock.sleep(ctx, d, s, p.died, exited)
+	err := u.fs.clock.sleep(ctx, d, s, p.died, exited)
 	told := w.told(nil)
 	switch { // when several came together, the most telling wins
 	case ctx.Err() != nil:

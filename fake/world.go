@@ -27,9 +27,7 @@ type World struct {
 
 // universe is what every view of one world shares.
 type universe struct {
-	fs    *memfs
-	clock *clock
-	hooks *hooks
+	fs *memfs // with the clock and the hooks
 
 	mu        sync.Mutex // guards boots, pid tables and what follows
 	lastStart uint64
@@ -54,9 +52,7 @@ type namespace struct {
 // namespace; a filesystem holding "/" (0755) and "/tmp" (1777); and a
 // clock at 2026-01-01T00:00:00Z.
 func New() *World {
-	c := newClock(epoch)
-	h := &hooks{}
-	u := &universe{clock: c, hooks: h, fs: newMemFS(c, h), nextNS: firstChildNamespace}
+	u := &universe{fs: newMemFS(newClock(epoch), &hooks{}), nextNS: firstChildNamespace}
 	return u.newHost("fakehost")
 }
 
@@ -130,7 +126,7 @@ func (w *World) SpawnPID(pid int) (*Process, error) {
 // spawn makes a live process; u.mu is held. Its start time is the clock in
 // microseconds (as darwin counts), unique in the world.
 func (u *universe) spawn(ns *namespace, pid int) *Process {
-	start := uint64(u.clock.Now().UnixMicro())
+	start := uint64(u.fs.clock.Now().UnixMicro())
 	if start <= u.lastStart {
 		start = u.lastStart + 1
 	}
