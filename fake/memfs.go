@@ -97,7 +97,7 @@ type where struct {
 // resolve walks name, following symlinks in intermediate elements and,
 // when follow is set, in the last one. A missing last element is no
 // error: where.node is nil. A trailing slash is cleaned away (proclock
-// refuses such a lock path before any call).
+// refuses a lock path ending in the OS's separator before any call).
 func (m *memfs) resolve(name string, follow bool) (where, error) {
 	p, hops := sqlfile.Clean(name), 0
 walk:
