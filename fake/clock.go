@@ -20,16 +20,14 @@ type clock struct {
 	changed  chan struct{} // closed and replaced when sleepers change
 }
 
-// sleeper is one sleep on a frozen clock; wake closes when it ends.
+// sleeper is one sleep on a frozen clock; wake closes (under clock.mu)
+// when it ends.
 type sleeper struct {
 	deadline time.Time
 	wake     chan struct{}
-	once     sync.Once
 }
 
 func newSleeper() *sleeper { return &sleeper{wake: make(chan struct{})} }
-
-func (s *sleeper) stop() { s.once.Do(func() { close(s.wake) }) }
 
 func newClock(start time.Time) *clock {
 	return &clock{now: start, sleepers: make(map[*sleeper]struct{}), changed: make(chan struct{})}
@@ -98,7 +96,9 @@ func (c *clock) drop(s *sleeper) {
 		delete(c.sleepers, s)
 		c.signal()
 	}
-	s.stop()
+	if !closed(s.wake) {
+		close(s.wake)
+	}
 }
 
 // signal tells WaitSleepers the sleepers changed; c.mu is held.
@@ -116,7 +116,7 @@ func (c *clock) wakeDue() {
 }
 
 // Now returns the world's time.
-func (w *World) Now() time.Time { return w.u.clock.Now() }
+func (w *World) Now() time.Time { return w.u.fs.clock.Now() }
 
 // Advance moves the world's time forward by d, ending the frozen sleeps
 // whose deadline it reaches. It panics if d is negative.
@@ -124,7 +124,7 @@ func (w *World) Advance(d time.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("fake: Advance(%v): time does not go back", d))
 	}
-	c := w.u.clock
+	c := w.u.fs.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -135,7 +135,7 @@ func (w *World) Advance(d time.Duration) {
 // their ctx ends, or their process dies). thaw undoes it: time moves to
 // the latest deadline, as if each sleep had moved it.
 func (w *World) Freeze() (thaw func()) {
-	c := w.u.clock
+	c := w.u.fs.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = true
@@ -155,7 +155,7 @@ func (w *World) Freeze() (thaw func()) {
 // WaitSleepers blocks until at least n sleeps are blocked on the frozen
 // clock (or ctx ends): a test knows a goroutine waits, without sleeping.
 func (w *World) WaitSleepers(ctx context.Context, n int) error {
-	c := w.u.clock
+	c := w.u.fs.clock
 	for {
 		c.mu.Lock()
 		have, changed := len(c.sleepers), c.changed

@@ -6,9 +6,7 @@
 // run wherever Go runs.
 //
 // New makes a World; Spawn starts a Process, whose Platform is what
-// proclock takes. Kill ends a process as SIGKILL would: its pid is gone,
-// its files closed, its locks dropped, and whatever it still tries fails
-// with ErrKilled.
+// proclock takes. Kill ends a process as SIGKILL would.
 //
 // What the world promises:
 //
@@ -16,8 +14,8 @@
 //     O_CREATE|O_EXCL has one winner, rename replaces in one step, hard
 //     links share an inode, a removed file stays readable through open
 //     handles. Errors are *fs.PathError (*os.LinkError for Rename and
-//     Link) wrapping syscall.Errno values. Every process owns every file
-//     and its permission bits are checked; the world (World.FS and the
+//     Link) wrapping syscall.Errno values. Every process owns every file,
+//     whose permission bits are checked; the world (World.FS and the
 //     staging methods) is root.
 //   - A new inode takes the lowest number of one that is gone, as on
 //     ext4, and its birth time is the world's clock: until the clock
@@ -31,22 +29,7 @@
 //     OFD locks do; a process's Platform().SQLite takes them as the FS's
 //     byte-range locks (lockfs.RangeLocker), whose blocking LockRange is
 //     the kernel's queue. Package fakesql runs real SQLite on the same
-//     table. Kill drops every lock of the process in one step.
+//     table.
 //   - A file its process no longer reaches, unclosed, is closed when the
 //     collector finds it, as an *os.File is.
-//
-// A test that stages a crash of the file mechanism after it wrote its
-// stamp in a temporary file, before renaming it to the lock's path
-// (docs/protocol.md, "Every record appears whole"):
-//
-//	w := fake.New()
-//	p := w.Spawn()
-//	w.Before("rename-noreplace", "/tmp/app.lock", func(ev fake.Event) error {
-//		if ev.PID == p.PID() {
-//			p.Kill() // dies with its stamp written, not yet in place
-//		}
-//		return nil
-//	})
-//	_, err := proclock.Acquire(ctx, p.Platform().WithoutSQLite(), "/tmp/app.lock", proclock.Options{})
-//	// err matches fake.ErrKilled; nothing is at /tmp/app.lock.
 package fake

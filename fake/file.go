@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/proclock/proclock/internal/fsx"
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
 // description is an open file as the filesystem keeps it (POSIX's "open
@@ -52,62 +52,38 @@ func (d *description) collected() { d.m.closeFile(d) }
 const noFollow = 1 << 30
 
 // openFile is open(2) on the tree; with noFollow a symlink at the last
-// element is ELOOP.
+// element is ELOOP. A file the open creates may be written whatever its mode.
 func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*file, error) {
 	excl := flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0
 	// O_EXCL with O_CREATE never follows a symlink: even a dangling link is EEXIST.
-	w, err := m.resolve(a, name, !excl && flag&noFollow == 0)
-	switch {
-	case err != nil:
+	w, err := m.resolve(name, !excl && flag&noFollow == 0)
+	if err != nil {
 		return nil, err
-	case flag&noFollow != 0 && w.node != nil && w.node.isSymlink():
-		return nil, syscall.ELOOP
 	}
-	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
-	readable := flag&os.O_WRONLY == 0
-	n, created := w.node, false
+	n, writable, readable := w.node, flag&(os.O_WRONLY|os.O_RDWR) != 0, flag&os.O_WRONLY == 0
 	switch {
 	case n == nil && flag&os.O_CREATE == 0:
 		return nil, syscall.ENOENT
-	case n == nil && hasTrailingSlash(name):
-		return nil, syscall.EISDIR
-	case n == nil && !a.mayChange(w.dir):
-		return nil, syscall.EACCES
 	case n == nil:
-		n, created = m.newInode(perm.Perm()), true
+		n = m.newInode(perm.Perm())
 		m.addName(w.dir, w.base, n)
 	case excl:
 		return nil, syscall.EEXIST
-	}
-	if err := mayOpen(a, n, flag, readable, writable, created); err != nil {
-		return nil, err
-	}
-	if flag&os.O_TRUNC != 0 && n.isRegular() && !created {
-		n.data = nil
-		n.mtime = m.now()
+	case flag&noFollow != 0 && n.isSymlink():
+		return nil, syscall.ELOOP
+	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
+		return nil, syscall.EISDIR
+	case n.isSocket():
+		return nil, syscall.ENXIO
+	case readable && !a.may(n, permR), (writable || flag&os.O_TRUNC != 0) && !a.may(n, permW):
+		return nil, syscall.EACCES
+	case flag&os.O_TRUNC != 0 && n.isRegular():
+		n.data, n.mtime = nil, m.now()
 	}
 	d := &description{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
 	m.open[d] = struct{}{}
 	n.opens++
 	return handOut(d), nil
-}
-
-// mayOpen decides whether n may be opened with flag. A file the open just
-// created may be written whatever its mode.
-func mayOpen(a *actor, n *inode, flag int, readable, writable, created bool) error {
-	switch {
-	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
-		return syscall.EISDIR
-	case n.isSocket():
-		return syscall.ENXIO
-	case created:
-		return nil
-	case readable && !a.may(n, permR):
-		return syscall.EACCES
-	case (writable || flag&os.O_TRUNC != 0) && !a.may(n, permW):
-		return syscall.EACCES
-	}
-	return nil
 }
 
 // release closes d; m.mu is held.
@@ -117,7 +93,7 @@ func (m *memfs) release(d *description) {
 	}
 	d.closed = true
 	delete(m.open, d)
-	d.node.unlock(d) // a lock goes with its file
+	d.setLevel(sqlfile.None) // a lock goes with its file
 	d.node.opens--
 	m.forgetIfGone(d.node)
 }
@@ -141,31 +117,15 @@ func (m *memfs) releaseAllOf(p *Process) {
 	m.lookAll()
 }
 
-// inUse is fsx.ErrInUse when the world shares files as windows does
-// and n is open without sharing delete; m.mu is held.
-func (m *memfs) inUse(n *inode) error {
-	if !m.windowsSharing || n == nil {
-		return nil
-	}
+// inUse reports whether the world shares files as windows does and n is
+// open without sharing delete; m.mu is held.
+func (m *memfs) inUse(n *inode) bool {
 	for f := range m.open {
-		if f.node == n && f.unshared {
-			return fsx.ErrInUse
+		if m.windowsSharing && f.node == n && f.unshared {
+			return true
 		}
 	}
-	return nil
-}
-
-// countOpen counts the open handles of p, or of everyone when p is nil.
-func (m *memfs) countOpen(p *Process) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for d := range m.open {
-		if p == nil || d.by.proc == p {
-			n++
-		}
-	}
-	return n
+	return false
 }
 
 // do runs one operation on f as its owner, with hooks, under the lock.
@@ -202,10 +162,10 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 // io reads or writes p at off, or, unless at, at the offset, moving it.
 func (f *file) io(op string, verb string, rw func([]byte, int64) (int, error), p []byte, off int64, at bool) (int, error) {
 	return do(f, op, verb, func() (int, error) {
-		if at {
-			if off < 0 {
-				return 0, syscall.EINVAL
-			}
+		switch {
+		case at && off < 0:
+			return 0, syscall.EINVAL
+		case at:
 			return rw(p, off)
 		}
 		n, err := rw(p, f.off)
@@ -223,10 +183,7 @@ func (f *file) readAt(p []byte, off int64) (int, error) {
 		return 0, syscall.EISDIR
 	case len(p) == 0:
 		return 0, nil
-	case !f.node.isRegular():
-		return 0, io.EOF
-	}
-	if off >= int64(len(f.node.data)) {
+	case !f.node.isRegular() || off >= int64(len(f.node.data)):
 		return 0, io.EOF
 	}
 	n := copy(p, f.node.data[off:])
@@ -247,8 +204,7 @@ func (f *file) writeAt(p []byte, off int64) (int, error) {
 	case !f.node.isRegular():
 		return len(p), nil
 	}
-	end := off + int64(len(p))
-	f.node.data = resize(f.node.data, max(end, int64(len(f.node.data))))
+	f.node.data = resize(f.node.data, max(off+int64(len(p)), int64(len(f.node.data))))
 	copy(f.node.data[off:], p)
 	f.node.mtime = f.m.now()
 	return len(p), nil
@@ -263,7 +219,7 @@ func resize(data []byte, size int64) []byte {
 
 func (f *file) Stat() (fs.FileInfo, error) {
 	return do(f, opStat, "stat", func() (fs.FileInfo, error) {
-		return infoOf(path.Base(clean(f.name)), f.node), nil
+		return infoOf(path.Base(sqlfile.Clean(f.name)), f.node), nil
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/internal/fserr"
-
 	"github.com/proclock/proclock/lockfs"
 )
 
@@ -29,8 +28,6 @@ func (a *actor) dead() bool { return a.proc != nil && !a.proc.Alive() }
 func (a *actor) may(n *inode, perm fs.FileMode) bool {
 	return a.proc == nil || n.mode&perm == perm
 }
-
-func (a *actor) mayChange(dir *inode) bool { return a.may(dir, permW|permX) }
 
 // step names one operation, as hooks see it and as its errors tell it.
 type step struct {
@@ -66,10 +63,10 @@ func (s step) fail(err error) error {
 func (s step) event(pid int) Event {
 	ev := Event{Op: s.op, Call: s.verb, Flag: s.flag, Handle: s.handle, PID: pid, Ready: s.ready}
 	if s.path != "" {
-		ev.Path = clean(s.path)
+		ev.Path = sqlfile.Clean(s.path)
 	}
 	if s.newPath != "" {
-		ev.NewPath = clean(s.newPath)
+		ev.NewPath = sqlfile.Clean(s.newPath)
 	}
 	return ev
 }
@@ -122,45 +119,44 @@ func exec(a *actor, s step, body func() error) error {
 }
 
 func (a *actor) OpenFile(name string, flag int, perm os.FileMode) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: flag}, func() (*file, error) {
+	return a.open(name, flag, flag, perm)
+}
+
+func (a *actor) OpenNoFollow(name string) (lockfs.File, error) { return a.open(name, 0, noFollow, 0) }
+
+// open opens name with flag, hooks seeing hookFlag, and closes a file whose
+// open an After hook failed, so that it does not leak.
+func (a *actor) open(name string, hookFlag, flag int, perm fs.FileMode) (lockfs.File, error) {
+	f, err := run(a, step{op: opOpen, verb: "open", path: name, flag: hookFlag}, func() (*file, error) {
 		return a.m.openFile(a, name, flag, perm)
-	}))
-}
-
-func (a *actor) OpenNoFollow(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name}, func() (*file, error) {
-		return a.m.openFile(a, name, noFollow, 0)
-	}))
-}
-
-// opened closes a file whose open a hook failed after, so it does not leak.
-func (a *actor) opened(f *file, err error) (lockfs.File, error) {
+	})
+	if err != nil && f != nil {
+		a.m.closeFile(f.description)
+	}
 	if err != nil {
-		if f != nil {
-			a.m.closeFile(f.description)
-		}
 		return nil, err
 	}
 	return f, nil
 }
 
 func (a *actor) Remove(name string) error {
-	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error {
-		return a.m.remove(a, name)
-	})
+	return exec(a, step{op: opRemove, verb: "remove", path: name}, func() error { return a.m.remove(name) })
 }
 
 func (a *actor) Rename(oldname, newname string) error {
-	return exec(a, step{op: opRename, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.rename(a, oldname, newname)
-	})
+	s := step{op: opRename, verb: "rename", path: oldname, newPath: newname}
+	return exec(a, s, func() error { return a.m.rename(oldname, newname) })
 }
 
-// RenameNoReplace is fsx.NoReplaceRenamer's. A hook's EINVAL, ENOSYS or
-// EPERM stages a filesystem without it (fserr.ErrNoReplaceUnsupported).
+// RenameNoReplace is fsx.NoReplaceRenamer's: EEXIST when newname exists,
+// checked first as linux does. A hook's EINVAL, ENOSYS or EPERM stages a
+// filesystem without it (fserr.ErrNoReplaceUnsupported).
 func (a *actor) RenameNoReplace(oldname, newname string) error {
 	err := exec(a, step{op: opRenameNoReplace, verb: "rename", path: oldname, newPath: newname}, func() error {
-		return a.m.renameNoReplace(a, oldname, newname)
+		if _, err := a.m.freeName(newname); err != nil {
+			return err
+		}
+		return a.m.rename(oldname, newname)
 	})
 	var le *os.LinkError
 	if errors.As(err, &le) {
@@ -173,21 +169,14 @@ func (a *actor) RenameNoReplace(oldname, newname string) error {
 }
 
 func (a *actor) Link(oldname, newname string) error {
-	return exec(a, step{op: opLink, verb: "link", path: oldname, newPath: newname}, func() error {
-		return a.m.link(a, oldname, newname)
-	})
+	s := step{op: opLink, verb: "link", path: oldname, newPath: newname}
+	return exec(a, s, func() error { return a.m.link(oldname, newname) })
 }
 
-func (a *actor) stat(name string) (os.FileInfo, error) {
-	return run(a, step{op: opStat, verb: "stat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(a, name, true)
-	})
-}
+func (a *actor) Lstat(name string) (os.FileInfo, error) { return a.stat("lstat", name, false) }
 
-func (a *actor) Lstat(name string) (os.FileInfo, error) {
-	return run(a, step{op: opStat, verb: "lstat", path: name}, func() (os.FileInfo, error) {
-		return a.m.stat(a, name, false)
-	})
+func (a *actor) stat(verb, name string, follow bool) (os.FileInfo, error) {
+	return run(a, step{op: opStat, verb: verb, path: name}, func() (os.FileInfo, error) { return a.m.stat(name, follow) })
 }
 
 func (a *actor) FileID(name string) (lockfs.FileID, error) { return a.id("fileid", name, false) }
@@ -196,7 +185,7 @@ func (a *actor) DirID(dir string) (lockfs.FileID, error) { return a.id("dirid", 
 
 func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 	return run(a, step{op: opStat, verb: verb, path: name}, func() (lockfs.FileID, error) {
-		w, err := a.m.existing(a, name, dir)
+		w, err := a.m.existing(name, dir)
 		if err == nil && dir && !w.node.isDir() {
 			err = syscall.ENOTDIR
 		}
@@ -209,13 +198,9 @@ func (a *actor) id(verb, name string, dir bool) (lockfs.FileID, error) {
 
 // FileIDOf identifies a file of this world (else lockfs.ErrNoFileID).
 func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
-	mf, ok := f.(*file)
-	if !ok || mf == nil || mf.m != a.m {
-		name := ""
-		if f != nil {
-			name = f.Name()
-		}
-		return lockfs.FileID{}, &fs.PathError{Op: "fileid", Path: name, Err: lockfs.ErrNoFileID}
+	mf, err := a.own(f, "fileid", lockfs.ErrNoFileID)
+	if err != nil {
+		return lockfs.FileID{}, err
 	}
 	return run(a, step{op: opStat, verb: "fileid", path: mf.name, handle: true}, func() (lockfs.FileID, error) {
 		if mf.closed {
@@ -227,4 +212,17 @@ func (a *actor) FileIDOf(f lockfs.File) (lockfs.FileID, error) {
 
 func idOf(n *inode) lockfs.FileID {
 	return lockfs.FileID{Dev: dev, Ino: n.ino, Birth: n.birth, HasBirth: true, Links: n.nlink}
+}
+
+// own is lf as a file of this world, else fails verb with err.
+func (a *actor) own(lf lockfs.File, verb string, err error) (*file, error) {
+	f, ok := lf.(*file)
+	if !ok || f == nil || f.m != a.m {
+		name := ""
+		if lf != nil {
+			name = lf.Name()
+		}
+		return nil, &fs.PathError{Op: verb, Path: name, Err: err}
+	}
+	return f, nil
 }

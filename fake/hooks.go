@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
 // The operations hooks match (World.Before).
@@ -48,11 +50,6 @@ type hook struct {
 	fn    func(Event) error
 }
 
-func (h *hook) matches(ev Event, after bool) bool {
-	return h.after == after && (h.op == "" || h.op == ev.Op) &&
-		(h.path == "" || h.path == ev.Path || h.path == ev.NewPath)
-}
-
 // hooks is the world's list, replaced and never changed in place, so an
 // operation runs those it found when it started.
 type hooks struct {
@@ -84,7 +81,7 @@ func (hs *hooks) fire(ev Event, after bool) error {
 	hs.mu.Unlock()
 	var first error
 	for _, h := range list {
-		if !h.matches(ev, after) {
+		if h.after != after || h.op != "" && h.op != ev.Op || h.path != "" && h.path != ev.Path && h.path != ev.NewPath {
 			continue
 		}
 		if err := h.fn(ev); err != nil && first == nil {
@@ -138,7 +135,7 @@ func (w *World) hook(op, path string, after bool, fn func(Event) error) func() {
 		panic(fmt.Sprintf("fake: a hook needs a function and a known operation, not %q", op))
 	}
 	if path != "" {
-		path = clean(path)
+		path = sqlfile.Clean(path)
 	}
-	return w.u.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
+	return w.u.fs.hooks.add(&hook{op: op, path: path, after: after, fn: fn})
 }

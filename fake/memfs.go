@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/proclock/proclock/fake/internal/sqlfile"
+	"github.com/proclock/proclock/internal/fsx"
 )
 
 const (
@@ -22,7 +23,6 @@ const (
 const (
 	permR fs.FileMode = 0o400
 	permW fs.FileMode = 0o200
-	permX fs.FileMode = 0o100
 )
 
 // inode is a file, whatever its names. Its fields are guarded by memfs.mu.
@@ -53,22 +53,6 @@ func (n *inode) freeFor(d *description) bool {
 		}
 	}
 	return true
-}
-
-// unlock takes d's lock off n's table; memfs.mu is held.
-func (n *inode) unlock(d *description) {
-	if _, ok := n.locks[d]; ok {
-		delete(n.locks, d)
-		n.letGo()
-	}
-}
-
-// letGo wakes the waits of LockRange on n; memfs.mu is held.
-func (n *inode) letGo() {
-	if n.unlocked != nil {
-		close(n.unlocked)
-		n.unlocked = nil
-	}
 }
 
 func (n *inode) isDir() bool     { return n.mode.IsDir() }
@@ -102,62 +86,27 @@ func newMemFS(c *clock, h *hooks) *memfs {
 	return m
 }
 
-// clean turns a name into the absolute, cleaned, slash-separated path the
-// tree is walked by: relative names start from "/"; on windows a volume
-// name is dropped. path.Clean does not allocate for a name already clean.
-func clean(name string) string {
-	name = filepath.ToSlash(name[len(filepath.VolumeName(name)):])
-	if !strings.HasPrefix(name, "/") {
-		name = "/" + name
-	}
-	return path.Clean(name)
-}
-
-// hasTrailingSlash reports whether name insists on a directory ("d/").
-func hasTrailingSlash(name string) bool {
-	name = filepath.ToSlash(name)
-	return len(name) > 1 && strings.HasSuffix(name, "/") && clean(name) != "/"
-}
-
 // where is what a path resolves to.
 type where struct {
 	dir     *inode // the directory holding the last element; nil for "/"
 	dirPath string // dir's path, with no symlink in it
 	base    string // the last element
 	node    *inode // what is there; nil when nothing is
-	viaLink bool   // the last element was a symlink that was followed
 }
 
-// realPath is the path of the last element with every symlink resolved.
-func (w where) realPath() string {
-	if w.dir == nil {
-		return "/"
-	}
-	return path.Join(w.dirPath, w.base)
-}
-
-// resolve walks name, following symlinks in intermediate elements and, when
-// follow is set or name ends in a slash, in the last one. A missing last
-// element is no error: where.node is nil.
-func (m *memfs) resolve(a *actor, name string, follow bool) (where, error) {
-	slash := hasTrailingSlash(name)
-	follow = follow || slash
-	p := clean(name)
-	hops := 0
-	viaLink := false
+// resolve walks name, following symlinks in intermediate elements and,
+// when follow is set, in the last one. A missing last element is no
+// error: where.node is nil. A trailing slash is cleaned away (proclock
+// refuses a lock path ending in the OS's separator before any call).
+func (m *memfs) resolve(name string, follow bool) (where, error) {
+	p, hops := sqlfile.Clean(name), 0
 walk:
-	for {
-		if p == "/" {
-			return where{node: m.root, viaLink: viaLink}, nil
-		}
+	for p != "/" {
 		parts := strings.Split(p[1:], "/")
 		cur, curPath := m.root, "/"
 		for i, part := range parts {
 			if !cur.isDir() {
 				return where{}, syscall.ENOTDIR
-			}
-			if !a.may(cur, permX) {
-				return where{}, syscall.EACCES
 			}
 			child := cur.entries[part]
 			last := i == len(parts)-1
@@ -166,15 +115,10 @@ walk:
 					return where{}, syscall.ELOOP
 				}
 				p = expandLink(curPath, child.target, parts[i+1:])
-				viaLink = viaLink || last
 				continue walk
 			}
 			if last {
-				w := where{dir: cur, dirPath: curPath, base: part, node: child, viaLink: viaLink}
-				if slash && child != nil && !child.isDir() {
-					return w, syscall.ENOTDIR
-				}
-				return w, nil
+				return where{dir: cur, dirPath: curPath, base: part, node: child}, nil
 			}
 			if child == nil {
 				return where{}, syscall.ENOENT
@@ -182,6 +126,7 @@ walk:
 			cur, curPath = child, path.Join(curPath, part)
 		}
 	}
+	return where{node: m.root}, nil
 }
 
 // expandLink is the path a walk continues with after a symlink in dir.
@@ -239,32 +184,30 @@ func (m *memfs) forgetIfGone(n *inode) {
 	m.freeIno = slices.Insert(m.freeIno, i, n.ino)
 }
 
-func (m *memfs) stat(a *actor, name string, follow bool) (fs.FileInfo, error) {
-	w, err := m.existing(a, name, follow)
+func (m *memfs) stat(name string, follow bool) (fs.FileInfo, error) {
+	w, err := m.existing(name, follow)
 	if err != nil {
 		return nil, err
 	}
-	return infoOf(path.Base(clean(name)), w.node), nil
+	return infoOf(path.Base(sqlfile.Clean(name)), w.node), nil
 }
 
 // freeName resolves name, where something new is to be made: nothing may
 // be there, not even a dangling symlink.
-func (m *memfs) freeName(a *actor, name string) (where, error) {
-	w, err := m.resolve(a, name, false)
+func (m *memfs) freeName(name string) (where, error) {
+	w, err := m.resolve(name, false)
 	switch {
 	case err != nil:
 		return where{}, err
-	case w.node != nil || w.dir == nil || w.viaLink:
+	case w.node != nil || w.dir == nil:
 		return where{}, syscall.EEXIST
-	case !a.mayChange(w.dir):
-		return where{}, syscall.EACCES
 	}
 	return w, nil
 }
 
 // make makes a directory, a symlink to target, or a node with no data.
 func (m *memfs) make(name string, mode fs.FileMode, target string) error {
-	w, err := m.freeName(m.world, name)
+	w, err := m.freeName(name)
 	if err == nil {
 		n := m.newInode(mode)
 		n.target = target
@@ -278,115 +221,68 @@ func modeBits(perm fs.FileMode) fs.FileMode {
 	return perm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 }
 
-func (m *memfs) remove(a *actor, name string) error {
-	w, err := m.existing(a, name, false)
-	if err != nil {
-		return err
-	}
-	return m.removeAt(a, w)
-}
-
-// removeAt removes the name w resolved, which names something.
-func (m *memfs) removeAt(a *actor, w where) error {
+func (m *memfs) remove(name string) error {
+	w, err := m.existing(name, false)
 	switch {
+	case err != nil:
+		return err
 	case w.dir == nil:
 		return syscall.EBUSY
-	case w.viaLink:
-		return syscall.ENOTDIR // "link/" names the target, which remove does not touch
-	case !a.mayChange(w.dir):
-		return syscall.EACCES
 	case w.node.isDir() && len(w.node.entries) > 0:
 		return syscall.ENOTEMPTY
-	}
-	if err := m.inUse(w.node); err != nil {
-		return err
+	case m.inUse(w.node):
+		return fsx.ErrInUse
 	}
 	m.forgetIfGone(m.dropName(w.dir, w.base))
 	return nil
 }
 
 // rename is rename(2), in one step.
-func (m *memfs) rename(a *actor, oldname, newname string) error {
-	from, err := m.existing(a, oldname, false)
+func (m *memfs) rename(oldname, newname string) error {
+	from, err := m.existing(oldname, false)
 	if err != nil {
 		return err
 	}
-	to, err := m.resolve(a, newname, false)
-	if err != nil {
-		return err
-	}
+	to, err := m.resolve(newname, false)
+	dir, old := from.node.isDir(), path.Join(from.dirPath, from.base)
 	switch {
+	case err != nil:
+		return err
 	case from.dir == nil || to.dir == nil:
 		return syscall.EBUSY
-	case from.viaLink || to.viaLink:
-		return syscall.ENOTDIR
-	case !a.mayChange(from.dir) || !a.mayChange(to.dir):
-		return syscall.EACCES
 	case from.node == to.node:
 		return nil // two names of one file: rename(2) does nothing
+	case !dir && to.node != nil && to.node.isDir():
+		return syscall.EISDIR
+	case dir && (to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/")):
+		return syscall.EINVAL // a directory cannot move into itself
+	case dir && to.node != nil && !to.node.isDir():
+		return syscall.ENOTDIR
+	case dir && to.node != nil && len(to.node.entries) > 0:
+		return syscall.ENOTEMPTY
+	case m.inUse(from.node) || m.inUse(to.node):
+		return fsx.ErrInUse
 	}
-	if err := replaceable(from, to); err != nil {
-		return err
-	}
-	if err := m.inUse(from.node); err != nil {
-		return err
-	}
-	if err := m.inUse(to.node); err != nil {
-		return err
-	}
-	var replaced *inode
 	if to.node != nil {
-		replaced = m.dropName(to.dir, to.base)
+		m.dropName(to.dir, to.base)
 	}
 	m.dropName(from.dir, from.base)
 	m.addName(to.dir, to.base, from.node)
-	m.forgetIfGone(replaced)
+	m.forgetIfGone(to.node)
 	return nil
-}
-
-// replaceable decides whether from may take the place of to.
-func replaceable(from, to where) error {
-	if !from.node.isDir() {
-		if to.node != nil && to.node.isDir() {
-			return syscall.EISDIR
-		}
-		return nil
-	}
-	old := from.realPath()
-	if to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/") {
-		return syscall.EINVAL // a directory cannot move into itself
-	}
-	switch {
-	case to.node == nil:
-		return nil
-	case !to.node.isDir():
-		return syscall.ENOTDIR
-	case len(to.node.entries) > 0:
-		return syscall.ENOTEMPTY
-	}
-	return nil
-}
-
-// renameNoReplace is rename(2) with RENAME_NOREPLACE: EEXIST when
-// newname exists, whatever is there, checked first as linux does.
-func (m *memfs) renameNoReplace(a *actor, oldname, newname string) error {
-	if _, err := m.freeName(a, newname); err != nil {
-		return err
-	}
-	return m.rename(a, oldname, newname)
 }
 
 // link gives the file at oldname (a symlink itself, not its target) the
 // name newname.
-func (m *memfs) link(a *actor, oldname, newname string) error {
-	from, err := m.existing(a, oldname, false)
+func (m *memfs) link(oldname, newname string) error {
+	from, err := m.existing(oldname, false)
 	if err != nil {
 		return err
 	}
 	if from.node.isDir() {
 		return syscall.EPERM
 	}
-	to, err := m.freeName(a, newname)
+	to, err := m.freeName(newname)
 	if err == nil {
 		m.addName(to.dir, to.base, from.node)
 	}
@@ -394,8 +290,8 @@ func (m *memfs) link(a *actor, oldname, newname string) error {
 }
 
 // existing resolves name, which must exist (ENOENT otherwise).
-func (m *memfs) existing(a *actor, name string, follow bool) (where, error) {
-	w, err := m.resolve(a, name, follow)
+func (m *memfs) existing(name string, follow bool) (where, error) {
+	w, err := m.resolve(name, follow)
 	if err == nil && w.node == nil {
 		err = syscall.ENOENT
 	}

@@ -25,7 +25,6 @@ type Process struct {
 
 	killed atomic.Bool
 	died   chan struct{} // closed once dead and buried
-	sqlite *processSQLite
 
 	mu      sync.Mutex
 	selfErr error
@@ -47,7 +46,7 @@ func (p *Process) Alive() bool { return !p.killed.Load() }
 // source (wake.go).
 func (p *Process) Platform() *platform.Platform {
 	pp := procPlatform{p}
-	return &platform.Platform{FS: p.fs, SQLite: p.sqlite, Process: pp, Clock: pp, Wake: pp}
+	return &platform.Platform{FS: p.fs, SQLite: pp, Process: pp, Clock: pp, Wake: pp}
 }
 
 // FailIdentity makes the process's Self fail with err, as in a sandbox
@@ -94,14 +93,16 @@ func (p *Process) bury() {
 	}
 }
 
-// procPlatform is the process's platform.Process, Clock and Waker.
+// procPlatform is the process's platform.Process, Clock, SQLite and Waker.
 type procPlatform struct{ p *Process }
 
 var (
 	_ platform.Process = procPlatform{}
 	_ platform.Clock   = procPlatform{}
-	_ platform.Waker   = procPlatform{}
+	_ platform.SQLite  = procPlatform{}
 )
+
+func (procPlatform) LocksBytes() bool { return true }
 
 func (pp procPlatform) Self() (platform.Identity, error) {
 	pp.p.mu.Lock()
@@ -129,13 +130,13 @@ func (pp procPlatform) Lookup(pid int) (platform.PIDInfo, error) {
 	return platform.PIDInfo{}, nil
 }
 
-func (pp procPlatform) Now() time.Time { return pp.p.u.clock.Now() }
+func (pp procPlatform) Now() time.Time { return pp.p.u.fs.clock.Now() }
 
 func (pp procPlatform) Sleep(ctx context.Context, d time.Duration) error {
 	if !pp.p.Alive() {
 		return pp.p.fail("sleep")
 	}
-	err := pp.p.u.clock.sleep(ctx, d, newSleeper(), pp.p.died, nil)
+	err := pp.p.u.fs.clock.sleep(ctx, d, newSleeper(), pp.p.died, nil)
 	if err == ErrKilled {
 		return pp.p.fail("sleep")
 	}

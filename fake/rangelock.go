@@ -17,13 +17,11 @@ import (
 var _ lockfs.RangeLocker = (*actor)(nil)
 
 func (a *actor) OpenLockable(name string) (lockfs.File, error) {
-	return a.opened(run(a, step{op: opOpen, verb: "open", path: name, flag: os.O_RDWR}, func() (*file, error) {
-		return a.m.openFile(a, name, noFollow|os.O_RDWR, 0)
-	}))
+	return a.open(name, os.O_RDWR, noFollow|os.O_RDWR, 0)
 }
 
 func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error) {
-	f, err := a.own(lf, "lock")
+	f, err := a.own(lf, "lock", fs.ErrInvalid)
 	if err != nil {
 		return false, err
 	}
@@ -31,13 +29,9 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 		if !f.writable {
 			return syscall.EBADF
 		}
-		for g := range f.node.locks {
-			if g != f.description {
-				return nil
-			}
+		if got = f.node.freeFor(f.description); got {
+			f.setLevel(sqlfile.Exclusive)
 		}
-		f.setLevel(sqlfile.Exclusive)
-		got = true
 		return nil
 	})
 	return got, err
@@ -47,7 +41,7 @@ func (a *actor) TryLockRange(lf lockfs.File, off, n int64) (got bool, err error)
 // whose Event.Ready tells whether it would take the lock, and between
 // tries it blocks, counted a sleeper, until a lock is let go.
 func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
-	f, err := a.own(lf, "lockw")
+	f, err := a.own(lf, "lockw", fs.ErrInvalid)
 	if err != nil {
 		return err
 	}
@@ -58,27 +52,25 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 	}
 	for {
 		var unlocked chan struct{}
-		_, err := run(a, step{op: opLock, verb: "lockw", path: f.name, handle: true, ready: ready}, func() (struct{}, error) {
+		err := exec(a, step{op: opLock, verb: "lockw", path: f.name, handle: true, ready: ready}, func() error {
 			switch {
 			case f.closed:
-				return struct{}{}, os.ErrClosed
+				return os.ErrClosed
 			case !f.writable:
-				return struct{}{}, syscall.EBADF
-			}
-			if f.node.freeFor(f.description) {
+				return syscall.EBADF
+			case f.node.freeFor(f.description):
 				f.setLevel(sqlfile.Exclusive)
-				return struct{}{}, nil
-			}
-			if f.node.unlocked == nil {
+				return nil
+			case f.node.unlocked == nil:
 				f.node.unlocked = make(chan struct{})
 			}
 			unlocked = f.node.unlocked
-			return struct{}{}, nil
+			return nil
 		})
 		if err != nil || unlocked == nil {
 			return err
 		}
-		var died chan struct{}
+		var died chan struct{} // the world's FS never dies
 		if a.proc != nil {
 			died = a.proc.died
 		}
@@ -96,7 +88,7 @@ func (a *actor) LockRange(lf lockfs.File, off, n int64) error {
 }
 
 func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err error) {
-	f, err := a.own(lf, "getlk")
+	f, err := a.own(lf, "getlk", fs.ErrInvalid)
 	if err != nil {
 		return false, err
 	}
@@ -109,16 +101,4 @@ func (a *actor) RangeWriteLocked(lf lockfs.File, off, n int64) (locked bool, err
 		return nil
 	})
 	return locked, err
-}
-
-func (a *actor) own(lf lockfs.File, verb string) (*file, error) {
-	f, ok := lf.(*file)
-	if !ok || f == nil || f.m != a.m {
-		name := ""
-		if lf != nil {
-			name = lf.Name()
-		}
-		return nil, &fs.PathError{Op: verb, Path: name, Err: fs.ErrInvalid}
-	}
-	return f, nil
 }

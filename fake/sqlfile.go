@@ -50,16 +50,17 @@ func usable(f *file) error {
 	return nil
 }
 
-func (a *actor) SQLiteStat(name string) (fs.FileInfo, error) { return a.stat(name) }
+func (a *actor) SQLiteStat(name string) (fs.FileInfo, error) { return a.stat("stat", name, true) }
 
 // SQLiteLock is SQLite's xLock: many SHARED at once; one RESERVED;
-// PENDING lets no new SHARED in; EXCLUSIVE only alone.
+// PENDING lets no new SHARED in; EXCLUSIVE only alone. SQLite asks only
+// for the raises os_unix.c allows, and unlocks to SHARED or NONE.
 func (f *file) SQLiteLock(want sqlfile.Level) error {
 	return f.locking(func(have, strongest sqlfile.Level, others int) error {
 		switch {
 		case have >= want:
 			return nil
-		case !validRaise(have, want), want >= sqlfile.Reserved && !f.writable:
+		case want >= sqlfile.Reserved && !f.writable:
 			return sqlfile.BadLock
 		case want == sqlfile.Shared && strongest >= sqlfile.Pending,
 			want == sqlfile.Reserved && strongest >= sqlfile.Reserved,
@@ -74,30 +75,14 @@ func (f *file) SQLiteLock(want sqlfile.Level) error {
 	})
 }
 
-// validRaise reports whether SQLite may ask to go from have to want.
-func validRaise(have, want sqlfile.Level) bool {
-	switch want {
-	case sqlfile.Shared:
-		return have == sqlfile.None
-	case sqlfile.Reserved:
-		return have == sqlfile.Shared
-	case sqlfile.Exclusive:
-		return have >= sqlfile.Shared
-	}
-	return false
-}
-
 func (f *file) SQLiteUnlock(to sqlfile.Level) error {
 	return f.locking(func(have, _ sqlfile.Level, _ int) error {
-		if to != sqlfile.None && to != sqlfile.Shared {
-			return sqlfile.BadUnlock
-		}
 		f.setLevel(min(have, to))
 		return nil
 	})
 }
 
-func (f *file) SQLiteReserved() (reserved bool, err error) {
+func (f *file) CheckReservedLock() (reserved bool, err error) {
 	err = f.locking(func(have, strongest sqlfile.Level, _ int) error {
 		reserved = max(have, strongest) >= sqlfile.Reserved
 		return nil
@@ -121,20 +106,22 @@ func (f *file) locking(body func(have, strongest sqlfile.Level, others int) erro
 	})
 }
 
-// setLevel puts the file's lock at level; memfs.mu is held.
-func (f *file) setLevel(level sqlfile.Level) {
-	n := f.node
-	if level == sqlfile.None {
-		n.unlock(f.description)
-		return
+// setLevel puts d's lock at level, waking LockRange's waits on its inode
+// when it weakens; memfs.mu is held.
+func (d *description) setLevel(level sqlfile.Level) {
+	n := d.node
+	if level < n.locks[d] && n.unlocked != nil {
+		close(n.unlocked)
+		n.unlocked = nil
 	}
-	if n.locks == nil {
-		n.locks = make(map[*description]sqlfile.Level)
+	switch {
+	case level == sqlfile.None:
+		delete(n.locks, d)
+	case n.locks == nil:
+		n.locks = map[*description]sqlfile.Level{d: level}
+	default:
+		n.locks[d] = level
 	}
-	if level < n.locks[f.description] {
-		n.letGo()
-	}
-	n.locks[f.description] = level
 }
 
 func (f *file) SQLiteLockState() sqlfile.Level {
@@ -143,9 +130,9 @@ func (f *file) SQLiteLockState() sqlfile.Level {
 	return f.node.locks[f.description]
 }
 
-func (f *file) SQLiteHasMoved() (bool, error) {
+func (f *file) HasMoved() (bool, error) {
 	return run(f.by, step{op: opStat, verb: "stat", path: f.name}, func() (bool, error) {
-		w, err := f.m.resolve(f.by, f.name, true)
+		w, err := f.m.resolve(f.name, true)
 		if errors.Is(err, syscall.ENOENT) {
 			return true, nil
 		}

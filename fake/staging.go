@@ -49,7 +49,7 @@ func (w *World) Mknod(name string, mode fs.FileMode) error {
 // EACCES for every process (each owns every file), not for the world.
 func (w *World) Chmod(name string, mode fs.FileMode) error {
 	return w.stage("chmod", name, func(m *memfs) error {
-		at, err := m.existing(m.world, name, true)
+		at, err := m.existing(name, true)
 		if err == nil {
 			at.node.mode = at.node.mode.Type() | modeBits(mode)
 		}
@@ -61,11 +61,10 @@ func (w *World) Chmod(name string, mode fs.FileMode) error {
 func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 	return w.stage("open", name, func(m *memfs) error {
 		f, err := m.openFile(m.world, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-		if err != nil {
-			return err
+		if err == nil {
+			_, err = f.writeAt(data, 0)
+			m.release(f.description)
 		}
-		defer m.release(f.description)
-		_, err = f.writeAt(data, 0)
 		return err
 	})
 }
@@ -73,7 +72,7 @@ func (w *World) WriteFile(name string, data []byte, perm fs.FileMode) error {
 // ReadFile returns the bytes of name, as os.ReadFile.
 func (w *World) ReadFile(name string) (data []byte, err error) {
 	err = w.stage("read", name, func(m *memfs) error {
-		at, err := m.existing(m.world, name, true)
+		at, err := m.existing(name, true)
 		switch {
 		case err != nil:
 			return err
@@ -91,7 +90,7 @@ func (w *World) ReadFile(name string) (data []byte, err error) {
 // only its FileID tells it apart. Open handles keep the old one.
 func (w *World) SwapInode(name string) error {
 	return w.stage("swapinode", name, func(m *memfs) error {
-		at, err := m.existing(m.world, name, false)
+		at, err := m.existing(name, false)
 		switch {
 		case err != nil:
 			return err

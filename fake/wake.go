@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/proclock/proclock/fake/internal/sqlfile"
 	"github.com/proclock/proclock/internal/wake"
 	"github.com/proclock/proclock/platform"
 )
@@ -67,7 +68,7 @@ func (w *watch) tell() {
 	default: // one is pending already
 	}
 	if w.s != nil {
-		w.p.u.clock.end(w.s)
+		w.p.u.fs.clock.end(w.s)
 	}
 }
 
@@ -102,16 +103,16 @@ func (pp procPlatform) WatchChanges(dir string, names []string) (wake.Changes, e
 	if !pp.p.Alive() {
 		return nil, pp.p.fail("watch")
 	}
-	dir = clean(dir)
+	dir = sqlfile.Clean(dir)
 	paths := []string{dir}
 	for _, name := range names {
-		paths = append(paths, clean(dir+"/"+name))
+		paths = append(paths, sqlfile.Clean(dir+"/"+name))
 	}
 	touches := func(path string) bool {
 		return path != "" && (slices.Contains(paths, path) || path == "/" || strings.HasPrefix(dir, path+"/"))
 	}
 	w := &watch{p: pp.p}
-	return w.start(pp.p.u.hooks.add(&hook{after: true, fn: func(ev Event) error {
+	return w.start(pp.p.u.fs.hooks.add(&hook{after: true, fn: func(ev Event) error {
 		if mutates(ev) && (touches(ev.Path) || touches(ev.NewPath)) {
 			w.tell()
 		}
@@ -143,7 +144,7 @@ func (pp procPlatform) Watch(dir string, names []string) (wake.Watch, error) {
 	w := &watch{p: p, names: slices.Clone(names)}
 	m := p.u.fs
 	m.mu.Lock()
-	if at, err := m.resolve(m.world, dir, true); err == nil && at.node != nil && at.node.isDir() {
+	if at, err := m.resolve(dir, true); err == nil && at.node != nil && at.node.isDir() {
 		w.dir, w.was = at.node, make([]*inode, len(names))
 		w.look()
 		m.watches[w] = struct{}{}
@@ -230,7 +231,7 @@ func (w *watch) Wait(ctx context.Context, pid int, d time.Duration) (platform.Wa
 	if w.told(s) {
 		return platform.WakeChange, nil
 	}
-	err := u.clock.sleep(ctx, d, s, p.died, exited)
+	err := u.fs.clock.sleep(ctx, d, s, p.died, exited)
 	told := w.told(nil)
 	switch { // when several came together, the most telling wins
 	case ctx.Err() != nil:

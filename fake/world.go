@@ -27,9 +27,7 @@ type World struct {
 
 // universe is what every view of one world shares.
 type universe struct {
-	fs    *memfs
-	clock *clock
-	hooks *hooks
+	fs *memfs // with the clock and the hooks
 
 	mu        sync.Mutex // guards boots, pid tables and what follows
 	lastStart uint64
@@ -54,16 +52,13 @@ type namespace struct {
 // namespace; a filesystem holding "/" (0755) and "/tmp" (1777); and a
 // clock at 2026-01-01T00:00:00Z.
 func New() *World {
-	c := newClock(epoch)
-	h := &hooks{}
-	u := &universe{clock: c, hooks: h, fs: newMemFS(c, h), nextNS: firstChildNamespace}
+	u := &universe{fs: newMemFS(newClock(epoch), &hooks{}), nextNS: firstChildNamespace}
 	return u.newHost("fakehost")
 }
 
 func (u *universe) newHost(name string) *World {
-	h := &host{name: name, bootID: newBootID("")}
-	ns := newNamespace(h, rootNamespace)
-	return &World{u: u, host: h, ns: ns}
+	h := &host{name: name, bootID: newBootID()}
+	return &World{u: u, host: h, ns: newNamespace(h, rootNamespace)}
 }
 
 func newNamespace(h *host, id uint64) *namespace {
@@ -78,16 +73,11 @@ func (ns *namespace) reset() {
 	ns.procs = make(map[int]*Process)
 }
 
-// newBootID returns a random boot id as linux forms them, other than old.
-func newBootID(old string) string {
-	for {
-		id := fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x",
-			rand.Uint32(), rand.Uint32N(1<<16), rand.Uint32N(1<<12),
-			0x8000|rand.Uint32N(1<<14), rand.Uint64N(1<<48))
-		if id != old {
-			return id
-		}
-	}
+// newBootID returns a random boot id as linux forms them (122 random bits:
+// never one seen before).
+func newBootID() string {
+	return fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", rand.Uint32(), rand.Uint32N(1<<16),
+		rand.Uint32N(1<<12), 0x8000|rand.Uint32N(1<<14), rand.Uint64N(1<<48))
 }
 
 // NewHost returns another host of this world, with its own boot and pid
@@ -115,9 +105,8 @@ func (w *World) Spawn() *Process {
 	for w.ns.procs[w.ns.nextPID] != nil {
 		w.ns.nextPID++
 	}
-	pid := w.ns.nextPID
 	w.ns.nextPID++
-	return w.u.spawn(w.ns, pid)
+	return w.u.spawn(w.ns, w.ns.nextPID-1)
 }
 
 // SpawnPID starts a process with pid, reused after one that died: it gets
@@ -137,23 +126,14 @@ func (w *World) SpawnPID(pid int) (*Process, error) {
 // spawn makes a live process; u.mu is held. Its start time is the clock in
 // microseconds (as darwin counts), unique in the world.
 func (u *universe) spawn(ns *namespace, pid int) *Process {
-	start := uint64(u.clock.Now().UnixMicro())
+	start := uint64(u.fs.clock.Now().UnixMicro())
 	if start <= u.lastStart {
 		start = u.lastStart + 1
 	}
 	u.lastStart = start
-	p := &Process{
-		u: u, ns: ns, pid: pid,
-		id: platform.Identity{
-			Host:         ns.host.name,
-			BootID:       ns.host.bootID,
-			PID:          pid,
-			StartTime:    start,
-			PIDNamespace: ns.id,
-		},
-		died: make(chan struct{}),
-	}
-	p.fs, p.sqlite = &actor{m: u.fs, proc: p, pid: pid}, &processSQLite{p}
+	p := &Process{u: u, ns: ns, pid: pid, died: make(chan struct{}), id: platform.Identity{
+		Host: ns.host.name, BootID: ns.host.bootID, PID: pid, StartTime: start, PIDNamespace: ns.id}}
+	p.fs = &actor{m: u.fs, proc: p, pid: pid}
 	ns.procs[pid] = p
 	return p
 }
@@ -171,7 +151,7 @@ func (w *World) Reboot() {
 		}
 		ns.reset()
 	}
-	w.host.bootID = newBootID(w.host.bootID)
+	w.host.bootID = newBootID()
 	w.u.mu.Unlock()
 	for _, p := range dead {
 		p.bury()
@@ -194,4 +174,8 @@ func (w *World) WindowsSharing() {
 }
 
 // OpenFiles returns how many files are open in the world: a check for leaks.
-func (w *World) OpenFiles() int { return w.u.fs.countOpen(nil) }
+func (w *World) OpenFiles() int {
+	w.u.fs.mu.Lock()
+	defer w.u.fs.mu.Unlock()
+	return len(w.u.fs.open)
+}

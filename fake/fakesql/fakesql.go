@@ -11,10 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"path"
-	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
@@ -26,23 +23,19 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Each process registers a VFS on first use, under a name of its own, for
-// the life of the program: SQLite finds a VFS by name whenever a
-// connection opens a file, and a connection may outlive its process.
-var (
-	vfsCount atomic.Uint64
-	vfsNames sync.Map // *fake.Process -> string
-)
+// Each process registers a VFS on first use, for the life of the program
+// (SQLite finds a VFS by name whenever a connection opens a file, and a
+// connection may outlive its process), which keeps the process, so that
+// its address names it.
+var vfsMu sync.Mutex
 
 func vfsName(p *fake.Process) string {
-	if name, ok := vfsNames.Load(p); ok {
-		return name.(string)
+	name := fmt.Sprintf("proclock-fake-%p-pid%d", p, p.PID())
+	vfsMu.Lock()
+	defer vfsMu.Unlock()
+	if vfs.Find(name) == nil {
+		vfs.Register(name, &processVFS{p.Platform().FS.(sqlfile.FS)})
 	}
-	name := fmt.Sprintf("proclock-fake-%d-pid%d", vfsCount.Add(1), p.PID())
-	if old, loaded := vfsNames.LoadOrStore(p, name); loaded {
-		return old.(string)
-	}
-	vfs.Register(name, &processVFS{p: p, fsys: p.Platform().FS.(sqlfile.FS)})
 	return name
 }
 
@@ -67,14 +60,9 @@ func Open(p *fake.Process, path string, flags sqlite3.OpenFlag) (*sqlite3.Conn, 
 	u := url.URL{Scheme: "file", OmitHost: true, Opaque: path, RawQuery: "vfs=" + vfsName(p)}
 	if path != ":memory:" && path != "" { // else in memory, or a temporary database
 		// Escaped, so that a path is never taken for a query or a fragment.
-		u.Opaque, u.Path = "", clean(path)
+		u.Opaque, u.Path = "", sqlfile.Clean(path)
 	}
 	return sqlite3.OpenFlags(u.String(), flags|sqlite3.OPEN_URI)
-}
-
-func clean(name string) string {
-	name = name[len(filepath.VolumeName(name)):]
-	return path.Clean("/" + filepath.ToSlash(name))
 }
 
 type viaSQL struct{ p *fake.Process }

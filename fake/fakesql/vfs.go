@@ -9,16 +9,12 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/vfs"
 
-	"github.com/proclock/proclock/fake"
 	"github.com/proclock/proclock/fake/internal/sqlfile"
 )
 
 // processVFS is one process's SQLite VFS, over its view of the filesystem:
 // hooks see SQLite's operations with its pid, which fail once it is killed.
-type processVFS struct {
-	p    *fake.Process
-	fsys sqlfile.FS
-}
+type processVFS struct{ fsys sqlfile.FS }
 
 var _ vfs.VFS = (*processVFS)(nil)
 
@@ -30,23 +26,21 @@ func (v *processVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFl
 	if err != nil {
 		return nil, flags, openError(err)
 	}
-	return &vfsFile{f: f, fsys: v.fsys, flags: flags}, flags, nil
+	return &vfsFile{File: f, fsys: v.fsys, flags: flags}, flags, nil
 }
 
 // osFlags turns SQLite's open flags into os.OpenFile's; a read-only open
 // never creates.
 func osFlags(flags vfs.OpenFlag) int {
-	if flags&vfs.OPEN_READWRITE == 0 {
+	switch {
+	case flags&vfs.OPEN_READWRITE == 0:
 		return os.O_RDONLY
+	case flags&vfs.OPEN_CREATE == 0:
+		return os.O_RDWR
+	case flags&vfs.OPEN_EXCLUSIVE == 0:
+		return os.O_RDWR | os.O_CREATE
 	}
-	of := os.O_RDWR
-	if flags&vfs.OPEN_CREATE != 0 {
-		of |= os.O_CREATE
-		if flags&vfs.OPEN_EXCLUSIVE != 0 {
-			of |= os.O_EXCL
-		}
-	}
-	return of
+	return os.O_RDWR | os.O_CREATE | os.O_EXCL
 }
 
 // openError tags a failed open with SQLite's code, keeping the cause for
@@ -76,25 +70,23 @@ func (v *processVFS) Access(name string, flags vfs.AccessFlag) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	const r, w = 0o400, 0o200 // the owner's: every fake process is the owner
-	perm := info.Mode().Perm()
+	perm := info.Mode().Perm() // the owner's: every fake process is the owner
 	switch flags {
 	case vfs.ACCESS_READWRITE:
-		return perm&(r|w) == r|w, nil
+		return perm&0o600 == 0o600, nil
 	case vfs.ACCESS_READ:
-		return perm&r != 0, nil
+		return perm&0o400 != 0, nil
 	}
 	return true, nil
 }
 
-func (v *processVFS) FullPathname(name string) (string, error) {
-	return clean(name), nil
-}
+func (v *processVFS) FullPathname(name string) (string, error) { return sqlfile.Clean(name), nil }
 
 // vfsFile is a file opened by SQLite, whose lock goes when it closes, as an
 // OFD lock does. There is no shared memory: WAL needs exclusive locking.
+// Its ReadAt is short only at the end, with io.EOF, as SQLite wants.
 type vfsFile struct {
-	f     sqlfile.File
+	sqlfile.File
 	fsys  sqlfile.FS
 	flags vfs.OpenFlag
 }
@@ -104,30 +96,19 @@ var (
 	_ vfs.FileHasMoved  = (*vfsFile)(nil)
 )
 
-// ReadAt is short only at the end, with io.EOF, as SQLite wants.
-func (f *vfsFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
-
-func (f *vfsFile) WriteAt(p []byte, off int64) (int, error) { return f.f.WriteAt(p, off) }
-
-func (f *vfsFile) Truncate(size int64) error { return f.f.Truncate(size) }
-
-func (f *vfsFile) Sync(vfs.SyncFlag) error { return f.f.Sync() }
+func (f *vfsFile) Sync(vfs.SyncFlag) error { return f.File.Sync() }
 
 func (f *vfsFile) Size() (int64, error) {
-	info, err := f.f.Stat()
+	info, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
 	return info.Size(), nil
 }
 
-func (f *vfsFile) Lock(want vfs.LockLevel) error {
-	return answer(f.f.SQLiteLock(sqlfile.Level(want)))
-}
+func (f *vfsFile) Lock(l vfs.LockLevel) error { return answer(f.SQLiteLock(sqlfile.Level(l))) }
 
-func (f *vfsFile) Unlock(to vfs.LockLevel) error {
-	return answer(f.f.SQLiteUnlock(sqlfile.Level(to)))
-}
+func (f *vfsFile) Unlock(l vfs.LockLevel) error { return answer(f.SQLiteUnlock(sqlfile.Level(l))) }
 
 // answer is the lock table's answer as SQLite's code; an I/O failure stays.
 func answer(err error) error {
@@ -136,15 +117,11 @@ func answer(err error) error {
 		return sqlite3.BUSY
 	case sqlfile.BadLock:
 		return sqlite3.IOERR_LOCK
-	case sqlfile.BadUnlock:
-		return sqlite3.IOERR_UNLOCK
 	}
 	return err
 }
 
-func (f *vfsFile) CheckReservedLock() (bool, error) { return f.f.SQLiteReserved() }
-
-func (f *vfsFile) LockState() vfs.LockLevel { return vfs.LockLevel(f.f.SQLiteLockState()) }
+func (f *vfsFile) LockState() vfs.LockLevel { return vfs.LockLevel(f.SQLiteLockState()) }
 
 func (f *vfsFile) SectorSize() int { return 4096 }
 
@@ -153,14 +130,12 @@ func (f *vfsFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
 	return vfs.IOCAP_POWERSAFE_OVERWRITE | vfs.IOCAP_SUBPAGE_READ
 }
 
-func (f *vfsFile) HasMoved() (bool, error) { return f.f.SQLiteHasMoved() }
-
 // Close drops whatever lock SQLite left, and removes a file opened for
 // deletion on close.
 func (f *vfsFile) Close() error {
-	err := f.f.Close()
-	if f.flags&vfs.OPEN_DELETEONCLOSE != 0 && f.f.Name() != "" {
-		if rerr := f.fsys.Remove(f.f.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+	err := f.File.Close()
+	if f.flags&vfs.OPEN_DELETEONCLOSE != 0 && f.Name() != "" {
+		if rerr := f.fsys.Remove(f.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}
 	}

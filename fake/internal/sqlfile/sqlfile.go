@@ -6,9 +6,23 @@ package sqlfile
 
 import (
 	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/proclock/proclock/lockfs"
 )
+
+// Clean turns a name into the absolute, cleaned, slash-separated path the
+// world's tree is walked by: relative names start from "/"; on windows a
+// volume name is dropped. path.Clean does not allocate for a clean name.
+func Clean(name string) string {
+	name = filepath.ToSlash(name[len(filepath.VolumeName(name)):])
+	if !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	return path.Clean(name)
+}
 
 // Level is a file's level in its inode's lock table, as SQLite numbers
 // its locks.
@@ -27,12 +41,11 @@ const (
 type Answer int
 
 const (
-	Busy      Answer = iota + 1 // a conflicting level is held: SQLite's BUSY
-	BadLock                     // a raise SQLite never asks for, or a write lock on a read-only file
-	BadUnlock                   // a lowering to neither Shared nor None
+	Busy    Answer = iota + 1 // a conflicting level is held: SQLite's BUSY
+	BadLock                   // a write lock on a read-only file
 )
 
-func (a Answer) Error() string { return [...]string{"", "busy", "bad lock", "bad unlock"}[a] }
+func (a Answer) Error() string { return [...]string{"", "busy", "bad lock"}[a] }
 
 // FS is the power of a fake process's FS by which a VFS opens files.
 type FS interface {
@@ -51,7 +64,7 @@ type File interface {
 	Sync() error
 	SQLiteLock(want Level) error // a refused Exclusive leaves a Reserved one at Pending
 	SQLiteUnlock(to Level) error
-	SQLiteReserved() (bool, error) // whether some file of the inode holds Reserved or more
+	CheckReservedLock() (bool, error) // whether some file of the inode holds Reserved or more
 	SQLiteLockState() Level
-	SQLiteHasMoved() (bool, error) // whether the name now names another file, or none
+	HasMoved() (bool, error) // whether the name now names another file, or none
 }
