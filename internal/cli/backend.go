@@ -156,7 +156,7 @@ func backendOptions(backends []Backend) []option {
 
 // hostOnlyOption is o, noted in given (by its first long name) when
 // given: an option that only a lock on this host (a PATH) has, which
-// refuseHostOnly refuses on a backend's name.
+// runExtra.refuse refuses on a backend's name.
 func hostOnlyOption(given *[]string, o option) option {
 	set, name := o.set, o.names[0]
 	o.set = func(v string) error {
@@ -164,14 +164,4 @@ func hostOnlyOption(given *[]string, o option) option {
 		return set(v)
 	}
 	return o
-}
-
-// refuseHostOnly refuses the host-only options given for name, a
-// backend's lock: a usage error of sub, as a backend's option on a PATH
-// is (runExtra.hostOnly).
-func refuseHostOnly(sub, name string, given []string) error {
-	if len(given) == 0 {
-		return nil
-	}
-	return usagef(sub, "%s applies to locks on this host (a PATH), not to %s", given[0], name)
 }
