@@ -143,21 +143,10 @@ func claimant(backends []Backend, name string) Backend {
 	return nil
 }
 
-// backendOptions are the options of backends as the parser takes them.
-func backendOptions(backends []Backend) []option {
-	var opts []option
-	for _, b := range backends {
-		for _, f := range b.Flags() {
-			opts = append(opts, option{names: f.Names, value: f.Value, set: f.Set})
-		}
-	}
-	return opts
-}
-
-// hostOnlyOption is o, noted in given (by its first long name) when
-// given: an option that only a lock on this host (a PATH) has, which
-// runExtra.refuse refuses on a backend's name.
-func hostOnlyOption(given *[]string, o option) option {
+// givenOption is o, noted in given (by its first name) when given: an
+// option that only one kind of lock has, which runExtra.refuse refuses on
+// the others.
+func givenOption(given *[]string, o option) option {
 	set, name := o.set, o.names[0]
 	o.set = func(v string) error {
 		*given = append(*given, name)

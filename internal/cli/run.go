@@ -235,15 +235,15 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 			o.close = true
 			return nil
 		}},
-		hostOnlyOption(&o.hostOnly, option{names: []string{"--remove"}, set: func(string) error {
+		givenOption(&o.hostOnly, option{names: []string{"--remove"}, set: func(string) error {
 			o.remove = true
 			return nil
 		}}),
-		hostOnlyOption(&o.hostOnly, option{names: []string{"--allow-network-fs"}, set: func(string) error {
+		givenOption(&o.hostOnly, option{names: []string{"--allow-network-fs"}, set: func(string) error {
 			o.allowNetworkFS = true
 			return nil
 		}}),
-		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
+		givenOption(&o.hostOnly, mechanismOption(&o.mechanism)),
 		refused("shared locks are not supported: a proclock lock has one holder at a time, the one it names",
 			"-s", "--shared"),
 		refused("not supported: the lock is released when COMMAND ends, and proclock holds no lock on a descriptor to unlock",

@@ -40,16 +40,14 @@ func graceOption(x *runExtra) option {
 	}}
 }
 
-// backendOptions are the backends' options, noted in x when given.
+// backendOptions are the backends' options as the parser takes them,
+// noted in x when given.
 func (x *runExtra) backendOptions(backends []Backend) []option {
 	var opts []option
-	for _, o := range backendOptions(backends) {
-		set, name := o.set, o.names[len(o.names)-1]
-		o.set = func(v string) error {
-			x.foreign = append(x.foreign, name)
-			return set(v)
+	for _, b := range backends {
+		for _, f := range b.Flags() {
+			opts = append(opts, givenOption(&x.foreign, option{names: f.Names, value: f.Value, set: f.Set}))
 		}
-		opts = append(opts, o)
 	}
 	return opts
 }

@@ -140,7 +140,7 @@ func statusOptionTable(o *statusOptions) []option {
 			o.json = true
 			return nil
 		}},
-		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
+		givenOption(&o.hostOnly, mechanismOption(&o.mechanism)),
 	}
 }
 
