@@ -111,8 +111,11 @@ func runLocked(t Target, o runOptions, cmd *exec.Cmd, grace time.Duration, stder
 	sigs := catchRelayed()
 	defer signal.Stop(sigs)
 
-	g := startGuard(stderr) // while the lock is taken
-	defer g.dismiss()       // for the returns without COMMAND
+	var g *guard
+	if !o.noWait {
+		g = startGuard(stderr) // its start hides behind the wait
+		defer g.dismiss()      // for the returns without COMMAND
+	}
 	held, sig, err := takeOrSignal(o, sigs, func(ctx context.Context) (Held, error) {
 		return take(ctx, t, o, stderr)
 	})
@@ -137,6 +140,11 @@ func runLocked(t Target, o runOptions, cmd *exec.Cmd, grace time.Duration, stder
 	// Set last: os/exec keeps the last of duplicates, so a nested run's
 	// values win over the ones it inherits.
 	cmd.Env = append(os.Environ(), held.Env()...)
+	if o.noWait {
+		// Only now: a -n that finds the lock held has no COMMAND to
+		// guard, and its try is too short to hide the guard's start.
+		g = startGuard(stderr)
+	}
 	return holdWhileRunning(cmd, sigs, stderr, o.path, held, grace, g)
 }
 
@@ -367,9 +375,8 @@ func withHint(err error) error {
 // holdWhileRunning runs COMMAND with the loss stop watching lock,
 // releases the lock, and returns run's exit code: exitLost when COMMAND
 // was stopped for the lock's loss, else COMMAND's own (dying of the
-// signal that killed COMMAND, as COMMAND did). g is COMMAND's guard,
-// started before the lock was taken (startGuard): COMMAND starts only
-// once it is armed.
+// signal that killed COMMAND, as COMMAND did). g is COMMAND's guard
+// (startGuard), started by now: COMMAND starts only once it is armed.
 func holdWhileRunning(cmd *exec.Cmd, sigs chan os.Signal, stderr io.Writer, path string, lock Held, grace time.Duration, g *guard) int {
 	catch(sigs, passedOn) // for COMMAND only: they do not end the wait
 	stop := startLossStop(lock, grace, sigs)
