@@ -12,9 +12,10 @@ import (
 // Main the backends it links in (cluster/cmd/proclock passes etcd's), and
 // a lock name that one of them claims (etcd://HOST:2379/NAME) is taken
 // through it, with the same options, signals and exit codes. A name no
-// backend claims is a PATH on this host, taken by the root package as
-// before. This package imports no backend: etcd stays out of the root
-// module (docs/command.md, "Backends").
+// backend claims is a PATH on this host, a Target of the root package's
+// (hostTarget): run and status have one path for both. This package
+// imports no backend: etcd stays out of the root module (docs/command.md,
+// "Backends").
 
 // A Backend is a kind of lock besides the host's that proclock run and
 // proclock status can take and inspect.
