@@ -12,9 +12,10 @@ import (
 // Main the backends it links in (cluster/cmd/proclock passes etcd's), and
 // a lock name that one of them claims (etcd://HOST:2379/NAME) is taken
 // through it, with the same options, signals and exit codes. A name no
-// backend claims is a PATH on this host, taken by the root package as
-// before. This package imports no backend: etcd stays out of the root
-// module (docs/command.md, "Backends").
+// backend claims is a PATH on this host, a Target of the root package's
+// (hostTarget): run and status have one path for both. This package
+// imports no backend: etcd stays out of the root module (docs/command.md,
+// "Backends").
 
 // A Backend is a kind of lock besides the host's that proclock run and
 // proclock status can take and inspect.
@@ -143,35 +144,14 @@ func claimant(backends []Backend, name string) Backend {
 	return nil
 }
 
-// backendOptions are the options of backends as the parser takes them.
-func backendOptions(backends []Backend) []option {
-	var opts []option
-	for _, b := range backends {
-		for _, f := range b.Flags() {
-			opts = append(opts, option{names: f.Names, value: f.Value, set: f.Set})
-		}
-	}
-	return opts
-}
-
-// hostOnlyOption is o, noted in given (by its first long name) when
-// given: an option that only a lock on this host (a PATH) has, which
-// refuseHostOnly refuses on a backend's name.
-func hostOnlyOption(given *[]string, o option) option {
+// givenOption is o, noted in given (by its first name) when given: an
+// option that only one kind of lock has, which runExtra.refuse refuses on
+// the others.
+func givenOption(given *[]string, o option) option {
 	set, name := o.set, o.names[0]
 	o.set = func(v string) error {
 		*given = append(*given, name)
 		return set(v)
 	}
 	return o
-}
-
-// refuseHostOnly refuses the host-only options given for name, a
-// backend's lock: a usage error of sub, as a backend's option on a PATH
-// is (runExtra.hostOnly).
-func refuseHostOnly(sub, name string, given []string) error {
-	if len(given) == 0 {
-		return nil
-	}
-	return usagef(sub, "%s applies to locks on this host (a PATH), not to %s", given[0], name)
 }

@@ -7,7 +7,7 @@ import (
 
 // The exit codes are listed in the help from these tables, so that a
 // command lists only the codes it can give: 123 and 124 come from a
-// backend's lock (runTarget), and cmd/proclock links none.
+// backend's lock (notAcquired), and cmd/proclock links none.
 
 // exitRow is one exit code of the help. host is what it means for a
 // command without backends ("" when such a command never gives it),

@@ -20,8 +20,9 @@ import (
 // no process of COMMAND's group may run on beside the lock's next holder
 // once proclock is killed (SIGKILL, the OOM killer). The kernel's locks
 // on the inherited descriptor keep native processes out, but a wasm
-// guest sees none of them, and a cluster lock (a lease) has nothing the
-// job holds at all. So proclock run starts a guard, proclock itself again
+// guest sees none of them, a process of the job that closed descriptor
+// 3 (or was never given it: -o) holds nothing, and a cluster lock (a
+// lease) has nothing the job holds at all: the guard adds to every lock. So proclock run starts a guard, proclock itself again
 // in a hidden mode (guardArg):
 //
 //   - detached as a daemon is (through a launcher that exits at once), in
@@ -29,8 +30,10 @@ import (
 //     proclock, so proclock's wait for the job's processes does not wait
 //     for it, and no signal of the terminal or of proclock's group
 //     reaches it;
-//   - started while proclock takes the lock, so that its start costs
-//     `run` as little time as it can: before COMMAND starts, proclock
+//   - started while proclock waits for the lock, so that its start costs
+//     `run` as little time as it can; with -n only once the lock is
+//     taken, as a -n that finds it held has nothing to guard, and its
+//     one try hides little of the start: before COMMAND starts, proclock
 //     waits for the launcher's exit (the guard then runs, reparented
 //     away from proclock), not for any word of the guard: the guard reads
 //     whatever proclock sent before it died (startGuard, armed);

@@ -1,25 +1,18 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/proclock/proclock"
-	"github.com/proclock/proclock/platform"
 )
 
 const runUsage = `Usage: proclock run [OPTIONS] PATH -- COMMAND [ARGS...]
@@ -242,15 +235,15 @@ func runOptionTable(o *runOptions, waitSet *bool, script **string) []option {
 			o.close = true
 			return nil
 		}},
-		hostOnlyOption(&o.hostOnly, option{names: []string{"--remove"}, set: func(string) error {
+		givenOption(&o.hostOnly, option{names: []string{"--remove"}, set: func(string) error {
 			o.remove = true
 			return nil
 		}}),
-		hostOnlyOption(&o.hostOnly, option{names: []string{"--allow-network-fs"}, set: func(string) error {
+		givenOption(&o.hostOnly, option{names: []string{"--allow-network-fs"}, set: func(string) error {
 			o.allowNetworkFS = true
 			return nil
 		}}),
-		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
+		givenOption(&o.hostOnly, mechanismOption(&o.mechanism)),
 		refused("shared locks are not supported: a proclock lock has one holder at a time, the one it names",
 			"-s", "--shared"),
 		refused("not supported: the lock is released when COMMAND ends, and proclock holds no lock on a descriptor to unlock",
@@ -384,222 +377,6 @@ func mechanismOption(dst *string) option {
 		*dst = s
 		return nil
 	}}
-}
-
-// runMain is proclock run: it holds the lock while COMMAND runs.
-func runMain(args []string, std streams) int {
-	var x runExtra
-	o, err := parseRunArgsWith(args, x.options(std.backends))
-	if b := claimant(std.backends, o.path); err == nil && b != nil {
-		if err = refuseHostOnly("run", o.path, o.hostOnly); err == nil {
-			return runTarget(b, o, x, std)
-		}
-	} else if err == nil {
-		err = x.hostOnly("run", o.path)
-	}
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(std.out, runHelp(std.backends))
-		return exitOK
-	case errors.Is(err, errVersion):
-		return printVersion(std.out)
-	case err != nil:
-		complain(std.err, err)
-		return exitUsage
-	}
-	cmd, code := commandOf(o, std)
-	if cmd == nil {
-		return code
-	}
-	p, err := platformFor(o.mechanism)
-	if err != nil {
-		complain(std.err, err)
-		return exitUsage
-	}
-	sigs := catchRelayed()
-	defer signal.Stop(sigs)
-
-	g := startGuard(std.err) // while the lock is taken
-	defer g.dismiss()        // for the returns without COMMAND
-	lock, sig, err := acquire(p, o, sigs, std.err)
-	switch {
-	case sig != nil:
-		dieOf(sig)
-		return signalCode(sig)
-	case err != nil:
-		return notAcquired(std, p, o, err)
-	}
-	if err := inheritLockUnless(o.close, cmd, p, lock); err != nil {
-		lock.Release()
-		if errors.Is(err, proclock.ErrHeld) {
-			if !o.quiet {
-				explainHeld(std.err, p, o, err, "")
-			}
-			return o.heldCode
-		}
-		complain(std.err, err)
-		return exitUsage
-	}
-	return holdWhileRunning(cmd, sigs, std.err, o.path, hostLoss{lock}, x.graceOr(defaultGrace), g)
-}
-
-// notAcquired tells why run did not take the lock at o.path (err) and
-// returns its exit code: held (or the wait ran out), else a usage error.
-func notAcquired(std streams, p *platform.Platform, o runOptions, err error) int {
-	if errors.Is(err, proclock.ErrHeld) || errors.Is(err, context.DeadlineExceeded) {
-		if !o.quiet {
-			explainHeld(std.err, p, o, err, "")
-		}
-		return o.heldCode
-	}
-	note := pathNote(o.path, err)
-	if note == "" && errors.Is(err, proclock.ErrNotLockFile) {
-		note = ownScriptNote(o.path, o.command)
-	}
-	complain(std.err, noted(withHint(err), note))
-	if o.verbose {
-		explainCause(std.err, err)
-	}
-	return exitUsage
-}
-
-// catch sends the signals of list to sigs, except those proclock was
-// started ignoring (nohup, a script's background job): catching one would
-// stop ignoring it, for COMMAND too.
-func catch(sigs chan<- os.Signal, list []os.Signal) {
-	for _, sig := range list {
-		if !signal.Ignored(sig) {
-			signal.Notify(sigs, sig)
-		}
-	}
-}
-
-// platformFor is the native platform with the mechanism asked for.
-func platformFor(mechanism string) (*platform.Platform, error) {
-	p := platform.Native()
-	switch mechanism {
-	case "file":
-		p = p.WithoutSQLite()
-	case "sqlite":
-		if p.SQLite == nil {
-			return nil, fmt.Errorf("proclock: the sqlite mechanism is not available on %s; use --mechanism file", runtime.GOOS)
-		}
-	}
-	return p, nil
-}
-
-// acquire takes the lock as o says. A signal that arrives first ends the
-// wait: acquire then returns it, holding nothing.
-func acquire(p *platform.Platform, o runOptions, sigs <-chan os.Signal, stderr io.Writer) (*proclock.Lock, os.Signal, error) {
-	return takeOrSignal(o, sigs, func(ctx context.Context) (*proclock.Lock, error) {
-		return take(ctx, p, o, stderr)
-	})
-}
-
-// takeOrSignal runs take within o's timeout, and ends its wait when a
-// signal arrives first: it then returns the signal, having released
-// whatever take got as it ended.
-func takeOrSignal[L interface{ Release() error }](o runOptions, sigs <-chan os.Signal, take func(context.Context) (L, error)) (L, os.Signal, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if o.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, o.timeout)
-		defer cancel()
-	}
-	type result struct {
-		lock L
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		l, err := take(ctx)
-		done <- result{l, err}
-	}()
-	var none L
-	select {
-	case r := <-done:
-		return r.lock, nil, r.err
-	case sig := <-sigs:
-		cancel()
-		if r := <-done; r.err == nil {
-			r.lock.Release()
-		}
-		return none, sig, nil
-	}
-}
-
-// take takes the lock. With -v it first tries once, to say who it waits
-// for before it waits, and then says how long the lock took.
-func take(ctx context.Context, p *platform.Platform, o runOptions, stderr io.Writer) (*proclock.Lock, error) {
-	opts := proclock.Options{Wait: !o.noWait, RemoveOnRelease: o.remove, AllowNetworkFS: o.allowNetworkFS}
-	if !o.verbose {
-		return proclock.Acquire(ctx, p, o.path, opts)
-	}
-	began := time.Now()
-	once := opts
-	once.Wait = false
-	l, err := proclock.Acquire(ctx, p, o.path, once)
-	if errors.Is(err, proclock.ErrHeld) && !o.noWait {
-		explainHeld(stderr, p, o, err, "; waiting")
-		l, err = proclock.Acquire(ctx, p, o.path, opts)
-	}
-	if err == nil {
-		fprintf(stderr, "proclock: took %s after %v\n", o.path, roughly(time.Since(began)))
-	}
-	return l, err
-}
-
-// explainHeld prints, in one line, that the lock is held and by whom, and
-// then what proclock does about it. The held error names the holder;
-// Inspect adds since when and the mechanism.
-func explainHeld(w io.Writer, p *platform.Platform, o runOptions, err error, then string) {
-	st := proclock.Status{Path: o.path, State: proclock.StateHeld, Mechanism: mechanismOf(p)}
-	held, isHeld := errors.AsType[*proclock.HeldError](err)
-	if isHeld {
-		st.Holder, st.Reason = held.Holder, held.Reason
-	}
-	if now, ierr := proclock.Inspect(context.Background(), p, o.path); ierr == nil && now.State == proclock.StateHeld {
-		// The mechanism that holds it, as status says, even when the
-		// holder is unknown (a torn stamp is the file mechanism's).
-		st.Mechanism = now.Mechanism
-		if now.Holder != nil {
-			st = now
-		}
-	}
-	if isHeld && !held.Since.IsZero() {
-		st.AcquiredAt, st.HeldFor = held.Since, max(time.Since(held.Since), 0)
-	}
-	prefix := "proclock: "
-	if errors.Is(err, context.DeadlineExceeded) {
-		prefix += fmt.Sprintf("gave up after %v: ", o.timeout)
-	}
-	fprintf(w, "%s%s is held by %s%s\n", prefix, st.Path, joinFacts(holderFacts(st)), then)
-}
-
-// explainCause prints, for -v, the cause of err in full, as errors.Unwrap
-// of a *proclock.Error gives it: what to quote in a report, where the first
-// line has it in plain words only (docs/command.md).
-func explainCause(w io.Writer, err error) {
-	if pe, ok := errors.AsType[*proclock.Error](err); ok && pe.Err != nil {
-		fprintf(w, "proclock: the cause in full: %s\n", strings.ReplaceAll(pe.Err.Error(), "\n", " "))
-	}
-}
-
-// mechanismOf names the mechanism Acquire uses on p.
-func mechanismOf(p *platform.Platform) proclock.Mechanism {
-	if p.SQLite != nil {
-		return proclock.MechanismSQLite
-	}
-	return proclock.MechanismFile
-}
-
-// withHint adds what to do to an error the command line can do something
-// about: a lock on a network filesystem.
-func withHint(err error) error {
-	if errors.Is(err, proclock.ErrNetworkFS) {
-		return fmt.Errorf("%w (from the command line: --allow-network-fs)", err)
-	}
-	return err
 }
 
 // cannotStart reports that COMMAND could not be started, with the shell's

@@ -30,13 +30,15 @@ import (
 //     lock file (the file mechanism) gets a flock(2) lock here, which both
 //     mechanisms honour on a lock file whose stamp names a dead holder.
 
-// inheritLockUnless is inheritLock, unless close (-o) keeps the lock's
-// descriptor from COMMAND.
-func inheritLockUnless(close bool, cmd *exec.Cmd, p *platform.Platform, lock *proclock.Lock) error {
-	if close {
+// inheritLockUnless is inheritLock for a lock of this host, unless close
+// (-o) keeps the lock's descriptor from COMMAND; a backend's lock has no
+// descriptor to pass.
+func inheritLockUnless(close bool, cmd *exec.Cmd, held Held) error {
+	h, host := held.(hostHeld)
+	if close || !host {
 		return nil
 	}
-	return inheritLock(cmd, p, lock)
+	return inheritLock(cmd, h.p, h.Lock)
 }
 
 // inheritLock gives cmd, once started, a descriptor of lock's file that

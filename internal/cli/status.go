@@ -140,20 +140,17 @@ func statusOptionTable(o *statusOptions) []option {
 			o.json = true
 			return nil
 		}},
-		hostOnlyOption(&o.hostOnly, mechanismOption(&o.mechanism)),
+		givenOption(&o.hostOnly, mechanismOption(&o.mechanism)),
 	}
 }
 
-// statusMain is proclock status: it reports on the lock, writing nothing.
+// statusMain is proclock status: it reports on the lock, of this host or
+// of a backend, writing nothing.
 func statusMain(args []string, std streams) int {
 	var x runExtra
 	o, err := parseStatusArgsWith(args, x.backendOptions(std.backends))
-	if b := claimant(std.backends, o.path); err == nil && b != nil {
-		if err = refuseHostOnly("status", o.path, o.hostOnly); err == nil {
-			return statusTarget(b, o, std)
-		}
-	} else if err == nil {
-		err = x.hostOnly("status", o.path)
+	if err == nil {
+		err = x.refuse("status", o.path, o.hostOnly, std.backends)
 	}
 	switch {
 	case errors.Is(err, errHelp):
@@ -161,36 +158,56 @@ func statusMain(args []string, std streams) int {
 		return exitOK
 	case errors.Is(err, errVersion):
 		return printVersion(std.out)
-	}
-	var p *platform.Platform
-	if err == nil {
-		p, err = platformFor(o.mechanism)
-	}
-	if err != nil {
+	case err != nil:
 		complain(std.err, err)
 		return exitUsage
 	}
-	st, err := proclock.Inspect(context.Background(), p, o.path)
+	t, err := openTarget(std.backends, o.path, o.mechanism, proclock.Options{})
+	if err != nil {
+		complain(std.err, err)
+		return failureCode(err)
+	}
+	defer t.Close()
+	rep, err := t.Inspect(context.Background())
 	if err != nil {
 		complain(std.err, noted(err, pathNote(o.path, err)))
-		return exitUsage
+		return failureCode(err)
 	}
-	if note := symlinkNote(o.path); st.State == proclock.StateForeign && note != "" && st.Reason != "" {
-		st.Reason += " (" + note + ")" // as run says it
-	}
-	if st.Reason == "" && holderGone(p, st) {
-		st.Reason = inheritedReason
-	}
+	explainState(t, &rep)
 	if o.json {
 		// One object on one line: easy for jq and for line-based tools.
-		if err := json.NewEncoder(std.out).Encode(statusRecord(st, startedAt)); err != nil {
+		if err := json.NewEncoder(std.out).Encode(reportRecord(rep, startedAt)); err != nil {
 			complain(std.err, err)
 			return exitUsage
 		}
 	} else {
-		fmt.Fprint(std.out, describeStatus(st))
+		fmt.Fprint(std.out, describeReport(rep))
 	}
-	return codeForState(st.State)
+	return codeForState(rep.State)
+}
+
+// explainState says why a lock is in its state, where status knows more
+// than Inspect: a foreign PATH that is a symlink, a held lock whose
+// holder of this host is dead (a host lock's kernel locks kept by its
+// job; a cluster lock's lease not renewed), a cluster lock's holder that
+// lets its lease run down.
+func explainState(t Target, rep *Report) {
+	if note := symlinkNote(rep.Path); rep.State == proclock.StateForeign && note != "" && rep.Reason != "" {
+		rep.Reason += " (" + note + ")" // as run says it
+	}
+	gone := holderGone(rep.Status)
+	if _, host := t.(*hostTarget); rep.Reason == "" && gone {
+		rep.Reason = goneHolderReason
+		if host {
+			rep.Reason = inheritedReason
+		}
+	}
+	if c := rep.Cluster; c != nil && rep.State == proclock.StateHeld && (gone || notRenewing(c)) {
+		c.NotRenewing = true
+		if rep.Reason == "" {
+			rep.Reason = notRenewingReason
+		}
+	}
 }
 
 // inheritedReason is what status says of a lock held while its recorded
@@ -202,7 +219,8 @@ const inheritedReason = "its pid is gone: the kernel's locks hold it for a proce
 // holderGone reports whether st is held by a holder of this host that is
 // dead: the lock is held only because someone else keeps its kernel
 // locks.
-func holderGone(p *platform.Platform, st proclock.Status) bool {
+func holderGone(st proclock.Status) bool {
+	p := platform.Native()
 	if st.State != proclock.StateHeld || st.Holder == nil || p.Process == nil {
 		return false
 	}

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -27,42 +24,6 @@ const notRenewingReason = "its holder is not renewing its lease (gone, or cut of
 // rounded down: a second more may be left than it says.
 func notRenewing(c *ClusterStatus) bool {
 	return c.TTL > 0 && 3*(c.TTLLeft+time.Second) <= c.TTL
-}
-
-// statusTarget is proclock status on a lock of backend b: the host
-// lock's status, and what a cluster lock adds (docs/command.md, "status
-// --json").
-func statusTarget(b Backend, o statusOptions, std streams) int {
-	t, err := b.Open(context.Background(), o.path)
-	if err != nil {
-		return failure(std.err, err, false)
-	}
-	defer t.Close()
-	rep, err := t.Inspect(context.Background())
-	if err != nil {
-		return failure(std.err, err, false)
-	}
-	gone := holderGone(platform.Native(), rep.Status)
-	if rep.Reason == "" && gone {
-		// A holder of this host whose proclock is gone (SIGKILLed): its
-		// lease lives on until its TTL runs out, unrenewed.
-		rep.Reason = goneHolderReason
-	}
-	if c := rep.Cluster; c != nil && rep.State == proclock.StateHeld && (gone || notRenewing(c)) {
-		c.NotRenewing = true
-		if rep.Reason == "" {
-			rep.Reason = notRenewingReason
-		}
-	}
-	if o.json {
-		if err := json.NewEncoder(std.out).Encode(reportRecord(rep, startedAt)); err != nil {
-			complain(std.err, err)
-			return exitUsage
-		}
-	} else {
-		fmt.Fprint(std.out, describeReport(rep))
-	}
-	return codeForState(rep.State)
 }
 
 // statusHelp is status's help, with the backends' parts.
