@@ -96,30 +96,24 @@ func sightAfter(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, er
 		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
 	s := Sighting{Kind: Foreign, ID: id}
-	var err error
-	info, s.Content, err = readStable(f, info)
-	for range settleReads {
-		// A read that met a writer's one write in place (lockrec.Cover)
-		// may join the start of the new bytes to the end of the old
-		// ones, in a file whose size and time did not change: a torn
-		// or foreign file. Read again until two reads agree.
-		if err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize {
+	info, data, err := readStable(f, info)
+	var kind Kind
+	var stamp *Record
+	// A read that met a writer's one write in place (Cover) may join the
+	// new bytes' start to the old ones' end, at the same size and time:
+	// torn or foreign. Such a read is tried again until two agree.
+	for i := 0; err == nil && info.Mode().IsRegular() && info.Size() <= MaxSize; i++ {
+		if kind, stamp = classify(data); kind != Torn && kind != Foreign || i == settleReads {
 			break
 		}
-		if k := Classify(s.Content); k != Torn && k != Foreign {
+		again, more, aerr := readStable(f, info)
+		if aerr == nil && bytes.Equal(more, data) {
 			break
 		}
-		again, data, aerr := readStable(f, info)
-		if aerr == nil && bytes.Equal(data, s.Content) {
-			break
-		}
-		info, s.Content, err = again, data, aerr
+		info, data, err = again, more, aerr
 	}
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return Sighting{}, err
-		}
-		s.Content = nil
+	if errors.Is(err, fs.ErrPermission) {
+		return Sighting{}, err
 	}
 	s.Size, s.Mtime = info.Size(), info.ModTime()
 	switch {
@@ -127,7 +121,7 @@ func sightAfter(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, er
 		s.Kind = Torn
 	case err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize:
 	default:
-		s.Kind, s.Stamp = classify(s.Content)
+		s.Kind, s.Stamp, s.Content = kind, stamp, data
 	}
 	return s, nil
 }
