@@ -113,9 +113,6 @@ func Parse(data []byte) (Record, error) {
 		}
 		return Record{Identity: platform.Identity{PID: pid}, Foreign: true}, nil
 	}
-	if r, ok := parseFast(data); ok {
-		return r, nil
-	}
 	var r Record
 	err := json.Unmarshal(data, &r)
 	switch {
