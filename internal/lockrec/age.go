@@ -9,9 +9,8 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Age is how long ago the file name (identity id) was written, at mtime,
-// by p's clock. An mtime ahead of the clock is aged from this process's
-// first sight of it, and past MarkWindow when ahead by more than that
+// Age is how long ago, by p's clock, the file name (id) was written at
+// mtime; an mtime ahead of the clock counts from first sight
 // (docs/protocol.md, "Judging what is there").
 func Age(p *platform.Platform, id lockfs.FileID, name string, mtime time.Time) time.Duration {
 	clock := p.Time()

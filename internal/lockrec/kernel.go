@@ -13,8 +13,7 @@ const (
 )
 
 // SQLiteLockReason is the HeldError.Reason of a lock held by a SQLite lock
-// no mark names: a connection outside proclock, or a holder through a hard
-// link, whose mark is beside its other name.
+// no mark names (a connection outside proclock, a holder through a link).
 const SQLiteLockReason = "a SQLite lock on the file"
 
 // FlockReason is the HeldError.Reason of a lock held by a flock(2) lock.
@@ -35,9 +34,8 @@ func LockedReason(fsys lockfs.FS, f lockfs.File) (string, error) {
 	return "", nil
 }
 
-// KernelLocked reports whether another holds a SQLite write lock on f (a
-// reader's shared lock is no holder's), where the FS has byte-range locks;
-// false where it has none (a wasm guest: docs/wasm.md).
+// KernelLocked reports whether another holds a SQLite write lock on f,
+// where the FS has byte-range locks (a wasm guest's has none: docs/wasm.md).
 func KernelLocked(fsys lockfs.FS, f lockfs.File) (bool, error) {
 	rl, ok := fsys.(lockfs.RangeLocker)
 	if !ok {

@@ -25,17 +25,13 @@ type Mark struct {
 	Raw     []byte    // its bytes, to tell later whether it is the same
 	Mtime   time.Time // zero when unknown
 	name    string    // its path, for Age
-	// Err: out of descriptors (fsx.Exhausted): present, nothing known.
-	Err error
-	// junk: no regular file (proclock writes none), so no mark.
-	junk bool
-	// foreign: what no proclock process can have written there, a user's
-	// (docs/protocol.md, "Judging what is there").
-	foreign bool
+	Err     error     // out of descriptors (fsx.Exhausted): present, nothing known
+	junk    bool      // no regular file (proclock writes none): no mark
+	foreign bool      // what no proclock process can have written there
 }
 
 // Foreign reports whether what is at the mark's name is a user's file,
-// which nobody may remove.
+// never removed (docs/protocol.md, "Judging what is there").
 func (m Mark) Foreign() bool { return m.foreign }
 
 // Names reports whether the mark's writer locked the file id names.
@@ -58,10 +54,9 @@ func ReadHolder(fsys lockfs.FS, path string) *Record {
 	return nil
 }
 
-// ReadMark reads the mark of the lock at path, never following a symlink.
-// One that cannot be read is present, its holder unknown. A name too long
-// for the filesystem is absent when the path is known to fit
-// (fsx.PathLimits): no one can have made it.
+// ReadMark reads the mark of the lock at path, never following a symlink;
+// one unreadable is present, holder unknown. A name too long for a path
+// known to fit (fsx.PathLimits) is absent: no one can have made it.
 func ReadMark(fsys lockfs.FS, path string) Mark {
 	name := MarkPath(path)
 	f, err := fsx.OpenLook(fsys, name)
@@ -103,16 +98,14 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 
 // pathFits reports whether fsys is known to take a path as long as name.
 func pathFits(fsys lockfs.FS, name string) bool {
-	limits, ok := fsys.(fsx.PathLimits)
-	if !ok {
-		return false
+	if limits, ok := fsys.(fsx.PathLimits); ok {
+		pathMax, _ := limits.PathLimits()
+		return pathMax > 0 && len(name) <= pathMax
 	}
-	pathMax, _ := limits.PathLimits()
-	return pathMax > 0 && len(name) <= pathMax
+	return false
 }
 
-// Live reports whether the mark keeps others out: all but no mark and a
-// Dead one.
+// Live reports whether the mark keeps others out: present and not Dead.
 func (m Mark) Live(p *platform.Platform, here *platform.Identity) bool {
 	return m.Present && !m.Dead(p, here)
 }
@@ -151,12 +144,10 @@ func CreateMark(fsys lockfs.FS, path string, rec Record) error {
 
 // RemoveMarkIf removes the mark of the lock at path if its bytes are raw.
 func RemoveMarkIf(fsys lockfs.FS, path string, raw []byte) error {
-	m := ReadMark(fsys, path)
-	if !m.Present || !bytes.Equal(m.Raw, raw) {
-		return nil
-	}
-	if err := fsys.Remove(MarkPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	if m := ReadMark(fsys, path); m.Present && bytes.Equal(m.Raw, raw) {
+		if err := fsys.Remove(MarkPath(path)); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

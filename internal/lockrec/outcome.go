@@ -54,9 +54,8 @@ var ErrRemoved = errors.New("removed from its path")
 // file is at one of its files' path, or its bytes are not its holder's.
 var ErrReplaced = errors.New("replaced at its path")
 
-// Gone is the cause of a loss of the file name, err what a look at it
-// failed with: ErrRemoved when the name no longer resolves, ErrReplaced
-// when replaced; nil otherwise (a look failing with EACCES proves nothing).
+// Gone is the cause of the loss of name, err what a look at it failed with:
+// ErrRemoved, ErrReplaced, or nil (a look failing with EACCES proves nothing).
 func Gone(name string, err error, replaced bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNotDir):

@@ -37,9 +37,8 @@ func (a Sighting) Same(b Sighting) bool {
 }
 
 // Read reads and classifies the file at path, never following a symlink
-// nor blocking. What is not a regular file of at most MaxSize bytes, or
-// fails to read, is Foreign. A missing file, a directory, a permission
-// failure and running out of descriptors (fsx.Exhausted) are errors.
+// nor blocking. A missing file, a directory, EACCES and running out of
+// descriptors are errors; what else cannot be read is Foreign.
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	f, err := fsx.OpenLook(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || fsx.Exhausted(err) {
@@ -109,11 +108,10 @@ const settleReads = 4
 var errUnsettled = errors.New("lock file changed while read")
 
 // readStable reads a regular file of at most MaxSize bytes, whose stat is
-// info, keeping a read only when a stat after it agrees on size and time
-// and it returned that size: linux's read is not atomic with a truncate and
-// write, and can return the old bytes at the new size. A file changing
-// across every read is errUnsettled (being written). It returns the stat
-// the bytes agree with; a file not regular or too large is not read.
+// info, keeping a read whose size a stat after it agrees with: linux's read
+// can return the old bytes at a truncate-and-write's new size. A file
+// changing across every read is errUnsettled. It returns the stat the bytes
+// agree with.
 func readStable(f lockfs.File, info fs.FileInfo) (fs.FileInfo, []byte, error) {
 	for range settleReads {
 		if !info.Mode().IsRegular() || info.Size() > MaxSize {

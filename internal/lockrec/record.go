@@ -1,7 +1,5 @@
-// Package lockrec is the on-disk format both mechanisms share (the stamp,
-// the mark "<path>.holder", what is a lock file), how it is read and
-// written, and the words both answer in: State and HeldError
-// (docs/protocol.md).
+// Package lockrec is the on-disk format both mechanisms share, how it is
+// read and written, and the words both answer in (docs/protocol.md).
 package lockrec
 
 import (
@@ -77,10 +75,9 @@ func (r *Record) Holder() *platform.Identity {
 
 var errNotRecord = errors.New("not a lock record")
 
-// Parse reads a record: a bare positive pid (a legacy pid file), a record
-// of ours (pid 0: holder unknown), or another tool's JSON object with a
-// positive pid, of which host, boot id, pid, nonce and acquiredAt (RFC 3339
-// or epoch milliseconds) are taken. Anything else is an error.
+// Parse reads a record: a bare positive pid, one of ours (pid 0: holder
+// unknown), or another tool's JSON object with a positive pid, of which
+// host, boot id, pid, nonce and acquiredAt are taken.
 func Parse(data []byte) (Record, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && !bytes.ContainsFunc(trimmed, func(c rune) bool { return c < '0' || c > '9' }) {
@@ -216,9 +213,8 @@ func isTorn(data []byte) bool {
 	}
 }
 
-// EmptyDatabase returns a SQLite database of one 512-byte page and no
-// tables: what the SQLite mechanism writes into a lock file. No stamp
-// writer writes it, so it is free beside no live mark (docs/protocol.md).
+// EmptyDatabase returns a SQLite database of one page and no tables: what
+// the SQLite mechanism writes into a lock file (docs/protocol.md).
 func EmptyDatabase() []byte { return bytes.Clone(emptyDatabase) }
 
 var emptyDatabase = newEmptyDatabase()

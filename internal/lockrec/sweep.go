@@ -9,19 +9,12 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Sweep removes the leftovers of crashed writers beside the lock at path:
-// temporary files of the lock file, its mark and guards (CreateWhole), and
-// guards set aside ("<guard>.stale-<pid>-<random>"). It is called where a
-// crash was just seen, not on every acquisition.
-//
-// A leftover goes only once its writer is gone for certain: its record's
-// holder judged dead from here (nil judges none), or no record and older
-// than MarkWindow. Anything else is never touched. Failures are ignored: a
-// leftover keeps no one out.
-//
-// Names are formed as their writer formed them (Sidecar), path's directory
-// as path spells it: filepath.Join would make "/tmp/x" "\tmp\x" on
-// windows, which matches no owner.
+// Sweep removes, where a crash was just seen, the leftovers of writers
+// gone for certain beside the lock at path: temporary files (CreateWhole)
+// and guards set aside, whose record's holder is judged dead from here, or
+// without a record past MarkWindow. Failures are ignored: a leftover keeps
+// no one out. Names keep path's directory as path spells it (filepath.Join
+// would make "/tmp/x" "\tmp\x" on windows, matching no owner).
 func Sweep(p *platform.Platform, here *platform.Identity, path string) {
 	dir := filepath.Dir(path)
 	prefix, _ := filepath.Split(path)

@@ -17,15 +17,11 @@ import (
 // "<name>.new-<pid>-<random>" (CreateWhole).
 const TempSuffix = ".new"
 
-// CreateWhole creates name holding data, exclusively, and open for reading
-// and writing, so that no one sees it at name but whole: data is written
-// into a temporary file of the writer pid, which then takes name by a
-// rename that replaces nothing, or by a link (docs/protocol.md, "Every
-// record appears whole"). It fails with fs.ErrExist when name exists.
-//
-// Without hard links (EPERM, ENOTSUP: FAT, some FUSE, a wasm guest) it
-// creates name with O_EXCL and writes it; a failed write then leaves the
-// file at name, and placed is true, for the caller to give up.
+// CreateWhole creates name holding data, exclusively (else fs.ErrExist),
+// open for reading and writing: written into a temporary file of the writer
+// pid, which takes name by a rename that replaces nothing or a link
+// (docs/protocol.md, "Every record appears whole"). Without hard links it
+// creates name and writes it; placed says a failed write left it there.
 func CreateWhole(fsys lockfs.FS, name string, data []byte, pid int) (f lockfs.File, placed bool, err error) {
 	temp := Sidecar(name, fmt.Sprintf("%s-%d-%s", TempSuffix, pid, rand.Text()))
 	f, err = fsys.OpenFile(temp, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
@@ -87,16 +83,13 @@ func createDirect(fsys lockfs.FS, name string, data []byte) (lockfs.File, bool, 
 	return f, true, err
 }
 
-// OnePage is the most a write rewrites in place in one piece: a kill never
-// cuts a write within one page (linux checks for a fatal signal between
-// pages only).
+// OnePage is the most a write rewrites in place in one piece: linux checks
+// for a fatal signal between pages only.
 const OnePage = 4096
 
-// Cover is data (the empty database, or Marshal's bytes) made to cover size
-// bytes, to be written over a file of that size in one write, no tail of
-// the old bytes left: the database followed by zeros short of a second
-// page (data as it is over a longer file), a record padded with spaces
-// before its newline, never DatabaseSize bytes long.
+// Cover is data (the empty database, or Marshal's bytes) padded to cover
+// size bytes in one write: the database with zeros short of a second page,
+// a record with spaces before its newline (never DatabaseSize bytes).
 func Cover(data []byte, size int64) []byte {
 	if int64(len(data)) >= size || len(data) == 0 {
 		return data
@@ -109,14 +102,11 @@ func Cover(data []byte, size int64) []byte {
 		copy(out, data)
 		return out
 	}
-	out := make([]byte, size)
+	out := bytes.Repeat([]byte{' '}, int(size))
 	if size == DatabaseSize {
-		out = append(out, 0)
+		out = append(out, ' ')
 	}
 	copy(out, data[:len(data)-1])
-	for i := len(data) - 1; i < len(out)-1; i++ {
-		out[i] = ' '
-	}
 	out[len(out)-1] = '\n'
 	return out
 }

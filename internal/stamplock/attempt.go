@@ -60,16 +60,14 @@ func (l *Lock) close() {
 var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 
 // Acquire makes one attempt to take the lock at path for here, this
-// process's identity: it creates and stamps the file, or converts a stale
-// one (docs/protocol.md). A held lock is a *lockrec.HeldError. ctx ends its
-// short waits for a SQLite process that is backing off.
+// process's identity (docs/protocol.md); held is a *lockrec.HeldError. ctx
+// ends its short waits for a SQLite process backing off.
 func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
 	return acquire(ctx, p, here, path, 0, false)
 }
 
-// AcquireSeen is Acquire for an attempt after one that found the lock held:
-// it looks before it creates, sparing a create bound to fail (a temporary
-// file made and removed) on a waiter's way to the lock.
+// AcquireSeen is Acquire after an attempt that found the lock held: it
+// looks first, sparing a create bound to fail on a waiter's way.
 func AcquireSeen(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
 	return acquire(ctx, p, here, path, 0, true)
 }
@@ -115,11 +113,7 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 
 // held is the error of an attempt that found the lock at path held.
 func held(path string, pr Probe) error {
-	e := &lockrec.HeldError{Path: path, Holder: pr.Holder()}
-	if pr.Reason == ReasonLocked {
-		e.Reason = pr.LockedBy
-	}
-	return e
+	return &lockrec.HeldError{Path: path, Holder: pr.Holder(), Reason: pr.LockedBy}
 }
 
 // newLock is the lock here is about to stamp at path.
@@ -159,20 +153,14 @@ func create(ctx context.Context, p *platform.Platform, here platform.Identity, p
 		return nil, err
 	}
 	if depth > 0 {
-		if err := l.confirm(p, here); err != nil {
-			l.abandon()
-			return nil, err
-		}
-		return l, nil
+		return l.confirm(p, here)
 	}
 	return l.settle(ctx, p, here)
 }
 
-// settle runs once the stamp is written: it looks for a live mark or a
-// SQLite lock on the file (a holder unknown: docs/protocol.md, "The
-// kernel's locks"), waits a little for it to go, and confirms that the
-// path still names this file. One that stays holds this very file: the
-// stamp is given back, never removed, and the lock is held.
+// settle, once the stamp is written, waits a little for a live mark or a
+// SQLite lock on the file to go (docs/protocol.md, "The kernel's locks"),
+// then confirms the file. One that stays holds it: the stamp is given back.
 func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.Identity) (*Lock, error) {
 	wait := markWaitFirst
 	for i := 0; ; i++ {
@@ -206,18 +194,12 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 		}
 		return nil, e
 	}
-	if err := l.confirm(p, here); err != nil {
-		l.abandon()
-		return nil, err
-	}
-	return l, nil
+	return l.confirm(p, here)
 }
 
-// abandon gives up, and closes, a file this attempt created or converted
-// but did not confirm. A guard is removed. The lock file is only given
-// back: a SQLite process may have locked it and be about to mark it, and a
-// new file at the path would be taken beside it (docs/protocol.md, "Why the
-// order keeps two holders out").
+// abandon gives up, and closes, a file this attempt did not confirm. A lock
+// file is only given back, never removed: a SQLite process may be about to
+// mark it (docs/protocol.md, "Why the order keeps two holders out").
 func (l *Lock) abandon() {
 	if l.guard {
 		if ours, _, _ := l.owned(); ours {
@@ -240,9 +222,8 @@ func (l *Lock) withdraw() {
 	l.close()
 }
 
-// giveBack replaces what this attempt wrote into the lock file, if the
-// path still names it and it holds nothing else, with the empty database:
-// a lock nobody holds, free at once.
+// giveBack writes the empty database, free at once, over what this attempt
+// wrote, if the path still names the file and it holds nothing else.
 func (l *Lock) giveBack() {
 	if ours, _, _ := l.owned(); !ours {
 		return
@@ -253,25 +234,27 @@ func (l *Lock) giveBack() {
 }
 
 // confirm checks, after stamping, that the path still names the file
-// stamped; else the lock is lost (absent) or held.
-func (l *Lock) confirm(p *platform.Platform, here platform.Identity) error {
+// stamped; else it abandons it, the lock lost (absent) or held.
+func (l *Lock) confirm(p *platform.Platform, here platform.Identity) (*Lock, error) {
 	ours, _, err := l.owned()
-	if ours || err != nil {
-		return err
+	if err == nil && !ours {
+		var pr Probe
+		if pr, err = Look(p, here, l.path); err == nil {
+			err = errLost
+			if pr.State != lockrec.StateAbsent {
+				err = held(l.path, pr)
+			}
+		}
 	}
-	pr, err := Look(p, here, l.path)
 	if err != nil {
-		return err
+		l.abandon()
+		return nil, err
 	}
-	if pr.State == lockrec.StateAbsent {
-		return errLost
-	}
-	return held(l.path, pr)
+	return l, nil
 }
 
-// owned reports whether the path names the file l stamped, and how many
-// names the file has (0: unknown). While the file is open its identity
-// proves it; else the stamp's bytes, with their random nonce, do.
+// owned reports whether the path names the file l stamped (by identity
+// while it is open, else by the stamp's bytes), and its links (0: unknown).
 func (l *Lock) owned() (bool, uint64, error) {
 	if l.pinned {
 		id, err := l.dir.FileID(l.base())

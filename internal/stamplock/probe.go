@@ -55,10 +55,9 @@ func (p Probe) Holder() *platform.Identity {
 	return p.Stamp.Holder()
 }
 
-// Look probes path and judges what it finds from here, the file first,
-// then the mark, writing nothing (docs/protocol.md). A directory, a file
-// this process may not read, and one that is no lock file
-// (lockrec.ErrNotLockFile) are errors.
+// Look judges from here what is at path, the file first, then the mark,
+// writing nothing (docs/protocol.md). A directory, an unreadable file and
+// no lock file (lockrec.ErrNotLockFile) are errors.
 func Look(p *platform.Platform, here platform.Identity, path string) (Probe, error) {
 	return look(p, here, path, false)
 }
@@ -71,13 +70,12 @@ func LookHeld(p *platform.Platform, here platform.Identity, path string) (Probe,
 
 func look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
 	seen, err := lockrec.Read(p.FS, path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return Probe{State: lockrec.StateAbsent}, nil
-		}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Probe{State: lockrec.StateAbsent}, nil
+	case err != nil:
 		return Probe{}, err
-	}
-	if seen.Kind == lockrec.Foreign {
+	case seen.Kind == lockrec.Foreign:
 		return Probe{}, &fs.PathError{Op: "lock", Path: path, Err: lockrec.ErrNotLockFile}
 	}
 	pr := Probe{seen: seen, Kind: seen.Kind, Stamp: seen.Stamp, Age: lockrec.Age(p, seen.ID, path, seen.Mtime)}
@@ -140,10 +138,9 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 		return pr, nil
 	}
 	f, err := fsx.OpenLook(p.FS, path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return pr, nil // gone since: the next look tells
-		}
+	if errors.Is(err, fs.ErrNotExist) {
+		return pr, nil // gone since: the next look tells
+	} else if err != nil {
 		return Probe{}, err
 	}
 	defer f.Close()
@@ -163,8 +160,7 @@ func lockedLook(p *platform.Platform, path string, pr Probe) (Probe, error) {
 // judged sets pr's state from the judge's verdict on its stamp.
 func judged(p *platform.Platform, here platform.Identity, pr Probe) Probe {
 	j := platform.Judge(here, pr.Stamp.Identity, lookupOf(p))
-	pr.Reason = j.Reason
-	pr.State = lockrec.StateHeld
+	pr.State, pr.Reason = lockrec.StateHeld, j.Reason
 	switch {
 	case j.Verdict == platform.Dead:
 		pr.State = lockrec.StateStale

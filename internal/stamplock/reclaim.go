@@ -13,14 +13,12 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// guardPath is the path of the guard of the lock (or guard) at path,
-// "<path>.stale": a stamped file, held by one process at a time while it
-// changes the lock's files without being their holder (docs/protocol.md).
+// guardPath is the guard of the lock (or guard) at path: a stamped file
+// held while one changes the lock's files unheld (docs/protocol.md).
 func guardPath(path string) string { return lockrec.Sidecar(path, lockrec.GuardSuffix) }
 
-// maxGuardDepth bounds the nesting of guards (a stale guard is reclaimed
-// under its own). The deepest is reclaimed without one, so that crashed
-// reclaimers never wedge a lock.
+// maxGuardDepth bounds guards of guards; the deepest is reclaimed without
+// one, so that crashed reclaimers never wedge a lock.
 const maxGuardDepth = 3
 
 // Guard takes the guard of the lock at path; Release lets it go. One held
@@ -39,9 +37,7 @@ func guard(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 }
 
 // GuardFault is the error an attempt needing the guard of the lock at path
-// meets at the guard's name, judged from here: no lock file there, a
-// directory, an unreadable file, or a held guard; nil when it can be taken.
-// Inspect asks it of a stale lock, so that status and Acquire agree.
+// meets there (a held guard, no lock file); Inspect asks it, to agree.
 func GuardFault(p *platform.Platform, here platform.Identity, path string) error {
 	pr, err := Look(p, here, guardPath(path))
 	if err == nil && pr.State == lockrec.StateHeld {
@@ -50,10 +46,9 @@ func GuardFault(p *platform.Platform, here platform.Identity, path string) error
 	return err
 }
 
-// convert takes the stale lock file pr saw at path: under the guard, if it
-// is still the one judged and no live mark has appeared, it writes its
-// stamp in place and settles. It is never renamed or removed: a SQLite
-// process may have just locked it (docs/protocol.md). errLost: look again.
+// convert stamps in place, under the guard, the stale lock file pr saw at
+// path if it is unchanged and unmarked, never renaming or removing it: a
+// SQLite process may have just locked it (docs/protocol.md).
 func convert(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) (*Lock, error) {
 	guard, err := Guard(ctx, p, here, path)
 	if err != nil {
@@ -104,9 +99,8 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	return l.settle(ctx, p, here)
 }
 
-// lockForWrite takes SQLite's exclusive lock on f, the lock file at path,
-// through another handle of it, where the FS has byte-range locks, and
-// returns what lets go of it; why says what lock holds the file instead.
+// lockForWrite takes SQLite's lock on f, the file at path, through another
+// handle, where the FS can; why says what lock holds the file instead.
 func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func(), why string, err error) {
 	unlock = func() {}
 	if lockrec.Flocked(p.FS, f) {
@@ -134,10 +128,8 @@ func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func
 	return func() { g.Close() }, "", nil
 }
 
-// Clear makes the stale lock file pr saw at path (or a dead stamp beside a
-// live mark, pr.StampDead) the empty database in place, under the guard,
-// if it is still the one judged; else the caller looks again. A SQLite
-// process does so before it locks the file.
+// Clear makes the stale file pr saw at path (or a dead stamp beside a live
+// mark) the empty database in place, under the guard, if it is unchanged.
 func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) error {
 	guard, err := Guard(ctx, p, here, path)
 	if err != nil {
@@ -159,11 +151,10 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 	return err
 }
 
-// reopen opens for writing the file at path if it is still the one pr saw
-// (and, with unmarked, no live mark is beside it); else errLost. It is
-// judged through the handle returned: by path, another file could have
-// taken the path and the inode number (docs/protocol.md, "The lock file is
-// judged through the handle that writes it").
+// reopen opens the file at path for writing if it is the one pr saw (and,
+// with unmarked, no live mark is beside it), judged through that handle
+// (docs/protocol.md, "The lock file is judged through the handle that
+// writes it"); else errLost.
 func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (lockfs.File, error) {
 	f, err := p.FS.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrPermission) {
@@ -187,10 +178,9 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	return f, nil
 }
 
-// rewrite replaces an open file's bytes with data in place: in one write
-// within a page where data covers the old bytes (lockrec.Cover), so that a
-// kill leaves the old bytes or the new (docs/protocol.md, "Every record
-// appears whole"); a longer file is emptied first, never leaving its tail.
+// rewrite replaces an open file's bytes with data, in one write where it
+// can (docs/protocol.md, "Every record appears whole"); a longer file is
+// emptied first.
 func rewrite(f lockfs.File, data []byte) error {
 	if info, err := f.Stat(); err == nil {
 		if covered := lockrec.Cover(data, info.Size()); int64(len(covered)) >= info.Size() && len(covered) <= lockrec.OnePage {
@@ -205,9 +195,8 @@ func rewrite(f lockfs.File, data []byte) error {
 	return err
 }
 
-// reclaim removes the stale guard file pr saw at path, under the next
-// guard, for the caller to create again; nil when it changed or went: the
-// caller looks again.
+// reclaim removes, under the next guard, the stale guard file pr saw at
+// path if it is unchanged; the caller looks again.
 func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
 		g, err := guard(ctx, p, here, path, depth+1)

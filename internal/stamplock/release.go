@@ -18,14 +18,10 @@ import (
 // file this holder stamped; what is there is left alone.
 var ErrLost = errors.New("stamplock: lock file was replaced while held")
 
-// Release removes the lock file while it is still this holder's (its
-// inode, and its stamp read through the file kept open), under SQLite's
-// lock on it where the FS has them, so that no convert comes between the
-// look and the removal (docs/protocol.md, "File release"); else ErrLost.
-// A file another process keeps from removal (fsx.InUse: windows), or with
-// other names ("One file, many names"), is given back as the empty
-// database instead. A Release that fails otherwise may be called again;
-// its stamp is from then on this process's leftover (leftHere).
+// Release removes the lock file while it is this holder's, under SQLite's
+// lock on it where it can (docs/protocol.md, "File release"); else ErrLost.
+// One in use (windows) or with other names is given the empty database. A
+// failed Release may be called again; its stamp is left behind (leftHere).
 func (l *Lock) Release() error {
 	err := l.release()
 	switch {
@@ -65,9 +61,8 @@ func (l *Lock) release() error {
 	return nil
 }
 
-// lockFile takes SQLite's lock on the lock's file, where the FS has them,
-// until it is closed: a convert writes only under it (lockForWrite). Not
-// got (a SQLite process about to back off), the look still tells.
+// lockFile takes SQLite's lock on the file until it is closed: a convert
+// writes only under it. Not got, the look still tells.
 func (l *Lock) lockFile() bool {
 	rl, ok := l.fsys.(lockfs.RangeLocker)
 	if !ok || l.file == nil || l.guard {
@@ -101,9 +96,8 @@ func (l *Lock) closeFile() {
 	l.pinned = false
 }
 
-// giveBackInUse writes the empty database over this holder's stamp in the
-// file at the path, judged through the handle that writes it: Release's way
-// when the file cannot (removeErr) or is not to be removed.
+// giveBackInUse writes the empty database over this holder's stamp at the
+// path, judged through that handle, when it cannot (removeErr) be removed.
 func (l *Lock) giveBackInUse(removeErr error) error {
 	f, err := l.fsys.OpenFile(l.at, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -126,10 +120,8 @@ func (l *Lock) giveBackInUse(removeErr error) error {
 // File is the lock file this lock stamped, open while the lock is held.
 func (l *Lock) File() lockfs.File { return l.file }
 
-// Check reports, writing nothing, the cause of the lock's loss
-// (lockrec.Gone): the path no longer names this holder's file with its
-// stamp. nil while it does, or when a look proves nothing. It must not run
-// concurrently with Release.
+// Check reports the cause of the lock's loss (lockrec.Gone), nil while the
+// path names this holder's file and stamp. Not concurrently with Release.
 func (l *Lock) Check() error {
 	if l.file == nil {
 		return nil // released
@@ -155,9 +147,8 @@ const ReasonLeftHere platform.Reason = "left by this process"
 // Release failed in this process: no live Lock relies on them.
 var leftBehind sync.Map
 
-// leftHere reports whether stamp is this process's own, of a Lock whose
-// Release failed: judged as a dead holder's, by this process alone
-// (docs/protocol.md, "File release").
+// leftHere reports whether stamp is this process's own left behind, which
+// it alone judges dead (docs/protocol.md, "File release").
 func leftHere(here platform.Identity, stamp *lockrec.Record) bool {
 	id := stamp.Identity
 	_, left := leftBehind.Load(stamp.Nonce)
