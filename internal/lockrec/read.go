@@ -71,7 +71,6 @@ func sight(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, error) 
 	if info.IsDir() {
 		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
-	s := Sighting{Kind: Foreign, ID: id}
 	info, data, err := readStable(f, info)
 	var kind Kind
 	var stamp *Record
@@ -91,7 +90,7 @@ func sight(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, error) 
 	if errors.Is(err, fs.ErrPermission) {
 		return Sighting{}, err
 	}
-	s.Size, s.Mtime = info.Size(), info.ModTime()
+	s := Sighting{Kind: Foreign, ID: id, Size: info.Size(), Mtime: info.ModTime()}
 	switch {
 	case errors.Is(err, errUnsettled):
 		s.Kind = Torn

@@ -14,16 +14,17 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Format marks a record written by proclock, whose fields are trusted in
-// full.
-const Format = "proclock/1"
-
-// FileMode is the mode of every file proclock creates, before the umask
-// (docs/security.md).
-const FileMode fs.FileMode = 0o664
-
-// MaxSize is the most a lock file or a mark may hold and still be read.
-const MaxSize = 64 << 10
+const (
+	// Format marks a record of proclock's, whose fields are trusted in full.
+	Format = "proclock/1"
+	// FileMode is the mode of every file proclock creates, before the
+	// umask (docs/security.md).
+	FileMode fs.FileMode = 0o664
+	// MaxSize is the most a lock file or a mark may hold and be read.
+	MaxSize = 64 << 10
+	// DatabaseSize is the size of EmptyDatabase.
+	DatabaseSize = 512
+)
 
 // Record says who holds a lock: a stamp or a mark. A mark of a holder
 // whose identity is unknown has a zero Identity.
@@ -57,9 +58,6 @@ func (r Record) Marshal() []byte {
 	}
 	return append(b, '\n')
 }
-
-// DatabaseSize is the size of EmptyDatabase.
-const DatabaseSize = 512
 
 // Known reports whether the record names a holder (a pid); nil names none.
 func (r *Record) Known() bool { return r != nil && r.PID > 0 }

@@ -212,12 +212,8 @@ func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, 
 // setAside removes the file at path if it is still the one seen: renamed
 // to a private name, checked again, and removed, or linked back.
 func setAside(p *platform.Platform, here platform.Identity, path string, seen lockrec.Sighting) error {
-	now, err := lockrec.Read(p.FS, path)
-	if err != nil {
+	if now, err := lockrec.Read(p.FS, path); err != nil || !now.Same(seen) {
 		return ignoreNotExist(err, nil)
-	}
-	if !now.Same(seen) {
-		return nil
 	}
 	private := lockrec.Sidecar(path, fmt.Sprintf("%s-%d-%s", lockrec.GuardSuffix, here.PID, rand.Text()))
 	if err := p.FS.Rename(path, private); err != nil {

@@ -24,10 +24,9 @@ var ErrLost = errors.New("stamplock: lock file was replaced while held")
 // failed Release may be called again; its stamp is left behind (leftHere).
 func (l *Lock) Release() error {
 	err := l.release()
-	switch {
-	case err == nil || errors.Is(err, ErrLost):
+	if err == nil || errors.Is(err, ErrLost) {
 		l.dir.Close() // done: only a failed read or removal is tried again
-	default:
+	} else {
 		leftBehind.Store(l.stamp.Nonce, struct{}{})
 	}
 	return err
