@@ -95,16 +95,16 @@ func look(p *platform.Platform, here platform.Identity, path string, quick bool)
 		return Probe{}, m.Err
 	}
 	if m.Live(p, &here) {
-		held := pr
-		held.State, held.Reason, held.Mark = lockrec.StateHeld, reasonMarked, &m
+		marked := pr
+		marked.State, marked.Reason, marked.Mark = lockrec.StateHeld, reasonMarked, &m
 		switch seen.Kind {
 		case lockrec.Stamp:
 			// A dead writer's stamp is cleared, whoever holds the file.
-			held.StampDead = judgedStamp().State == lockrec.StateStale
+			marked.StampDead = judgedStamp().State == lockrec.StateStale
 		case lockrec.Torn:
-			held.StampDead = pr.Age > UnstampedWindow
+			marked.StampDead = pr.Age > UnstampedWindow
 		}
-		return held, nil
+		return marked, nil
 	}
 	if seen.Kind == lockrec.Stamp {
 		return lockedLook(p, path, judgedStamp())
