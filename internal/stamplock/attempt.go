@@ -186,8 +186,7 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 				continue
 			}
 		}
-		l.giveBack()
-		l.close()
+		l.abandon() // a lock file's: given back
 		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
 		if e.Holder == nil && locked {
 			e.Reason = lockrec.SQLiteLockReason
