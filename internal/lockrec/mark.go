@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"reflect"
+	"sync"
 	"time"
 
 	"github.com/proclock/proclock/internal/fsx"
@@ -11,46 +13,27 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// MarkSuffix names a lock's mark: "<path>.holder", the record of a SQLite
-// holder, by which processes without SQLite keep out (docs/protocol.md);
-// shortened for a long base name (MarkPath).
+// MarkSuffix names a lock's mark, "<path>.holder": a SQLite holder's
+// record, which keeps file-mechanism processes out (docs/protocol.md).
 const MarkSuffix = ".holder"
 
-// MarkPath is the path of the mark of the lock at path (docs/protocol.md,
-// "Names").
+// MarkPath is the path of the mark of the lock at path.
 func MarkPath(path string) string { return Sidecar(path, MarkSuffix) }
 
 // Mark is what was found at a lock's mark.
 type Mark struct {
-	// Present: something is at the mark's name.
-	Present bool
-	// Record is the mark's record; nil when it is missing, unreadable,
-	// being written, or not a record.
-	Record *Record
-	// Raw is the mark's bytes, to tell later whether it is still the same.
-	Raw []byte
-	// Mtime is when the mark was last written; zero when unknown.
-	Mtime time.Time
-	// name is the mark's path, to judge an Mtime ahead of the clock by
-	// (Age).
-	name string
-	// Err is set when the mark could not be read for want of file
-	// descriptors (fsx.Exhausted): present, for safety, but nothing
-	// is known of it, and callers report Err rather than a holder.
-	Err error
-	// junk is set for something that is not a regular file (a symlink,
-	// a FIFO, a directory): proclock writes none, so it is no mark.
-	junk bool
-	// foreign is set for what no proclock process or seed can have
-	// written there: a FIFO, socket, device or directory, a file over
-	// MaxSize, or bytes that are neither a record, nor empty, nor a strict
-	// prefix of one of our records (docs/protocol.md, "Judging what is
-	// there"). It is a user's, and never removed.
-	foreign bool
+	Present bool      // something is at the mark's name
+	Record  *Record   // nil when missing, unreadable, being written or no record
+	Raw     []byte    // its bytes, to tell later whether it is the same
+	Mtime   time.Time // zero when unknown
+	name    string    // its path, for Age
+	Err     error     // out of descriptors (fsx.Exhausted): present, nothing known
+	junk    bool      // no regular file (proclock writes none): no mark
+	foreign bool      // what no proclock process can have written there
 }
 
-// Foreign reports whether what is at the mark's name is not a mark but a
-// user's file, which nobody may remove.
+// Foreign reports whether what is at the mark's name is a user's file,
+// never removed (docs/protocol.md, "Judging what is there").
 func (m Mark) Foreign() bool { return m.foreign }
 
 // Names reports whether the mark's writer locked the file id names.
@@ -58,30 +41,68 @@ func (m Mark) Names(id lockfs.FileID) bool {
 	return m.Record != nil && m.Record.LockIno != 0 && m.Record.LockDev == id.Dev && m.Record.LockIno == id.Ino
 }
 
-// MarkWindow is how long a mark that does not parse (empty or cut: its
-// writer crashed or stalls between creating it and writing it) keeps
-// others out: as long as a stamp not yet written does.
+// MarkWindow is how long a mark, or a lock file, without a whole record
+// keeps others out: its writer may be between creating and writing it.
 const MarkWindow = 30 * time.Second
+
+// Age is how long ago, by p's clock, the file name (id) was written at
+// mtime; an mtime ahead of the clock counts from first sight
+// (docs/protocol.md, "Judging what is there").
+func Age(p *platform.Platform, id lockfs.FileID, name string, mtime time.Time) time.Duration {
+	clock := p.Time()
+	now := clock.Now()
+	if age := now.Sub(mtime); age >= 0 {
+		return age
+	}
+	if mtime.Sub(now) > MarkWindow {
+		return MarkWindow + time.Nanosecond
+	}
+	k := aheadKey{name: name, dev: id.Dev, ino: id.Ino, mtime: mtime.UnixNano()}
+	if reflect.TypeOf(clock).Comparable() {
+		k.clock = clock
+	}
+	aheadMu.Lock()
+	defer aheadMu.Unlock()
+	at, ok := ahead[k]
+	if !ok || at.After(now) {
+		if len(ahead) >= maxAhead {
+			clear(ahead) // at worst, a file's window starts again
+		}
+		ahead[k], at = now, now
+	}
+	return now.Sub(at)
+}
+
+// ahead remembers when this process first saw each file whose mtime was
+// ahead of its clock (docs/design.md, "Module state").
+var (
+	aheadMu sync.Mutex
+	ahead   = map[aheadKey]time.Time{}
+)
+
+const maxAhead = 1024
+
+type aheadKey struct {
+	clock    any // the clock read (a fake world's differs from another's)
+	name     string
+	dev, ino uint64
+	mtime    int64
+}
 
 // Holder is the identity the mark names, or nil when unknown.
 func (m Mark) Holder() *platform.Identity { return m.Record.Holder() }
 
-// ReadHolder returns what the mark of the lock at path says, or nil when it
-// is missing, unreadable, or names no holder (Record.Known).
+// ReadHolder returns the mark's record at path when it names a holder.
 func ReadHolder(fsys lockfs.FS, path string) *Record {
-	m := ReadMark(fsys, path)
-	if !m.Record.Known() {
-		return nil
+	if r := ReadMark(fsys, path).Record; r.Known() {
+		return r
 	}
-	return m.Record
+	return nil
 }
 
-// ReadMark reads the mark of the lock at path, never following a symlink.
-// A mark that cannot be read is present, its holder unknown. A mark whose
-// name the filesystem calls too long is absent, nobody can have made it,
-// when its path is known to fit (fsx.PathLimits): then the name is what
-// is too long, on a filesystem whose NAME_MAX is below 255, not the path,
-// which another process might name shorter.
+// ReadMark reads the mark of the lock at path, never following a symlink;
+// one unreadable is present, holder unknown. A name too long for a path
+// known to fit (fsx.PathLimits) is absent: no one can have made it.
 func ReadMark(fsys lockfs.FS, path string) Mark {
 	name := MarkPath(path)
 	f, err := fsx.OpenLook(fsys, name)
@@ -93,7 +114,6 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	}
 	if err != nil {
 		if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {
-			// A symlink, a socket: not a mark.
 			return Mark{Present: true, junk: true, foreign: info.Mode()&fs.ModeSymlink == 0}
 		}
 		return Mark{Present: true}
@@ -109,7 +129,7 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 	if info.Size() > MaxSize {
 		return Mark{Present: true, Mtime: info.ModTime(), foreign: true}
 	}
-	data, err := readOnce(f, info.Size()+1) // a byte more: a mark that grew is junk
+	data, err := readOnce(f, info.Size()+1) // a byte more, to see one that grew
 	if err != nil || len(data) > MaxSize {
 		return Mark{Present: true}
 	}
@@ -124,26 +144,20 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 
 // pathFits reports whether fsys is known to take a path as long as name.
 func pathFits(fsys lockfs.FS, name string) bool {
-	limits, ok := fsys.(fsx.PathLimits)
-	if !ok {
-		return false
+	if limits, ok := fsys.(fsx.PathLimits); ok {
+		pathMax, _ := limits.PathLimits()
+		return pathMax > 0 && len(name) <= pathMax
 	}
-	pathMax, _ := limits.PathLimits()
-	return pathMax > 0 && len(name) <= pathMax
+	return false
 }
 
-// Live reports whether the mark keeps others out: it names a holder that
-// is alive, or one that cannot be judged from here (another host or pid
-// namespace, an unknown holder, an unreadable mark, or here unknown), or it
-// is being written. Only a mark of a writer gone for certain, or no mark,
-// lets others in.
+// Live reports whether the mark keeps others out: present and not Dead.
 func (m Mark) Live(p *platform.Platform, here *platform.Identity) bool {
 	return m.Present && !m.Dead(p, here)
 }
 
-// Dead reports whether the mark's writer is gone for certain: its record
-// names a holder judged dead from here, or the mark never got a record and
-// is older than MarkWindow.
+// Dead reports whether the mark's writer is gone for certain: judged dead
+// from here, or no record past MarkWindow (or no mark at all: junk).
 func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	switch {
 	case !m.Present:
@@ -158,9 +172,8 @@ func (m Mark) Dead(p *platform.Platform, here *platform.Identity) bool {
 	return platform.Judge(*here, m.Record.Identity, p.Process.Lookup).Verdict == platform.Dead
 }
 
-// CreateMark creates the mark of the lock at path with rec, exclusively
-// and whole (CreateWhole): it fails with an error matching fs.ErrExist
-// when a mark is there, and never replaces one.
+// CreateMark creates the mark of the lock at path with rec (CreateWhole):
+// fs.ErrExist when one is there.
 func CreateMark(fsys lockfs.FS, path string, rec Record) error {
 	name := MarkPath(path)
 	f, placed, err := CreateWhole(fsys, name, rec.Marshal(), rec.PID)
@@ -175,15 +188,12 @@ func CreateMark(fsys lockfs.FS, path string, rec Record) error {
 	return err
 }
 
-// RemoveMarkIf removes the mark of the lock at path when its bytes are
-// still raw; a mark that is gone or another one is left alone.
+// RemoveMarkIf removes the mark of the lock at path if its bytes are raw.
 func RemoveMarkIf(fsys lockfs.FS, path string, raw []byte) error {
-	m := ReadMark(fsys, path)
-	if !m.Present || !bytes.Equal(m.Raw, raw) {
-		return nil
-	}
-	if err := fsys.Remove(MarkPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	if m := ReadMark(fsys, path); m.Present && bytes.Equal(m.Raw, raw) {
+		if err := fsys.Remove(MarkPath(path)); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }

@@ -6,72 +6,52 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/proclock/proclock/lockfs"
 )
 
-// NameMax is the longest file name, in bytes, that the names of a lock's
-// sidecars are kept within: NAME_MAX of linux, darwin and the BSDs, and
-// 255 UTF-16 units at most on windows. It is fixed, never asked of the
-// filesystem, so that every process computes the same names
-// (docs/protocol.md, "Names").
+// NameMax is the longest name, in bytes, of a lock's sidecar: fixed, so
+// that every process computes the same names (docs/protocol.md, "Names").
 const NameMax = 255
 
-// SidecarRoom is how many bytes longer than the lock's own path the path
-// of any of its sidecars can be: the deepest guard's private name,
-// ".stale.stale.stale.stale-<pid>-<random>", with a pid of up to 10
-// digits. A lock path is refused when its sidecars would not fit in the
-// system's longest path (docs/protocol.md, "Names").
+// SidecarRoom is how much longer than the lock's path a sidecar's can be:
+// the deepest guard's private name, ".stale.stale.stale.stale-<pid>-<random>".
 const SidecarRoom = 64
 
-// hashLen is the length of the hash a shortened name carries: 16 hex
-// digits, 64 bits of SHA-256 of the name shortened.
+// hashLen is how many hex digits of SHA-256 a shortened name carries.
 const hashLen = 16
 
-// Sidecar is the path of the sidecar of the file at path named by suffix
-// (MarkSuffix, ".stale", a private rename's ".stale-<pid>-<random>"): in
-// the same directory, path's base name and the suffix, shortened when
-// that is longer than NameMax (SidecarName).
+// Sidecar is the path of the sidecar named by suffix of the file at path.
 func Sidecar(path, suffix string) string {
 	dir, base := filepath.Split(path)
 	return dir + SidecarName(base, suffix)
 }
 
-// SidecarName is the base name of the sidecar named by suffix of a file
-// whose base name is base: base+suffix when it fits in NameMax bytes; else
-// as much of base as fits (cut at a UTF-8 character boundary), "~", the
-// first 16 hex digits of the SHA-256 of base, and suffix. The hash keeps
-// apart two long names that differ only past the cut.
+// SidecarName is base+suffix when it fits in NameMax bytes; else as much of
+// base as fits (cut between UTF-8 characters), "~", 16 hex digits of the
+// SHA-256 of base (two names that differ past the cut stay apart), suffix.
 func SidecarName(base, suffix string) string {
 	if len(base)+len(suffix) <= NameMax {
 		return base + suffix
 	}
 	sum := sha256.Sum256([]byte(base))
 	keep := min(max(NameMax-len(suffix)-1-hashLen, 0), len(base))
-	// Not inside a character: at most UTFMax-1 bytes back, so that bytes
-	// that are no UTF-8 at all are cut where they fall.
+	// At most UTFMax-1 bytes back: bytes that are no UTF-8 are cut anywhere.
 	for back := 0; back < utf8.UTFMax-1 && keep > 0 && keep < len(base) && !utf8.RuneStart(base[keep]); back++ {
 		keep--
 	}
-	var b strings.Builder
-	b.WriteString(base[:keep])
-	b.WriteByte('~')
-	b.WriteString(hex.EncodeToString(sum[:hashLen/2]))
-	b.WriteString(suffix)
-	return b.String()
+	return base[:keep] + "~" + hex.EncodeToString(sum[:hashLen/2]) + suffix
 }
 
 // ErrPathTooLong is matched by the error for a lock path refused as too
-// long before anything is created (TooLongError).
+// long (TooLongError).
 var ErrPathTooLong = errors.New("lock path too long")
 
-// TooLongError is the error for a lock path refused as too long, and why.
-// It matches ErrPathTooLong and lockfs.ErrNameTooLong (ENAMETOOLONG).
+// TooLongError is the error for a lock path refused as too long. It
+// matches ErrPathTooLong and lockfs.ErrNameTooLong.
 type TooLongError struct {
-	// Why says what is too long, in plain words and without the path.
-	Why string
+	Why string // what is too long, without the path
 }
 
 func (e *TooLongError) Error() string { return "name too long: " + e.Why }
@@ -80,9 +60,8 @@ func (e *TooLongError) Is(target error) bool {
 	return target == ErrPathTooLong || target == lockfs.ErrNameTooLong
 }
 
-// CheckLength refuses a lock path whose base name is longer than nameMax,
-// or which leaves less than SidecarRoom bytes under pathMax for its
-// sidecars' paths (docs/protocol.md, "Names"). A limit of 0 is none.
+// CheckLength refuses a lock path whose base name is over nameMax, or which
+// leaves its sidecars less than SidecarRoom under pathMax. 0 is no limit.
 func CheckLength(path string, pathMax, nameMax int) error {
 	if base := filepath.Base(path); nameMax > 0 && len(base) > nameMax {
 		return &TooLongError{Why: fmt.Sprintf("the file name is %d bytes, over the %d this system takes", len(base), nameMax)}
@@ -94,14 +73,11 @@ func CheckLength(path string, pathMax, nameMax int) error {
 	return nil
 }
 
-// GuardSuffix names the guard of a lock (see package stamplock).
+// GuardSuffix names the guard of a lock (package stamplock).
 const GuardSuffix = ".stale"
 
-// Watched names the files, in the lock's directory, whose going away may
-// free the lock at path, whichever mechanism holds it: what a waiter's
-// wake-up source watches. The lock file goes when a file holder releases
-// (or a SQLite holder with RemoveOnRelease), the mark when a SQLite holder
-// releases, and the guard when a reclaim ends.
+// Watched names the files whose going away may free the lock at path,
+// for a waiter to watch: the lock file, the mark, the guard.
 func Watched(path string) []string {
 	base := filepath.Base(path)
 	return []string{base, SidecarName(base, MarkSuffix), SidecarName(base, GuardSuffix)}

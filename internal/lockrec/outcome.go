@@ -3,27 +3,20 @@ package lockrec
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
+	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// State is what a look at a lock's path finds. Both mechanisms' probes
-// answer in it, and the root package reports it as proclock.State, whose
-// constants have the same values, with "inaccessible" and "foreign" beside
-// them for what is no lock.
+// State is what a look at a lock's path finds, as proclock.State says it.
 type State string
 
 const (
-	// StateAbsent: nothing at the path; the lock is free.
-	StateAbsent State = "absent"
-	// StateFree: the lock's file exists and nobody holds it.
-	StateFree State = "free"
-	// StateHeld: a holder has it (or, for a young unstamped lock file,
-	// may have it).
-	StateHeld State = "held"
-	// StateStale: a lock file whose holder is gone; the next attempt
-	// reclaims it. The probe's reason says why.
-	StateStale State = "stale"
+	StateAbsent State = "absent" // nothing at the path
+	StateFree   State = "free"   // a lock file nobody holds
+	StateHeld   State = "held"   // held, or a young unstamped file that may be
+	StateStale  State = "stale"  // a lock file whose holder is gone
 )
 
 func (s State) String() string { return string(s) }
@@ -32,29 +25,46 @@ func (s State) String() string { return string(s) }
 // someone else: a *HeldError, and the error of a wait that gave up.
 var ErrHeld = errors.New("proclock: lock is held")
 
-// HeldError is the error of an attempt, by either mechanism, that found
-// the lock held by someone else. The root package makes it a
-// proclock.HeldError, with since when.
+// HeldError is the error of an attempt that found the lock held by
+// someone else; the root package makes it a proclock.HeldError.
 type HeldError struct {
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Holder is the holder's recorded identity; nil when unknown.
-	Holder *platform.Identity
-	// Reason says, when Holder is nil, what is known of the holder:
-	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
-	// lock on the file); "" when nothing is.
-	Reason string
+	Path   string             // as the caller gave it
+	Holder *platform.Identity // nil when unknown
+	Reason string             // when Holder is nil, what is known (FlockReason)
 }
 
 func (e *HeldError) Error() string {
-	if e.Holder == nil && e.Reason != "" {
+	switch {
+	case e.Holder != nil:
+		return fmt.Sprintf("proclock: %s is held by %s", e.Path, e.Holder)
+	case e.Reason != "":
 		return fmt.Sprintf("proclock: %s is held (holder unknown: %s)", e.Path, e.Reason)
 	}
-	if e.Holder == nil {
-		return fmt.Sprintf("proclock: %s is held (holder unknown)", e.Path)
-	}
-	return fmt.Sprintf("proclock: %s is held by %s", e.Path, e.Holder)
+	return fmt.Sprintf("proclock: %s is held (holder unknown)", e.Path)
 }
 
 // Is makes errors.Is(err, ErrHeld) hold for every HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
+
+// ErrRemoved is matched by the cause of a held lock's loss when one of its
+// files is no longer at its path.
+var ErrRemoved = errors.New("removed from its path")
+
+// ErrReplaced is matched by the cause of a held lock's loss when another
+// file is at one of its files' path, or its bytes are not its holder's.
+var ErrReplaced = errors.New("replaced at its path")
+
+// Gone is the cause of the loss of name, err what a look at it failed with:
+// ErrRemoved, ErrReplaced, or nil (a look failing with EACCES proves nothing).
+func Gone(name string, err error, replaced bool) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNotDir):
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			err = pe.Err // the name is said once
+		}
+		return &fs.PathError{Op: "watch", Path: name, Err: fmt.Errorf("%w (%w)", ErrRemoved, err)}
+	case err == nil && replaced:
+		return &fs.PathError{Op: "watch", Path: name, Err: ErrReplaced}
+	}
+	return nil
+}

@@ -13,22 +13,18 @@ import (
 )
 
 // ErrNotLockFile is matched by the error for a file at a lock's path that
-// is not recognisably a lock file (Kind Foreign): proclock never removes
-// or changes it.
+// is no lock file (Foreign): never removed or changed.
 var ErrNotLockFile = errors.New("not a lock file")
 
-// ErrReadOnly is matched by the error of an attempt on a lock that is not
-// held (free, or stale and so to be rewritten in place) whose file this
-// user can read but not write: a lock shared by a group whose file is not
-// group-writable (docs/security.md). It matches fs.ErrPermission too.
+// ErrReadOnly is matched by the error of an attempt on a lock not held
+// whose file this user may read but not write (docs/security.md).
 var ErrReadOnly = fmt.Errorf("lock file readable but not writable by this user: %w", fs.ErrPermission)
 
-// Sighting is what was read of a file, to judge it and to tell later
-// whether the file at the path is still the same one.
+// Sighting is what was read of a file: to judge it, and to tell later
+// whether the path still names it unchanged.
 type Sighting struct {
-	Kind Kind
-	// Stamp is the stamp parsed from Content, when Kind is Stamp.
-	Stamp   *Record
+	Kind    Kind
+	Stamp   *Record // when Kind is Stamp
 	Content []byte
 	ID      lockfs.FileID
 	Size    int64
@@ -40,114 +36,81 @@ func (a Sighting) Same(b Sighting) bool {
 	return a.ID.Same(b.ID) && a.Size == b.Size && a.Mtime.Equal(b.Mtime) && bytes.Equal(a.Content, b.Content)
 }
 
-// Read reads the file at path without following a symlink and without
-// blocking, and classifies it. A file that is not a regular file, or is
-// larger than MaxSize, or fails to read, is Foreign. A missing file is
-// fs.ErrNotExist; a directory, a permission failure or running out of
-// file descriptors (fsx.Exhausted) is an error.
+// Read reads and classifies the file at path, never following a symlink
+// nor blocking. A missing file, a directory, EACCES and running out of
+// descriptors are errors; what else cannot be read is Foreign.
 func Read(fsys lockfs.FS, path string) (Sighting, error) {
 	f, err := fsx.OpenLook(fsys, path)
-	if err != nil {
-		return openFailed(fsys, path, err)
-	}
-	defer f.Close()
-	return sightOpen(fsys, path, f)
-}
-
-// openFailed is Read of a file that failed to open with err.
-func openFailed(fsys lockfs.FS, path string, err error) (Sighting, error) {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || fsx.Exhausted(err) {
 		return Sighting{}, err
 	}
-	// A symlink, a socket, or anything else that does not open.
-	return lstatSighting(fsys, path)
-}
-
-// sightOpen is Read of f, the file at path, opened.
-func sightOpen(fsys lockfs.FS, path string, f lockfs.File) (Sighting, error) {
-	s, err := Sight(fsys, f)
-	if errors.Is(err, errNoStat) {
-		return lstatSighting(fsys, path)
+	if err != nil {
+		return lstatSighting(fsys, path) // a symlink, a socket: anything that does not open
 	}
-	return s, err
-}
-
-// errNoStat says an open file could not be stat'ed.
-var errNoStat = errors.New("lockrec: open file could not be stat'ed")
-
-// Sight reads and classifies f, a file open for reading, as Read does the
-// file at a path: for a caller that is to write the very file it judges,
-// which a read by path and an open after it cannot promise (another file
-// may have taken the path and its inode number in between).
-func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
-	// One stat for both where the file can (fsx.StatID); without an
-	// identity, size, time and bytes still tell files apart.
+	defer f.Close()
 	info, id, err := fsx.StatID(fsys, f)
 	if err != nil {
-		return Sighting{}, fmt.Errorf("%w: %w", errNoStat, err)
+		return lstatSighting(fsys, path)
 	}
-	return sightAfter(f, info, id)
+	return sight(f, info, id)
 }
 
-// sightAfter is Sight once f's stat before the read is info, and its
-// identity id.
-func sightAfter(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, error) {
+// Sight is Read of f, open for reading: for a caller that is to write the
+// very file it judges (docs/protocol.md, "The lock file is judged through
+// the handle that writes it").
+func Sight(fsys lockfs.FS, f lockfs.File) (Sighting, error) {
+	info, id, err := fsx.StatID(fsys, f)
+	if err != nil {
+		return Sighting{}, err
+	}
+	return sight(f, info, id)
+}
+
+// sight is Sight of f, whose stat before the read is info, identity id.
+func sight(f lockfs.File, info fs.FileInfo, id lockfs.FileID) (Sighting, error) {
 	if info.IsDir() {
 		return Sighting{}, &fs.PathError{Op: "open", Path: f.Name(), Err: lockfs.ErrIsDir}
 	}
-	s := Sighting{Kind: Foreign, ID: id}
-	var err error
-	info, s.Content, err = readStable(f, info)
-	for range settleReads {
-		// A read that met a writer's one write in place (lockrec.Cover)
-		// may join the start of the new bytes to the end of the old
-		// ones, in a file whose size and time did not change: a torn
-		// or foreign file. Read again until two reads agree.
-		if err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize {
+	info, data, err := readStable(f, info)
+	var kind Kind
+	var stamp *Record
+	// A read that met a writer's one write in place (Cover) may join the
+	// new bytes' start to the old ones' end, at the same size and time:
+	// torn or foreign. Such a read is tried again until two agree.
+	for i := 0; err == nil && info.Mode().IsRegular() && info.Size() <= MaxSize; i++ {
+		if kind, stamp = classify(data); kind != Torn && kind != Foreign || i == settleReads {
 			break
 		}
-		if k := Classify(s.Content); k != Torn && k != Foreign {
+		again, more, aerr := readStable(f, info)
+		if aerr == nil && bytes.Equal(more, data) {
 			break
 		}
-		again, data, aerr := readStable(f, info)
-		if aerr == nil && bytes.Equal(data, s.Content) {
-			break
-		}
-		info, s.Content, err = again, data, aerr
+		info, data, err = again, more, aerr
 	}
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return Sighting{}, err
-		}
-		s.Content = nil
+	if errors.Is(err, fs.ErrPermission) {
+		return Sighting{}, err
 	}
-	s.Size, s.Mtime = info.Size(), info.ModTime()
+	s := Sighting{Kind: Foreign, ID: id, Size: info.Size(), Mtime: info.ModTime()}
 	switch {
 	case errors.Is(err, errUnsettled):
 		s.Kind = Torn
 	case err != nil || !info.Mode().IsRegular() || info.Size() > MaxSize:
 	default:
-		s.Kind, s.Stamp = classify(s.Content)
+		s.Kind, s.Stamp, s.Content = kind, stamp, data
 	}
 	return s, nil
 }
 
-// settleReads bounds the reads readStable makes of a file that keeps
-// changing under it.
+// settleReads bounds the reads of a file that keeps changing.
 const settleReads = 4
 
-// errUnsettled says a file changed during every read readStable made of it.
 var errUnsettled = errors.New("lock file changed while read")
 
-// readStable reads a regular file of at most MaxSize bytes, whose stat
-// before the read is info, in one read, and stats it again after: a read
-// is kept only when the file's size and time did not change across it and
-// it returned that size. Linux does not make a read atomic with a writer's
-// truncate and write: a read that began before them can return the old
-// bytes with the new size (a whole stamp and zeros), which is neither.
-// A file that changes across every read is errUnsettled: someone is
-// writing it now. It returns the stat the bytes agree with; a file that is
-// not regular, or too large, is not read (nil bytes, no error).
+// readStable reads a regular file of at most MaxSize bytes, whose stat is
+// info, keeping a read whose size a stat after it agrees with: linux's read
+// can return the old bytes at a truncate-and-write's new size. A file
+// changing across every read is errUnsettled. It returns the stat the bytes
+// agree with.
 func readStable(f lockfs.File, info fs.FileInfo) (fs.FileInfo, []byte, error) {
 	for range settleReads {
 		if !info.Mode().IsRegular() || info.Size() > MaxSize {
@@ -172,12 +135,8 @@ func readStable(f lockfs.File, info fs.FileInfo) (fs.FileInfo, []byte, error) {
 	return info, nil, errUnsettled
 }
 
-// readOnce reads up to n bytes from the start of a file in one read (two
-// when the file is shorter: the second sees its end), so that a writer
-// that replaces its bytes (truncating, then writing the new ones, as
-// proclock's writers do) is not seen as two reads that join the start of
-// one stamp to the end of another. Callers that must see a file grow ask
-// for more than its size, or stat it again (readStable).
+// readOnce reads up to n bytes from a file's start in one read, so that no
+// two reads join the start of one record to the end of another.
 func readOnce(f lockfs.File, n int64) ([]byte, error) {
 	data := make([]byte, min(n, MaxSize+1))
 	got, err := f.ReadAt(data, 0)
@@ -200,9 +159,8 @@ func lstatSighting(fsys lockfs.FS, path string) (Sighting, error) {
 	return Sighting{Kind: Foreign, ID: id, Size: info.Size(), Mtime: info.ModTime()}, nil
 }
 
-// ReadOpen classifies an open file's bytes, for a file a lock keeps open:
-// its size first, so that the common case, an empty SQLite lock, costs one
-// stat.
+// ReadOpen classifies an open file's bytes, its size first: an empty
+// SQLite lock costs one stat.
 func ReadOpen(f lockfs.File) (Kind, []byte, error) {
 	info, err := f.Stat()
 	if err != nil {

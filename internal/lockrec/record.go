@@ -1,9 +1,5 @@
-// Package lockrec is the on-disk format that proclock's two mechanisms
-// share: the record a holder writes (the file mechanism's stamp, the SQLite
-// mechanism's mark in "<path>.holder"), how a lock file's bytes are told
-// apart from a file that is not a lock, and how both are read; and the
-// words both mechanisms answer in: a State, and a HeldError naming the
-// holder. The protocol that uses them is in docs/protocol.md.
+// Package lockrec is the on-disk format both mechanisms share, how it is
+// read and written, and the words both answer in (docs/protocol.md).
 package lockrec
 
 import (
@@ -18,56 +14,44 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Format marks a record written by proclock; its fields are then trusted in
-// full, start time included.
-const Format = "proclock/1"
+const (
+	// Format marks a record of proclock's, whose fields are trusted in full.
+	Format = "proclock/1"
+	// FileMode is the mode of every file proclock creates, before the
+	// umask (docs/security.md).
+	FileMode fs.FileMode = 0o664
+	// MaxSize is the most a lock file or a mark may hold and be read.
+	MaxSize = 64 << 10
+	// DatabaseSize is the size of EmptyDatabase.
+	DatabaseSize = 512
+)
 
-// FileMode is the mode every file proclock creates is created with, before
-// the umask: anyone may read who holds a lock; its owner, and its group
-// where the umask allows (002), may write it; others never, whatever the
-// umask (docs/security.md).
-const FileMode fs.FileMode = 0o664
-
-// MaxSize is the most a lock file or a mark may hold and still be read.
-const MaxSize = 64 << 10
-
-// Record says who holds a lock: the file mechanism's stamp, or the SQLite
-// mechanism's mark. Its JSON field names are the ones other tools use for
-// the same facts. A mark of a holder whose identity is unknown has a zero
-// Identity.
+// Record says who holds a lock: a stamp or a mark. A mark of a holder
+// whose identity is unknown has a zero Identity.
 type Record struct {
 	Format string `json:"format"`
 	platform.Identity
 	AcquiredAt time.Time `json:"acquiredAt"`
 	Nonce      string    `json:"nonce"`
-	// LockDev and LockIno name the file a mark's writer locked (its
-	// device and inode), for the process that holds the kernel's lock on
-	// that file next: the mark is then its writer's leftover
-	// (docs/protocol.md). Zero in stamps.
+	// LockDev and LockIno name the file a mark's writer locked, so that
+	// the next to lock it knows the mark for a leftover (docs/protocol.md).
 	LockDev uint64 `json:"lockDev,omitempty"`
 	LockIno uint64 `json:"lockIno,omitempty"`
-	// Foreign is set for another tool's record: only Host, BootID and
-	// PID (and AcquiredAt, when it reads as a time) are taken from it.
+	// Foreign is set for another tool's record or a bare pid.
 	Foreign bool `json:"-"`
 }
 
 // Marshal encodes r as one JSON object and a newline, its format marker
-// first (which is what tells a torn record of ours, see Classify). It is
-// never DatabaseSize bytes long (a space is added if it would be), so that
-// a lock file's size alone tells a stamp from the empty database.
+// first (which tells a torn record of ours). It is never DatabaseSize
+// bytes long, so that a file's size tells a stamp from the empty database.
 func (r Record) Marshal() []byte {
 	r.Format = Format
 	if y := r.AcquiredAt.Year(); y < 0 || y > 9999 {
-		// JSON's time has four-digit years: a clock out of them (a
-		// Platform.Clock of the caller's, a fake world far ahead) leaves
-		// the time unrecorded; nothing judges a holder by it.
-		r.AcquiredAt = time.Time{}
+		r.AcquiredAt = time.Time{} // JSON cannot say it; nothing is judged by it
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		// A Record holds strings, integers and a time of years 0–9999:
-		// it always encodes.
-		panic("lockrec: encoding a record: " + err.Error())
+		panic("lockrec: encoding a record: " + err.Error()) // strings, integers, a time: never
 	}
 	if len(b)+1 == DatabaseSize {
 		b = append(b, ' ')
@@ -75,55 +59,36 @@ func (r Record) Marshal() []byte {
 	return append(b, '\n')
 }
 
-// DatabaseSize is the size of EmptyDatabase.
-const DatabaseSize = 512
-
-// Known reports whether the record names a holder (it has a pid); a nil
-// record names none.
+// Known reports whether the record names a holder (a pid); nil names none.
 func (r *Record) Known() bool { return r != nil && r.PID > 0 }
 
 // Holder is the recorded identity, or nil when unknown.
 func (r *Record) Holder() *platform.Identity {
-	if r == nil || !r.Known() {
+	if !r.Known() {
 		return nil
 	}
 	id := r.Identity
 	return &id
 }
 
-// errNotRecord says bytes are not a record.
 var errNotRecord = errors.New("not a lock record")
 
-// Parse reads a record. It accepts, in order:
-//   - a bare decimal pid with surrounding whitespace (a legacy pid file):
-//     judged by pid alone, on this host;
-//   - a proclock record (Format set): every field kept; a mark without an
-//     identity (pid 0) says "holder unknown";
-//   - another tool's JSON object: host, boot id and pid, and acquiredAt as
-//     RFC 3339 or epoch milliseconds; its other fields' units are not ours.
-//
-// Anything else is an error, as is another tool's record without a
-// positive pid and a legacy pid that is not positive.
+// Parse reads a record: a bare positive pid, one of ours (pid 0: holder
+// unknown), or another tool's JSON object with a positive pid, of which
+// host, boot id, pid, nonce and acquiredAt are taken.
 func Parse(data []byte) (Record, error) {
 	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && isDigits(trimmed) {
+	if len(trimmed) > 0 && !bytes.ContainsFunc(trimmed, func(c rune) bool { return c < '0' || c > '9' }) {
 		pid, err := strconv.Atoi(string(trimmed))
 		if err != nil || pid <= 0 {
 			return Record{}, errNotRecord
 		}
 		return Record{Identity: platform.Identity{PID: pid}, Foreign: true}, nil
 	}
-	if r, ok := parseFast(data); ok {
-		return r, nil
-	}
 	var r Record
-	err := json.Unmarshal(data, &r)
-	switch {
-	case r.Format == Format && err != nil:
-		return Record{}, errNotRecord // ours, but broken: not to be trusted
-	case r.Format == Format:
-		if r.PID < 0 {
-			return Record{}, errNotRecord
+	if err := json.Unmarshal(data, &r); r.Format == Format {
+		if err != nil || r.PID < 0 {
+			return Record{}, errNotRecord // ours, but broken
 		}
 		return r, nil
 	}
@@ -145,15 +110,11 @@ func Parse(data []byte) (Record, error) {
 	return r, nil
 }
 
-// foreignTime reads another tool's acquiredAt: an RFC 3339 string or
-// milliseconds since the epoch; zero when it is neither.
+// foreignTime reads another tool's acquiredAt; zero when it is no time.
 func foreignTime(raw json.RawMessage) time.Time {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return time.Time{}
-		}
+		t, _ := time.Parse(time.RFC3339Nano, s) // zero on error
 		return t
 	}
 	var ms int64
@@ -163,43 +124,20 @@ func foreignTime(raw json.RawMessage) time.Time {
 	return time.Time{}
 }
 
-func isDigits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // Kind is what a lock file's bytes are.
 type Kind int
 
 const (
-	// Empty: no bytes; a SQLite lock, or a stamp not written yet.
-	Empty Kind = iota
-	// SQLite: the empty database a SQLite lock's file holds
-	// (EmptyDatabase), byte for byte.
-	SQLite
-	// Stamp: a record with a pid (ours, another tool's, a legacy pid).
-	Stamp
-	// Torn: the start of a stamp of ours, or of the empty database,
-	// that its writer did not finish.
-	Torn
-	// Foreign: anything else; not a lock file, never to be changed.
-	Foreign
+	Empty   Kind = iota // no bytes
+	SQLite              // EmptyDatabase, byte for byte
+	Stamp               // a record with a pid (ours, another tool's, a legacy pid)
+	Torn                // the start of a record of ours or of the empty database
+	Foreign             // anything else: not a lock file, never changed
 )
 
 func (k Kind) String() string {
-	switch k {
-	case Empty:
-		return "empty"
-	case SQLite:
-		return "sqlite"
-	case Stamp:
-		return "stamp"
-	case Torn:
-		return "torn"
+	if k >= Empty && k < Foreign {
+		return [...]string{"empty", "sqlite", "stamp", "torn"}[k]
 	}
 	return "foreign"
 }
@@ -213,7 +151,7 @@ func Classify(data []byte) Kind {
 	return k
 }
 
-// classify is Classify, with the stamp it parsed.
+// classify is Classify, with the stamp parsed.
 func classify(data []byte) (Kind, *Record) {
 	switch {
 	case len(data) == 0:
@@ -221,11 +159,9 @@ func classify(data []byte) (Kind, *Record) {
 	case bytes.Equal(data, emptyDatabase) || paddedDatabase(data):
 		return SQLite, nil
 	case len(data) >= len(sqliteMagic) && bytes.HasPrefix(emptyDatabase, data):
-		return Torn, nil // the empty database, cut short by a crash
+		return Torn, nil
 	case bytes.HasPrefix(data, []byte(sqliteMagic)):
-		// Someone's database, though it may look empty: a WAL
-		// database's tables can all be in its -wal file.
-		return Foreign, nil
+		return Foreign, nil // someone's database (a WAL one's tables may all be in -wal)
 	}
 	if r, err := Parse(data); err == nil && r.Known() {
 		return Stamp, &r
@@ -237,27 +173,17 @@ func classify(data []byte) (Kind, *Record) {
 }
 
 // paddedDatabase reports whether data is the empty database followed by
-// zeros short of a second page: what a writer leaves that writes the
-// database in one write over a longer stamp (Cover).
+// zeros short of a second page (Cover).
 func paddedDatabase(data []byte) bool {
-	if len(data) <= DatabaseSize || len(data) >= 2*DatabaseSize || !bytes.Equal(data[:DatabaseSize], emptyDatabase) {
-		return false
-	}
-	for _, b := range data[DatabaseSize:] {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
+	return len(data) > DatabaseSize && len(data) < 2*DatabaseSize &&
+		bytes.Equal(data[:DatabaseSize], emptyDatabase) && len(bytes.TrimLeft(data[DatabaseSize:], "\x00")) == 0
 }
 
 // tornPrefix opens every record of ours (Marshal writes the marker first).
 const tornPrefix = `{"format":"` + Format + `"`
 
 // isTorn reports whether data is a strict prefix of one of our records: it
-// starts as ours does (or is a start of that start), and is JSON as far as
-// it goes. A user's file of "{" and text, another tool's cut record, or a
-// whole JSON object is not.
+// starts as ours do and is JSON, cut inside the object, as far as it goes.
 func isTorn(data []byte) bool {
 	n := min(len(data), len(tornPrefix))
 	if !bytes.Equal(data[:n], []byte(tornPrefix[:n])) {
@@ -285,12 +211,8 @@ func isTorn(data []byte) bool {
 	}
 }
 
-// EmptyDatabase returns the bytes of a SQLite database of one 512-byte page
-// and no tables: what the SQLite mechanism writes into a lock file it
-// creates or clears. A file-mechanism process never writes it, so a file
-// that holds it is a SQLite lock's, never a stamp being written, and is
-// free as soon as no live mark stands beside it (docs/protocol.md). Only
-// these bytes are a SQLite lock: any other database is someone's data.
+// EmptyDatabase returns a SQLite database of one page and no tables: what
+// the SQLite mechanism writes into a lock file (docs/protocol.md).
 func EmptyDatabase() []byte { return bytes.Clone(emptyDatabase) }
 
 var emptyDatabase = newEmptyDatabase()

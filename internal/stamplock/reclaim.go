@@ -13,38 +13,31 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// guardPath is the path of the guard of the lock (or guard) at path: one
-// process at a time holds "<path>.stale" (lockrec.GuardSuffix), itself a
-// stamped lock file, while it changes the lock's files without being their
-// holder (docs/protocol.md); a long base name's is shortened
-// (docs/protocol.md, "Names").
+// guardPath is the guard of the lock (or guard) at path: a stamped file
+// held while one changes the lock's files unheld (docs/protocol.md).
 func guardPath(path string) string { return lockrec.Sidecar(path, lockrec.GuardSuffix) }
 
-// maxGuardDepth bounds the nesting of guards (a stale guard is reclaimed
-// under its own guard). The deepest guard is reclaimed without one, so a
-// string of crashed reclaimers never wedges a lock.
+// maxGuardDepth bounds guards of guards; the deepest is reclaimed without
+// one, so that crashed reclaimers never wedge a lock.
 const maxGuardDepth = 3
 
-// Guard takes the guard of the lock at path, for a change to the lock's
-// files under it; Release lets it go. A guard held by someone else is a
-// *lockrec.HeldError for the lock at path, its holder unknown: the lock is
-// being reclaimed.
+// Guard takes the guard of the lock at path; Release lets it go. One held
+// by someone else is a *lockrec.HeldError for path, holder unknown.
 func Guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	guard, err := acquire(ctx, p, here, guardPath(path), 1, false)
+	return guard(ctx, p, here, path, 1)
+}
+
+// guard is Guard, the guard at depth.
+func guard(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int) (*Lock, error) {
+	g, err := acquire(ctx, p, here, guardPath(path), depth, false)
 	if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
 		return nil, &lockrec.HeldError{Path: path}
 	}
-	return guard, err
+	return g, err
 }
 
-// GuardFault is the error that an attempt needing the guard of the lock at
-// path (to convert or clear a stale file, or remove a dead mark) meets at
-// the guard's name, judged from here: a file there that is not a lock file
-// (lockrec.ErrNotLockFile), a directory, one this user may not read; nil
-// when the guard can be taken or waited for. Inspect asks it of a stale
-// lock, so that status and Acquire agree (docs/protocol.md, "Judging what
-// is there"). A guard that is held (a reclaim under way, or an empty
-// guard within its 30 s) is a held error, as Acquire finds it.
+// GuardFault is the error an attempt needing the guard of the lock at path
+// meets there (a held guard, no lock file); Inspect asks it, to agree.
 func GuardFault(p *platform.Platform, here platform.Identity, path string) error {
 	pr, err := Look(p, here, guardPath(path))
 	if err == nil && pr.State == lockrec.StateHeld {
@@ -53,12 +46,9 @@ func GuardFault(p *platform.Platform, here platform.Identity, path string) error
 	return err
 }
 
-// convert takes the stale lock file that pr saw at path for here: under
-// the guard, if the file is still the one judged and no live mark has
-// appeared, it writes its stamp into the file in place, keeping its inode,
-// and settles with any SQLite process. The file is never renamed or
-// removed: a SQLite process may have just locked it (docs/protocol.md).
-// errLost means the file changed meanwhile: look again.
+// convert stamps in place, under the guard, the stale lock file pr saw at
+// path if it is unchanged and unmarked, never renaming or removing it: a
+// SQLite process may have just locked it (docs/protocol.md).
 func convert(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) (*Lock, error) {
 	guard, err := Guard(ctx, p, here, path)
 	if err != nil {
@@ -66,39 +56,33 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	}
 	defer guard.Release()
 	if pr.Reason != ReasonFree {
-		// A dead holder's file: a crash, whose leftovers go too.
-		lockrec.Sweep(p, &here, path)
+		lockrec.Sweep(p, &here, path) // a crash was seen: its leftovers go too
 	}
 	f, err := reopen(p, here, path, pr, true)
 	if err != nil {
 		return nil, err
 	}
-	// A file a SQLite connection has locked is never written into, not
-	// even for a moment: it may be a database in use by a program that
-	// writes no mark, or a proclock holder's through another name. So
-	// SQLite's lock is taken on it for the write, where the FS can
-	// (docs/protocol.md, "The kernel's locks").
+	// Written only under SQLite's lock: a file a connection has locked is
+	// never written (docs/protocol.md, "The kernel's locks").
 	unlock, why, err := lockForWrite(p, path, f)
-	if err != nil || why != "" {
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		return nil, &lockrec.HeldError{Path: path, Reason: why}
+	if err == nil && why != "" {
+		err = &lockrec.HeldError{Path: path, Reason: why}
 	}
-	// Judged again under SQLite's lock: the guard is the path's, and
-	// a converter through another name of the file (a hard link) takes
-	// another guard, but the same SQLite lock, so of two such
-	// converters the second finds the first one's stamp here.
-	if now, err := lockrec.Sight(p.FS, f); err != nil || !now.Same(pr.seen) {
-		unlock()
+	if err != nil {
 		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		return nil, errLost
+		return nil, err
 	}
-	l, err := newLock(p, here, path)
+	// Judged again under it: a converter through a hard link takes
+	// another guard but the same lock, and the second finds the first's
+	// stamp here.
+	now, err := lockrec.Sight(p.FS, f)
+	if err == nil && !now.Same(pr.seen) {
+		err = errLost
+	}
+	var l *Lock
+	if err == nil {
+		l, err = newLock(p, here, path)
+	}
 	if err != nil {
 		unlock()
 		f.Close()
@@ -107,7 +91,7 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	l.content = lockrec.Cover(l.content, pr.seen.Size)
 	l.file, l.id, l.pinned = f, pr.seen.ID, pr.seen.ID != (lockfs.FileID{})
 	err = rewrite(f, l.content)
-	unlock() // a SQLite process that locks the file from now on finds the stamp
+	unlock() // a SQLite process that locks it from now on finds the stamp
 	if err != nil {
 		l.close()
 		return nil, err
@@ -115,14 +99,8 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	return l.settle(ctx, p, here)
 }
 
-// lockForWrite takes SQLite's exclusive lock on f, the lock file at path
-// that convert is to write, through another handle of it, and returns the
-// function that lets go of it: no SQLite connection holds the file while
-// it is written, and none can lock it until then (a connection's attempt
-// finds it locked, as it would a writer's). Where the FS has no byte-range
-// locks (a wasm guest), none is taken. why says what holds the file
-// instead, when something does: a SQLite lock, or a flock(2) lock
-// (lockrec.LockedReason).
+// lockForWrite takes SQLite's lock on f, the file at path, through another
+// handle, where the FS can; why says what lock holds the file instead.
 func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func(), why string, err error) {
 	unlock = func() {}
 	if lockrec.Flocked(p.FS, f) {
@@ -136,10 +114,11 @@ func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func
 	if err != nil {
 		return unlock, "", ignoreNotExist(err, errLost)
 	}
-	same, err := sameFile(p.FS, f, g)
-	if err != nil || !same {
+	a, err := p.FS.FileIDOf(f)
+	b, gerr := p.FS.FileIDOf(g)
+	if err != nil || gerr != nil || !a.SameOpen(b) {
 		g.Close()
-		return unlock, "", errors.Join(err, errLost)
+		return unlock, "", errors.Join(err, gerr, errLost)
 	}
 	got, err := rl.TryLockRange(g, lockrec.SQLitePendingByte, lockrec.SQLiteLockBytes)
 	if err != nil || !got {
@@ -149,33 +128,15 @@ func lockForWrite(p *platform.Platform, path string, f lockfs.File) (unlock func
 	return func() { g.Close() }, "", nil
 }
 
-// sameFile reports whether f and g are open files of one inode.
-func sameFile(fsys lockfs.FS, f, g lockfs.File) (bool, error) {
-	a, err := fsys.FileIDOf(f)
-	if err != nil {
-		return false, err
-	}
-	b, err := fsys.FileIDOf(g)
-	if err != nil {
-		return false, err
-	}
-	return a.SameOpen(b), nil
-}
-
-// Clear makes the stale lock file that pr saw at path (or the dead stamp in
-// a file a live mark holds, pr.StampDead) an empty SQLite database
-// (lockrec.EmptyDatabase) in place, under the guard, if it is still the one
-// judged: what a SQLite process does with a dead holder's stamp before it
-// locks the file. A mark beside it does not matter: a SQLite holder never
-// reads its file, and no file-mechanism process holds a dead stamp. A file
-// that changed meanwhile is left alone; the caller looks again.
+// Clear makes the stale file pr saw at path (or a dead stamp beside a live
+// mark) the empty database in place, under the guard, if it is unchanged.
 func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe) error {
 	guard, err := Guard(ctx, p, here, path)
 	if err != nil {
 		return err
 	}
 	defer guard.Release()
-	lockrec.Sweep(p, &here, path) // a dead holder's stamp: a crash, whose leftovers go too
+	lockrec.Sweep(p, &here, path) // a crash was seen: its leftovers go too
 	f, err := reopen(p, here, path, pr, false)
 	if errors.Is(err, errLost) {
 		return nil
@@ -190,31 +151,21 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 	return err
 }
 
-// reopen opens for writing the file at path, if it is still the one pr saw
-// there, unchanged (and, with unmarked, with no live mark beside it); else
-// errLost. The file is judged through the very handle that is returned:
-// judged by its path and opened after, it could be another file that took
-// the path and the inode number of the one judged in between (a stale
-// file's holder removing it, and a new holder creating its own, which the
-// filesystem gives the freed number), and its live stamp would be
-// overwritten (docs/protocol.md, "The lock file is judged through the
-// handle that writes it").
+// reopen opens the file at path for writing if it is the one pr saw (and,
+// with unmarked, no live mark is beside it), judged through that handle
+// (docs/protocol.md, "The lock file is judged through the handle that
+// writes it"); else errLost.
 func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (lockfs.File, error) {
 	f, err := p.FS.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrPermission) {
 		if now, rerr := lockrec.Read(p.FS, path); rerr != nil || !now.Same(pr.seen) {
 			return nil, errLost // changed since: look again
 		}
-		// A file this user may read, not write: the same words as for
-		// a free lock so shared (docs/security.md).
 		return nil, fmt.Errorf("%w: %w", lockrec.ErrReadOnly, err)
 	}
 	if err != nil {
 		return nil, ignoreNotExist(err, errLost)
 	}
-	// The open follows a symlink, and what is at the path may have
-	// changed since pr's look: the identity and the bytes tell whether
-	// this is the file judged.
 	now, err := lockrec.Sight(p.FS, f)
 	switch {
 	case err != nil:
@@ -227,14 +178,9 @@ func reopen(p *platform.Platform, here platform.Identity, path string, pr Probe,
 	return f, nil
 }
 
-// rewrite replaces an open file's bytes with data, in place. Where data,
-// made to cover the old bytes (lockrec.Cover: a stamp padded, the empty
-// database followed by zeros), fits one page (lockrec.OnePage), it is one
-// write: a writer killed at any instant leaves the old bytes or the new,
-// and no reader finds the file empty or cut (docs/protocol.md, "Every
-// record appears whole"). A longer file (another tool's) is emptied
-// first, so that a reader sees an empty file (held, for 30 s) or the new
-// bytes' start, never the old bytes' tail.
+// rewrite replaces an open file's bytes with data, in one write where it
+// can (docs/protocol.md, "Every record appears whole"); a longer file is
+// emptied first.
 func rewrite(f lockfs.File, data []byte) error {
 	if info, err := f.Stat(); err == nil {
 		if covered := lockrec.Cover(data, info.Size()); int64(len(covered)) >= info.Size() && len(covered) <= lockrec.OnePage {
@@ -249,34 +195,25 @@ func rewrite(f lockfs.File, data []byte) error {
 	return err
 }
 
-// reclaim removes the stale guard file that pr saw at path, so that the
-// caller can create it again. Under the next guard it checks that the file
-// is still the one probed, renames it to a private name, checks again, and
-// removes it, or links it back if it changed in between. A reclaim that
-// finds the file changed or gone returns nil: the caller looks again.
+// reclaim removes, under the next guard, the stale guard file pr saw at
+// path if it is unchanged; the caller looks again.
 func reclaim(ctx context.Context, p *platform.Platform, here platform.Identity, path string, pr Probe, depth int) error {
 	if depth < maxGuardDepth {
-		guard, err := acquire(ctx, p, here, guardPath(path), depth+1, false)
-		if _, ok := errors.AsType[*lockrec.HeldError](err); ok {
-			return &lockrec.HeldError{Path: path}
-		}
+		g, err := guard(ctx, p, here, path, depth+1)
 		if err != nil {
 			return err
 		}
-		defer guard.Release()
+		defer g.Release()
 	}
-	lockrec.Sweep(p, &here, path) // a stale guard: a crash, whose leftovers go too
+	lockrec.Sweep(p, &here, path) // a crash was seen: its leftovers go too
 	return setAside(p, here, path, pr.seen)
 }
 
-// setAside removes the file at path if it is still the one seen.
+// setAside removes the file at path if it is still the one seen: renamed
+// to a private name, checked again, and removed, or linked back.
 func setAside(p *platform.Platform, here platform.Identity, path string, seen lockrec.Sighting) error {
-	now, err := lockrec.Read(p.FS, path)
-	if err != nil {
+	if now, err := lockrec.Read(p.FS, path); err != nil || !now.Same(seen) {
 		return ignoreNotExist(err, nil)
-	}
-	if !now.Same(seen) {
-		return nil
 	}
 	private := lockrec.Sidecar(path, fmt.Sprintf("%s-%d-%s", lockrec.GuardSuffix, here.PID, rand.Text()))
 	if err := p.FS.Rename(path, private); err != nil {
@@ -285,13 +222,12 @@ func setAside(p *platform.Platform, here platform.Identity, path string, seen lo
 	moved, err := lockrec.Read(p.FS, private)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil // swept meanwhile (lockrec.Sweep): it held a dead stamp
+		return nil // swept meanwhile: it held a dead stamp
 	case err == nil && moved.Same(seen):
 		return ignoreNotExist(p.FS.Remove(private), nil)
 	}
-	// Not the file judged stale: it goes back where it was. If a new
-	// holder has already created path, the two names are the same file's
-	// or the new holder's, and the link fails harmlessly with EEXIST.
+	// Not the file judged stale: it goes back. A new holder's file at
+	// path makes the link fail harmlessly with EEXIST.
 	lerr := p.FS.Link(private, path)
 	rerr := p.FS.Remove(private)
 	if lerr != nil && !errors.Is(lerr, fs.ErrExist) {
