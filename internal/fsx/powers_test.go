@@ -21,7 +21,6 @@ func TestOSPowers(t *testing.T) {
 		has   bool
 		want  bool
 	}{
-		{"Abser", is[fsx.Abser](osFS), true},
 		{"PathLimits", is[fsx.PathLimits](osFS), true},
 		{"InUse", is[interface{ InUse(error) bool }](osFS), true},
 		{"DirOpener", is[fsx.DirOpener](osFS), unix},
