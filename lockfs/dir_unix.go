@@ -12,25 +12,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keptDir is internal/fsx's Dir, which OpenDir returns: an alias of the one
-// interface, so that lockfs, which internal/fsx imports, implements
-// fsx.DirOpener without naming it.
+// keptDir is internal/fsx's Dir, spelled out: internal/fsx imports lockfs.
 type keptDir = interface {
 	FileID(base string) (FileID, error)
 	Remove(base string) error
 	Close() error
 }
 
-// OpenDir opens dir for the *at system calls (fsx.DirOpener): on linux with
-// O_PATH, which reads nothing and needs no permission to read dir.
-//
-// Directories kept at once share a descriptor: a second OpenDir of a
-// path whose directory is open here already, and is still the one the
-// path names (same device and inode: the open descriptor keeps its inode
-// from being given to another), takes that descriptor, with one stat
-// instead of an open. So a process holding many locks of one directory
-// keeps one descriptor for it, not one a lock (docs/performance.md). The
-// descriptor is closed when the last keeping of it is.
+// OpenDir opens dir for the *at system calls (fsx.DirOpener). Directories
+// kept at once share a descriptor, so that many locks of one directory
+// keep one, not one a lock (docs/design.md, "Module state"): an OpenDir of
+// a path whose directory is kept here already, with the same device and
+// inode (the open descriptor keeps its inode from being reused), takes it
+// with one stat. The descriptor is closed with its last keeping.
 func (osFS) OpenDir(dir string) (keptDir, error) {
 	if err := fserr.CheckPath("open", dir); err != nil {
 		return nil, err
@@ -38,31 +32,25 @@ func (osFS) OpenDir(dir string) (keptDir, error) {
 	if d := shareDir(dir); d != nil {
 		return &osDir{d: d}, nil
 	}
-	for {
-		fd, err := unix.Open(dir, dirOpenFlags|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			d := &dirFd{name: dir, fd: fd, refs: 1}
-			sharedDirs.mu.Lock()
-			sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
-			sharedDirs.mu.Unlock()
-			return &osDir{d: d}, nil
-		}
-		if err != unix.EINTR {
-			return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
-		}
+	fd, err := sysOpen(dir, dirOpenFlags|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
+	d := &dirFd{name: dir, fd: fd, refs: 1}
+	sharedDirs.mu.Lock()
+	sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
+	sharedDirs.mu.Unlock()
+	return &osDir{d: d}, nil
 }
 
-// sharedDirs are the directories kept open here, by the path each was
-// opened by.
+// sharedDirs are the directories kept open, by the path each was opened by.
 var sharedDirs = struct {
 	mu sync.Mutex
 	m  map[string]*dirFd
 }{m: map[string]*dirFd{}}
 
 // shareDir is the kept directory that dir names, taken once more, or nil
-// when none is kept or dir names another directory now (or fails to be
-// looked at: the open tells why).
+// when none is kept or dir names another now.
 func shareDir(dir string) *dirFd {
 	sharedDirs.mu.Lock()
 	d := sharedDirs.m[dir]
@@ -98,8 +86,7 @@ type dirFd struct {
 	name string
 	mu   sync.RWMutex // fd is not closed while a call uses it
 	fd   int          // -1 once closed
-	// Under sharedDirs.mu: how many keepings have it, and the
-	// directory's device and inode, once known.
+	// Under sharedDirs.mu: its keepings, and its device and inode.
 	refs     int
 	known    bool
 	dev, ino uint64
@@ -113,23 +100,16 @@ type osDir struct {
 
 // use runs fn on the directory's descriptor, or fails as a closed file.
 func (d *osDir) use(op, base string, fn func(fd int) error) error {
-	if d.closed.Load() {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
-	}
 	d.d.mu.RLock()
 	defer d.d.mu.RUnlock()
-	if d.d.fd < 0 {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
+	err := fs.ErrClosed
+	if !d.closed.Load() && d.d.fd >= 0 {
+		err = retryEINTR(func() error { return fn(d.d.fd) })
 	}
-	for {
-		err := fn(d.d.fd)
-		if err == nil {
-			return nil
-		}
-		if err != unix.EINTR {
-			return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
-		}
+	if err != nil {
+		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
 	}
+	return nil
 }
 
 func (d *osDir) FileID(base string) (FileID, error) {
@@ -144,8 +124,7 @@ func (d *osDir) FileID(base string) (FileID, error) {
 	return id, err
 }
 
-// Remove unlinks base, or removes it as an empty directory, as os.Remove
-// does.
+// Remove unlinks base, or removes it as an empty directory, as os.Remove does.
 func (d *osDir) Remove(base string) error {
 	if err := fserr.CheckPath("remove", base); err != nil {
 		return err

@@ -16,14 +16,8 @@ func (osFS) DirID(dir string) (FileID, error) {
 		return FileID{}, err
 	}
 	var st unix.Stat_t
-	for {
-		err := unix.Stat(dir, &st)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: err}
-		}
+	if err := retryEINTR(func() error { return unix.Stat(dir, &st) }); err != nil {
+		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: syscall.ENOTDIR}

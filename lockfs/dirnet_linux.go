@@ -2,9 +2,7 @@
 
 package lockfs
 
-// DirNetworkFS is DirID, then NetworkFS: a statx and a statfs. Nothing
-// is remembered between calls (docs/design.md, "Module state"): a
-// mount's kind kept by its id would save the statfs, one system call.
+// DirNetworkFS is DirID, then NetworkFS (fsx.DirNetworkFS).
 func (o osFS) DirNetworkFS(dir string) (FileID, string, error) {
 	id, err := o.DirID(dir)
 	if err != nil {

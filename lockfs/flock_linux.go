@@ -2,7 +2,6 @@ package lockfs
 
 import (
 	"errors"
-	"io/fs"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,21 +25,6 @@ func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
 // Unflock lets go of f's flock(2) lock (fsx.Flocker).
 func (osFS) Unflock(f File) error { return flock(f, unix.LOCK_UN) }
 
-// flock runs flock(2) with how on f's descriptor, again when interrupted;
-// its failure is a *fs.PathError wrapping the system's error.
 func flock(f File, how int) error {
-	if f == nil {
-		return &fs.PathError{Op: "flock", Path: "", Err: fs.ErrInvalid}
-	}
-	err := controlFd(f, func(fd uintptr) error {
-		for {
-			if err := unix.Flock(int(fd), how); err != unix.EINTR {
-				return err
-			}
-		}
-	})
-	if err != nil {
-		return &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
-	}
-	return nil
+	return fdCall(f, "flock", func(fd int) error { return unix.Flock(fd, how) })
 }

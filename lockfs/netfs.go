@@ -6,8 +6,8 @@ import (
 	"github.com/proclock/proclock/internal/fserr"
 )
 
-// NetworkFS reports the network filesystem dir is on, "" when none, where
-// the system tells (linux, darwin); elsewhere it always says "".
+// NetworkFS reports the network filesystem dir is on, "" when none or
+// where the system does not tell (but linux and darwin).
 func (osFS) NetworkFS(dir string) (string, error) {
 	if err := fserr.CheckPath("statfs", dir); err != nil {
 		return "", err

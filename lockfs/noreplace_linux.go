@@ -13,20 +13,17 @@ func (osFS) RenameNoReplace(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
 	}
-	for {
-		err := unix.Renameat2(unix.AT_FDCWD, oldname, unix.AT_FDCWD, newname, unix.RENAME_NOREPLACE)
-		switch err {
-		case nil:
-			return nil
-		case unix.EINTR:
-			continue
-		case unix.EINVAL, unix.ENOSYS, unix.EPERM, unix.ENOTSUP:
-			// EINVAL: a filesystem without the flag; ENOSYS: a kernel
-			// before 3.15; EPERM: a seccomp filter that predates the
-			// call (a true permission failure meets the fallback's
-			// own call again).
-			return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fserr.NoReplaceUnsupported(err)}
-		}
-		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+	err := retryEINTR(func() error {
+		return unix.Renameat2(unix.AT_FDCWD, oldname, unix.AT_FDCWD, newname, unix.RENAME_NOREPLACE)
+	})
+	switch err {
+	case nil:
+		return nil
+	case unix.EINVAL, unix.ENOSYS, unix.EPERM, unix.ENOTSUP:
+		// A filesystem without the flag, a kernel before 3.15, a seccomp
+		// filter that predates the call (a true EPERM meets the
+		// fallback's own call again).
+		err = fserr.NoReplaceUnsupported(err)
 	}
+	return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 }

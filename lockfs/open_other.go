@@ -9,13 +9,11 @@ import (
 )
 
 // openNoFollow refuses a symlink that Lstat sees, then opens name and checks
-// that it opened the very file it looked at, which catches a symlink swapped
-// in between. js has no O_NOFOLLOW; on windows this plain open keeps the
-// usual reparse-point handling (deduplicated and cloud files read as
-// files), which FILE_FLAG_OPEN_REPARSE_POINT would bypass.
-//
-// FIFOs, devices and sockets are refused with EAGAIN, since nothing here can
-// open them without blocking.
+// that it opened the file it looked at, which catches a symlink swapped in
+// between. js has no O_NOFOLLOW; on windows a plain open keeps the usual
+// reparse-point handling (deduplicated and cloud files read as files).
+// FIFOs, devices and sockets are refused with EAGAIN: nothing here opens
+// them without blocking.
 func openNoFollow(name string) (*os.File, error) {
 	fi, err := os.Lstat(name)
 	if err != nil {
@@ -50,8 +48,8 @@ func refuseKind(name string, mode fs.FileMode) error {
 	return nil
 }
 
-// checkOpened reports ELOOP when f is not the file that was looked at: the
-// open then went through a symlink (or a junction) put in its place.
+// checkOpened reports ELOOP when f is not the file that was looked at: a
+// symlink (or a junction) put in its place.
 func checkOpened(f *os.File, looked FileID) error {
 	opened, err := fileIDOfOS(f)
 	if err != nil {

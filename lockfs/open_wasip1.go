@@ -3,7 +3,6 @@
 package lockfs
 
 import (
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -13,9 +12,4 @@ import (
 // O_NONBLOCK here.
 func openNoFollow(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-}
-
-// openFile is os.OpenFile here.
-func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
 }

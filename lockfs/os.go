@@ -7,15 +7,13 @@ import (
 	"github.com/proclock/proclock/internal/fserr"
 )
 
-// OS returns the FS of the host's filesystem, from each system's own calls
-// (the open_*.go, fileid_*.go and dirid_*.go files).
-//
-// Every call returns an equal value, so OS() can key a map: two FS values
-// for one filesystem must share in-process turns.
+// OS returns the FS of the host's filesystem. Every call returns an equal
+// value, so that OS() can key a map: two FS values for one filesystem must
+// share in-process turns.
 func OS() FS { return osFS{} }
 
-// osFS checks every path first, so that an empty path is fs.ErrInvalid
-// everywhere: the os package calls it ENOENT.
+// osFS checks every path first: an empty one is fs.ErrInvalid, where the
+// os package says ENOENT.
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
@@ -24,7 +22,7 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	}
 	f, err := openFile(name, flag, perm)
 	if err != nil {
-		// A nil *os.File in a File would not compare equal to nil.
+		// A nil *os.File in a File would not be nil.
 		return nil, err
 	}
 	return f, nil
@@ -55,9 +53,7 @@ func (osFS) Remove(name string) error {
 	return os.Remove(name)
 }
 
-// Rename fails as os.Rename does, with an *os.LinkError, since it names two
-// paths. On windows it waits a little for a target that is open elsewhere
-// (rename_windows.go).
+// Rename fails as os.Rename does, with an *os.LinkError.
 func (osFS) Rename(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
@@ -84,11 +80,13 @@ func (osFS) FileID(name string) (FileID, error) {
 	return id, nil
 }
 
-// FileIDOf identifies files opened by this FS, which are *os.File; any
-// other File has no identity here.
+// FileIDOf identifies files opened by this FS; any other File has no
+// identity here.
 func (osFS) FileIDOf(f File) (FileID, error) {
-	if s, ok := f.(statIDer); ok {
-		_, id, err := s.statID()
+	if s, ok := f.(interface {
+		StatID() (fs.FileInfo, FileID, error)
+	}); ok {
+		_, id, err := s.StatID()
 		if err != nil {
 			return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
 		}
@@ -117,6 +115,5 @@ func checkPaths(op, oldname, newname string) error {
 }
 
 // InUse reports whether err, from Remove or Rename, is how this system
-// refuses to change a file that is open (rename_windows.go): what
-// internal/fsx's InUse asks OS, by type assertion.
+// refuses to change a file that is open (internal/fsx's InUse).
 func (osFS) InUse(err error) bool { return inUse(err) }

@@ -1,7 +1,7 @@
 package lockfs
 
 import (
-	"io/fs"
+	"errors"
 	"os"
 
 	"github.com/proclock/proclock/internal/fserr"
@@ -16,9 +16,9 @@ func (osFS) OpenLockable(name string) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openFile(name, os.O_RDWR|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	f, err := openUnfollowed(name, os.O_RDWR)
 	if err != nil {
-		return nil, refusedSymlinkAsELOOP(name, err)
+		return nil, err
 	}
 	return f, nil
 }
@@ -26,58 +26,28 @@ func (osFS) OpenLockable(name string) (File, error) {
 // TryLockRange takes an OFD write lock on [off, off+n) of f without
 // waiting (RangeLocker).
 func (osFS) TryLockRange(f File, off, n int64) (bool, error) {
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: off, Len: n}
-	err := ofd(f, unix.F_OFD_SETLK, &lk)
-	switch err {
-	case nil:
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: off, Len: n}
+	switch err := fdCall(f, "lock", func(fd int) error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk) }); {
+	case err == nil:
 		return true, nil
-	case unix.EAGAIN, unix.EACCES:
+	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EACCES):
 		return false, nil
+	default:
+		return false, err
 	}
-	return false, pathError("lock", f, err)
 }
 
 // LockRange waits for an OFD write lock on [off, off+n) of f in the
 // kernel's queue (RangeLocker).
 func (osFS) LockRange(f File, off, n int64) error {
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: off, Len: n}
-	if err := ofd(f, unix.F_OFD_SETLKW, &lk); err != nil {
-		return pathError("lock", f, err)
-	}
-	return nil
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: off, Len: n}
+	return fdCall(f, "lock", func(fd int) error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLKW, &lk) })
 }
 
 // RangeWriteLocked asks the kernel which lock would keep a read lock on
 // [off, off+n) of f out: only another's write lock does (RangeLocker).
 func (osFS) RangeWriteLocked(f File, off, n int64) (bool, error) {
-	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: off, Len: n}
-	if err := ofd(f, unix.F_OFD_GETLK, &lk); err != nil {
-		return false, pathError("getlk", f, err)
-	}
-	return lk.Type != unix.F_UNLCK, nil
-}
-
-// ofd runs one OFD lock command on f's descriptor.
-func ofd(f File, cmd int, lk *unix.Flock_t) error {
-	if f == nil {
-		return fs.ErrInvalid
-	}
-	return controlFd(f, func(fd uintptr) error {
-		for {
-			if err := unix.FcntlFlock(fd, cmd, lk); err != unix.EINTR {
-				return err
-			}
-		}
-	})
-}
-
-func pathError(op string, f File, err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe
-	}
-	name := ""
-	if f != nil {
-		name = f.Name()
-	}
-	return &fs.PathError{Op: op, Path: name, Err: err}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Start: off, Len: n}
+	err := fdCall(f, "getlk", func(fd int) error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })
+	return err == nil && lk.Type != unix.F_UNLCK, err
 }

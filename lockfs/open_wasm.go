@@ -1,3 +1,5 @@
+//go:build wasip1 || js
+
 package lockfs
 
 import (
@@ -5,7 +7,6 @@ import (
 	"os"
 )
 
-// openFile is os.OpenFile here.
 func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	return os.OpenFile(name, flag, perm)
 }
