@@ -8,11 +8,9 @@ import (
 )
 
 // Darwin tells a process's start time and state through sysctl
-// kern.proc.pid.<pid> (struct kinfo_proc), and names each boot with
-// kern.bootsessionuuid. It has no pid namespaces.
+// kern.proc.pid.<pid>, and names each boot with kern.bootsessionuuid.
 
-// stateZombie is SZOMB, the p_stat of a process that has exited but not
-// been reaped (<sys/proc.h>).
+// stateZombie is SZOMB (<sys/proc.h>).
 const stateZombie = 5
 
 func readSelf() (Identity, error) {
@@ -43,14 +41,13 @@ func lookupPID(pid int) (PIDInfo, error) {
 	}
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
-		// The kernel returns nothing for a pid that is gone (x/sys reports
-		// the short answer as EIO): it may have died since the signal.
+		// Nothing for a pid gone (x/sys says EIO): it may have died
+		// since the signal.
 		exists, err := signalZero(pid)
 		return PIDInfo{Exists: exists}, err
 	}
 	if kp.Proc.P_stat == stateZombie {
-		// A zombie has exited and closed all its files: it holds no lock
-		// and never will again; only its parent has not reaped it yet.
+		// A zombie holds no file and never will.
 		return PIDInfo{}, nil
 	}
 	return PIDInfo{Exists: true, StartTime: startMicros(kp)}, nil

@@ -7,9 +7,8 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// The one FS, SQLite and Process value of this process's native platform:
-// sharing the FS is what makes every Native() platform share turns (they
-// are keyed by it: docs/design.md), and sharing SQLite, idle connections.
+// The one FS and Process of every native platform: turns are keyed by
+// the FS (docs/design.md).
 var (
 	nativeFS      = lockfs.OS()
 	nativeProcess = &selfCache{read: readSelf, lookup: lookupPID}
@@ -17,9 +16,8 @@ var (
 
 // Native returns the platform of the OS this program runs on. Every call
 // returns a new Platform holding the same FS, SQLite and Process values, so
-// that all native platforms of a process share turns (docs/design.md),
-// WithoutSQLite's copies too. SQLite is nil where the OS's VFS cannot lock
-// files (wasip1, js): the file mechanism is used there. Wake is set on linux (inotify and pidfds), nil elsewhere.
+// that all native platforms of a process share turns. SQLite is nil where
+// the OS's VFS cannot lock files (wasip1, js). Wake is set on linux only.
 func Native() *Platform {
 	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: nativeProcess, Wake: nativeWake}
 }

@@ -1,10 +1,12 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,26 +22,16 @@ var nativeWake Waker = inotifyWaker{}
 
 // inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
 // directory, a pidfd of its holder and an eventfd that ctx's end writes
-// to. Its Wait is a kept watch (inotifyWatch) set up, waited on once and
-// closed.
+// to. Its Wait is a kept watch set up, waited on once and closed.
 type inotifyWaker struct {
-	// armed, when set, is called once everything is watched, just
-	// before each wait: tests stage events after it.
-	armed func()
+	armed func() // for tests: called just before each wait
 }
 
-var _ interface {
-	Watch(dir string, names []string) (keptWatch, error)
-} = inotifyWaker{}
-
-// watchEvents are the inotify events of a name going away from the
-// directory, and those that end the watch (the directory removed or moved
-// away). The rest are left out on purpose (see Waker).
+// watchEvents are a name going away, and the directory itself (see Waker).
 const watchEvents = unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// watchEnded are the events that say the watch saw something it cannot
-// name: read as a change.
+// watchEnded are the events of a change the watch cannot name.
 const watchEnded = unix.IN_Q_OVERFLOW | unix.IN_IGNORED | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_UNMOUNT
 
 func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error) {
@@ -52,8 +44,7 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 }
 
 // Watch keeps the directory's watch, the eventfd and the last pid's pidfd
-// across waits: what goes away between them is queued in the inotify
-// instance until the next.
+// across waits: what goes away between them is queued until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 	ws := w.watch(dir, names)
 	ws.kept = true
@@ -90,41 +81,28 @@ type inotifyWatch struct {
 	// unlock is the kernel's lock watched during a Wait without a pid
 	// (watchUnlock); its fd is -1 when none is.
 	unlock lockWatch
-	// lockSeen: a Wait saw the first name's file write-locked, and no
-	// Wait since saw it let go of (watchUnlock).
+	// lockSeen: a Wait saw the first name's file write-locked, and none
+	// since saw it let go of.
 	lockSeen bool
-	// kept: a Watcher's kept watch, which serves more than one Wait.
-	kept bool
+	kept     bool // a Watcher's, serving more than one Wait
 }
 
-// lockWatch is a watch of the file at a kept watch's first name being
-// closed by a writer (inotify's IN_CLOSE_WRITE on the file itself, wd in
-// the kept watch's instance), and fd, the file opened for reading, through
-// which the kernel is asked whether anyone still write-locks it.
+// lockWatch watches the file at the first name being closed by a writer
+// (IN_CLOSE_WRITE, wd in the watch's instance); fd, the file open for
+// reading, asks the kernel whether anyone still write-locks it.
 type lockWatch struct {
 	inotify int // the instance wd is in
 	fd, wd  int
 }
 
-// watchUnlock starts watching the file at the first name being let go of
-// by the holder of a write lock on it (an OFD or POSIX byte-range lock:
-// SQLite's). A holder lets go of such a lock when it closes the file, or
-// just before (SQLite's own unlock), and closing a file opened for
-// writing is an inotify event (IN_CLOSE_WRITE), so that is what is
-// watched; the kernel is then asked whether the file is still locked.
-// The returned watch's fd is -1 when the file is not locked now (or
-// cannot be watched): nothing to wait for there.
-//
-// Only the file itself is watched, only for this one Wait: every waiter's
-// attempt opens the file for writing and closes it, so a waiter that woke
-// on any close would wake the others for ever; here a close while the
-// lock stays costs a look, not a wake-up of the caller.
-//
-// letGo reports a lock that an earlier wait of this kept watch saw on
-// (lockSeen) and that is gone now: let go of between the waits, as the
-// caller tried; the wait ends at once. A file never seen locked (a stamp,
-// a mark without a kernel lock) ends no wait so, and a lock seen gone
-// ends one wait only.
+// watchUnlock starts watching the holder of a byte-range write lock on
+// the file at the first name (SQLite's) let go of it: it does so as it
+// closes the file, an inotify event (IN_CLOSE_WRITE), after which the
+// kernel is asked whether the file is still locked. Waiters' attempts
+// close the file too, so such a close costs a look, not a wake-up. The
+// watch's fd is -1 when the file is not locked now, or cannot be watched.
+// letGo reports a lock an earlier wait saw (lockSeen) gone now, let go of
+// between the waits: the wait ends at once, for one wait only.
 func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
 	if ws.dir < 0 || len(ws.names) == 0 {
 		return noLockWatch, false
@@ -144,8 +122,7 @@ func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
 	}
 	lw.fd = fd
 	if !writeLocked(fd) {
-		// Not the kernel's lock (a stamp, a mark without one), or let
-		// go of already.
+		// Not the kernel's lock, or let go of already.
 		lw.close()
 		letGo, ws.lockSeen = ws.lockSeen, false
 		return noLockWatch, letGo
@@ -167,9 +144,8 @@ func (lw lockWatch) close() {
 	}
 }
 
-// writeLocked reports whether another open file holds a write lock on any
-// byte of the file open at fd (what keeps a read lock out); a failure to
-// ask counts as locked (the wait goes on until its time).
+// writeLocked reports whether another open file write-locks any byte of
+// the file open at fd; a failure to ask counts as locked.
 func writeLocked(fd int) bool {
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: 0, Len: 0}
 	for {
@@ -181,14 +157,11 @@ func writeLocked(fd int) bool {
 	}
 }
 
-// closeRechecks are the looks again at a file's locks after a close by a
-// writer that left it locked, counted from the close: the kernel tells a
-// file's watchers of its closing a moment before it drops the file's locks
-// (the holder may even be preempted in between, by this waiter), so the
-// holder's own close can be seen with its lock still on. A later look that
-// finds it locked still was another's close (a waiter's attempt); the wait
-// goes on. A timer, not a spin: on a busy machine, yielding the CPU to find
-// the holder costs more than the moment it needs.
+// closeRechecks are the looks again at a file's locks after a writer's
+// close that left it locked, from the close: the kernel tells of a close
+// a moment before it drops the file's locks, so the holder's own close
+// can be seen with its lock on. Locked still, it was another's close. A
+// timer, not a spin: on a busy machine yielding to the holder costs more.
 var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
@@ -221,8 +194,7 @@ func (ws *inotifyWatch) watchPID(pid int) (gone bool) {
 	case err == nil:
 		ws.proc = fd
 	}
-	// ENOSYS (before linux 5.3), EPERM (a seccomp filter), EMFILE: the
-	// holder is not watched; d bounds the wait.
+	// ENOSYS (before linux 5.3), EPERM (seccomp), EMFILE: d bounds the wait.
 	return false
 }
 
@@ -232,8 +204,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	}
 	deadline := time.Now().Add(d)
 	if pid <= 0 {
-		// No holder to watch: the holder of the kernel's lock on the
-		// first name's file, if any, letting go of it ends the wait.
+		// No holder to watch: the kernel's lock let go of ends the wait.
 		var letGo bool
 		ws.unlock, letGo = ws.watchUnlock()
 		defer func() {
@@ -255,9 +226,6 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		// Nothing to watch, or no way to hear ctx end: sleep.
 		return WakeTimeout, realClock{}.Sleep(ctx, d)
 	}
-	// ctx's end writes to the eventfd, which ends the poll. The write
-	// must be over before this Wait returns, or it could land in the
-	// next one (or, once closed, in a file that reused the number).
 	defer cancelOnDone(ctx, fd)()
 	if ws.armed != nil {
 		ws.armed()
@@ -268,26 +236,20 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		ws.lockSeen = false // let go of, or a name gone: looked at anew
 	case ws.kept && pid > 0 && why == WakeChange:
 		// A holder's mark gone: a SQLite holder lets go of the kernel's
-		// lock a moment later, maybe before the caller's next wait sets
-		// up its watch of it, which then finds the lock gone at once.
-		// Taken as seen, not asked (no system call before the caller's
-		// try): a holder without a kernel lock costs one wait ended at
-		// once.
+		// lock a moment later, maybe before the next wait watches it.
+		// Taken as seen, not asked: no system call before the next try.
 		ws.lockSeen = true
 	}
 	return why, err
 }
 
-// flockLookFrom is the shortest wait without a pid for which the holder of
-// a flock(2) lock on the lock's file is looked for (flockHolder): a
-// shorter one ends soon anyway.
+// flockLookFrom is the shortest wait without a pid for which flockHolder
+// is asked.
 const flockLookFrom = 2 * time.Millisecond
 
-// flockHolder returns the pid of the process that holds a flock(2) write
-// lock on the file at path, as /proc/locks tells (pids of this pid
-// namespace), or 0. A SQLite holder takes one beside SQLite's lock
-// (docs/design.md, "flock(1)"), so a waiter that knows no holder (its mark
-// names none: an identity-less process, flock(1)) still hears of its death.
+// flockHolder returns the pid that /proc/locks says holds a flock(2) write
+// lock on the file at path, or 0: a SQLite holder takes one (docs/design.md,
+// "flock(1)"), so a waiter whose mark names no holder hears of its death.
 func flockHolder(path string) int {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
@@ -296,9 +258,7 @@ func flockHolder(path string) int {
 	return flockHolderOf(&st)
 }
 
-// flockHolderOf is flockHolder of the file st is the stat of: the file
-// itself, whatever name it has now (a file removed while others hold
-// it open, a new one at its name).
+// flockHolderOf is flockHolder of the file st is the stat of.
 func flockHolderOf(st *unix.Stat_t) int {
 	data, err := os.ReadFile("/proc/locks")
 	if err != nil {
@@ -369,9 +329,9 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	}
 }
 
-// polled reads what a poll of fds (the watch's, but its cancel) found: a
-// wake-up, or WakeTimeout for none; closed says a writer closed the file
-// whose kernel lock is watched, still locked, to look at again.
+// polled reads what a poll of fds (but the eventfd) found, WakeTimeout
+// for nothing; closed says a writer closed the watched locked file, still
+// locked, to look at again.
 func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 	for _, f := range fds {
 		if f.Revents == 0 {
@@ -381,7 +341,7 @@ func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 			return WakeExit, false
 		}
 		if f.Revents&unix.POLLIN == 0 {
-			// POLLERR or the like on inotify: look, rather than spin.
+			// POLLERR on inotify: look, rather than spin.
 			return WakeChange, false
 		}
 		change, closedNow := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
@@ -413,34 +373,47 @@ func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 			// EAGAIN: all read. Any other failure: look anyway.
 			return !errors.Is(err, unix.EAGAIN), closed
 		}
-		for ev := buf[:n]; len(ev) >= unix.SizeofInotifyEvent; {
-			evWD := int32(binary.NativeEndian.Uint32(ev[0:4]))
-			mask := binary.NativeEndian.Uint32(ev[4:8])
-			size := int(binary.NativeEndian.Uint32(ev[12:16]))
-			end := min(unix.SizeofInotifyEvent+size, len(ev))
-			name := ev[unix.SizeofInotifyEvent:end]
-			if i := slices.Index(name, 0); i >= 0 {
-				name = name[:i]
-			}
+		for ev := range inotifyEvents(buf[:n]) {
 			switch {
-			case mask&unix.IN_Q_OVERFLOW != 0:
+			case ev.mask&unix.IN_Q_OVERFLOW != 0:
 				return true, closed
-			case closeWD >= 0 && int(evWD) == closeWD:
-				closed = closed || mask&unix.IN_CLOSE_WRITE != 0
-			case int(evWD) != wd: // an earlier Wait's watch
-			case mask&watchEnded != 0 || slices.Contains(names, string(name)):
+			case closeWD >= 0 && int(ev.wd) == closeWD:
+				closed = closed || ev.mask&unix.IN_CLOSE_WRITE != 0
+			case int(ev.wd) != wd: // an earlier Wait's watch
+			case ev.mask&watchEnded != 0 || slices.Contains(names, ev.name):
 				return true, closed
 			}
-			ev = ev[end:]
 		}
 	}
 }
 
-// cancelOnDone makes ctx's end write to the eventfd fd, which ends a poll
-// that watches it. The returned function, called as the wait returns,
-// waits for a write under way to be over (or it could land in the next
-// wait, or, once fd is closed, in a file that reused the number) and
-// reads the eventfd back to zero for the next wait.
+// inotifyEvent is one event read from an inotify instance.
+type inotifyEvent struct {
+	wd   int32
+	mask uint32
+	name string
+}
+
+// inotifyEvents yields the events read into buf.
+func inotifyEvents(buf []byte) iter.Seq[inotifyEvent] {
+	return func(yield func(inotifyEvent) bool) {
+		for len(buf) >= unix.SizeofInotifyEvent {
+			size := int(binary.NativeEndian.Uint32(buf[12:16]))
+			end := min(unix.SizeofInotifyEvent+size, len(buf))
+			name, _, _ := bytes.Cut(buf[unix.SizeofInotifyEvent:end], []byte{0})
+			ev := inotifyEvent{wd: int32(binary.NativeEndian.Uint32(buf[0:4])), mask: binary.NativeEndian.Uint32(buf[4:8]), name: string(name)}
+			buf = buf[end:]
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// cancelOnDone makes ctx's end write to the eventfd fd, ending a poll. The
+// returned function waits for a write under way to be over (or it could
+// land in the next wait, or in a file that reused the number once fd is
+// closed) and reads the eventfd back to zero.
 func cancelOnDone(ctx context.Context, fd int) (done func()) {
 	written := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {

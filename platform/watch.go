@@ -1,8 +1,6 @@
 package platform
 
-// changeWatch is internal/wake's Changes, which a Waker's WatchChanges
-// returns: an alias of the one interface, so that platform, which
-// internal/wake imports, implements it without naming it.
+// changeWatch is internal/wake's Changes, spelled out: wake imports platform.
 type changeWatch = interface {
 	C() <-chan struct{}
 	Stop()

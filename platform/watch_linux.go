@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,49 +11,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var _ interface {
-	WatchChanges(dir string, names []string) (changeWatch, error)
-} = inotifyWaker{}
-
-// changeEvents are the inotify events of anything happening to a name of
-// the directory, but its being read or closed, and those of the directory
-// itself going away.
+// changeEvents are anything happening to a name in the directory but its
+// being read or closed, and the directory going away.
 const changeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MODIFY |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// changeBackstop is how often every held lock's watch is told of a change
-// it may have missed: a directory above the lock's moved, which inotify on
-// the lock's own directory (and on those holding the symlinks of its
-// path) does not see.
+// changeBackstop is how often every watch is told of a change it may have
+// missed: a directory above the lock's moved, which inotify does not see.
 const changeBackstop = 10 * time.Second
 
 // WatchChanges watches with the process's one inotify instance for held
-// locks (changeHub), which the runtime's poller waits on, and the mount
-// table (/proc/self/mountinfo, which polls readable on a mount or an
-// unmount): no thread waits, and no system call is made while nothing
-// changes, but for a look at every lock each changeBackstop.
-//
-// Each symlink met on the way to dir is watched too, by its name in the
-// directory that holds it: a symlinked directory flipped to another
-// (current -> v1, then v2) is told at once, as the path then names
-// other files (docs/protocol.md, "Release acts on what it locked").
+// locks and the mount table (/proc/self/mountinfo polls readable on a
+// mount or an unmount), both in the runtime's poller: no system call while
+// nothing changes. Each symlink on the way to dir is watched too, by its
+// name in its directory, so that a symlinked directory flipped is told at
+// once (docs/protocol.md, "Release acts on what it locked").
 func (inotifyWaker) WatchChanges(dir string, names []string) (changeWatch, error) {
 	return changes.watch(dir, names)
 }
 
-// link is a symlink met on the way to a directory: its name in the
-// directory dir.
+// link is a symlink met on the way to a directory: name in dir.
 type link struct{ dir, name string }
 
-// maxLinks bounds the symlinks followed on the way to a directory, as the
-// kernel's 40 do.
+// maxLinks bounds the symlinks followed, as the kernel's 40 do.
 const maxLinks = 40
 
 // linksTo lists the symlinks met on the way to dir, resolved as the kernel
-// resolves a path (each link's target spliced in place of it, ".." taken
-// from the directory reached): nil when dir has none, or as far as it
-// could be resolved. It costs an lstat(2) for each component, and no
-// allocation for those before the first symlink.
+// does (each target spliced in place of its link, ".." taken from the
+// directory reached), as far as it can be: an lstat(2) a component.
 func linksTo(dir string) []link {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -75,8 +59,7 @@ func linksTo(dir string) []link {
 		}
 		var next string
 		if plain {
-			// abs is clean: until a symlink's target is spliced in,
-			// next is a prefix of it.
+			// abs is clean: until a target is spliced in, a prefix.
 			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
 		} else {
 			next = filepath.Join(at, c)
@@ -107,10 +90,9 @@ func linksTo(dir string) []link {
 // changes is the process's hub of held locks' watches.
 var changes changeHub
 
-// changeHub keeps one inotify instance (and one descriptor of the mount
-// table) for every watch of the process, opened by the first and closed
-// with the last, and reads them in one goroutine each while any watch is
-// on.
+// changeHub keeps one inotify instance and one descriptor of the mount
+// table for every watch of the process, opened by the first and closed
+// with the last, read by a goroutine each while any watch is on.
 type changeHub struct {
 	// run serialises starting and stopping the readers.
 	run     sync.Mutex
@@ -127,7 +109,7 @@ type changeHub struct {
 }
 
 // changeSub is one watch: of names in its directory, and of the symlinks
-// on the way to it.
+// on the way.
 type changeSub struct {
 	hub  *changeHub
 	on   []*dirWatch // the directory's first, then the symlinks'
@@ -198,8 +180,7 @@ func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 	s := &changeSub{hub: h, c: make(chan struct{}, 1)}
 	h.add(s, int32(wd), slices.Clone(names))
 	for _, ln := range linksTo(dir) {
-		// A directory that cannot be watched leaves its link to the
-		// backstop.
+		// One that cannot be watched is left to the backstop.
 		if wd, err := unix.InotifyAddWatch(h.ifd, ln.dir, changeEvents); err == nil {
 			h.add(s, int32(wd), []string{ln.name})
 		}
@@ -253,9 +234,8 @@ func (h *changeHub) stop(s *changeSub) {
 	}
 }
 
-// close closes the hub's descriptors once no watch is left, so that none
-// outlives the last held lock (docs/design.md, "Module state"); h.run is
-// held and the readers have returned.
+// close closes the hub's descriptors with the last watch (docs/design.md,
+// "Module state"); h.run is held and the readers have returned.
 func (h *changeHub) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -269,8 +249,7 @@ func (h *changeHub) close() {
 	}
 }
 
-// tellAll tells every watch of a change (the backstop, a mount or
-// unmount, lost events), and arms the backstop again.
+// tellAll tells every watch of a change, and arms the backstop again.
 func (h *changeHub) tellAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -293,8 +272,7 @@ func (h *changeHub) startReaders() {
 		h.mounts.SetReadDeadline(time.Time{})
 		waiting := make(chan struct{})
 		h.goRead(func() { h.readMounts(waiting) })
-		// A change before the reader waits would be missed: the wait
-		// begins by forgetting what the poller saw.
+		// A change before the reader waits would be missed.
 		<-waiting
 	}
 }
@@ -333,43 +311,33 @@ func (h *changeHub) readEvents() {
 	}
 }
 
-// dispatch tells the watches the events in ev are about.
-func (h *changeHub) dispatch(ev []byte) {
+// dispatch tells the watches the events in buf are about.
+func (h *changeHub) dispatch(buf []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for len(ev) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(ev[0:4]))
-		mask := binary.NativeEndian.Uint32(ev[4:8])
-		size := int(binary.NativeEndian.Uint32(ev[12:16]))
-		end := min(unix.SizeofInotifyEvent+size, len(ev))
-		name := ev[unix.SizeofInotifyEvent:end]
-		if i := slices.Index(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		ev = ev[end:]
-		if mask&unix.IN_Q_OVERFLOW != 0 {
+	for ev := range inotifyEvents(buf) {
+		if ev.mask&unix.IN_Q_OVERFLOW != 0 {
 			for s := range h.subs {
 				s.tell()
 			}
 			continue
 		}
-		for _, w := range h.byWD[wd] {
-			if mask&watchEnded != 0 || slices.Contains(w.names, string(name)) {
+		for _, w := range h.byWD[ev.wd] {
+			if ev.mask&watchEnded != 0 || slices.Contains(w.names, ev.name) {
 				w.sub.tell()
 			}
-			if mask&unix.IN_IGNORED != 0 {
+			if ev.mask&unix.IN_IGNORED != 0 {
 				w.wd = -1 // the kernel ended the watch: nothing to remove
 			}
 		}
-		if mask&unix.IN_IGNORED != 0 {
-			delete(h.byWD, wd)
+		if ev.mask&unix.IN_IGNORED != 0 {
+			delete(h.byWD, ev.wd)
 		}
 	}
 }
 
-// readMounts waits, until its deadline, for the mount table to change,
-// which the kernel tells by waking its pollers; waiting is closed once it
-// waits.
+// readMounts waits, until its deadline, for the mount table to change
+// (its pollers woken); waiting is closed once it waits.
 func (h *changeHub) readMounts(waiting chan struct{}) {
 	rc, err := h.mounts.SyscallConn()
 	if err != nil {
@@ -379,7 +347,7 @@ func (h *changeHub) readMounts(waiting chan struct{}) {
 	first := true
 	rc.Read(func(uintptr) bool {
 		if first {
-			close(waiting) // the poller's state is reset: changes from now on are seen
+			close(waiting) // changes from now on are seen
 		} else {
 			h.tellAll()
 		}
