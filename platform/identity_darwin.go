@@ -31,10 +31,6 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		// kill(0) and kill(-1) name process groups, not a process.
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	exists, err := signalZero(pid)
 	if err != nil || !exists {
 		return PIDInfo{}, err

@@ -31,9 +31,6 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	if uint64(pid) > math.MaxUint32 {
 		return PIDInfo{}, nil // no process has an id wider than a DWORD
 	}

@@ -15,16 +15,13 @@ const (
 
 // String returns the verdict as a word: "alive", "dead" or "unknown".
 func (v Verdict) String() string {
-	switch v {
-	case Alive:
-		return "alive"
-	case Dead:
-		return "dead"
-	case Unknown:
-		return "unknown"
+	if v < 0 || int(v) >= len(verdictWords) {
+		return "Verdict(?)"
 	}
-	return "Verdict(?)"
+	return verdictWords[v]
 }
+
+var verdictWords = [...]string{Alive: "alive", Dead: "dead", Unknown: "unknown"}
 
 // Reason says why Judge reached its verdict.
 type Reason string

@@ -42,19 +42,22 @@ const (
 
 // String returns the wake-up as a word: "timeout", "change" or "exit".
 func (w Wakeup) String() string {
-	switch w {
-	case WakeTimeout:
-		return "timeout"
-	case WakeChange:
-		return "change"
-	case WakeExit:
-		return "exit"
+	if w < 0 || int(w) >= len(wakeupWords) {
+		return fmt.Sprintf("Wakeup(%d)", int(w))
 	}
-	return fmt.Sprintf("Wakeup(%d)", int(w))
+	return wakeupWords[w]
 }
 
-// keptWatch is internal/wake's Watch, spelled out: wake imports platform.
+var wakeupWords = [...]string{WakeTimeout: "timeout", WakeChange: "change", WakeExit: "exit"}
+
+// keptWatch and changeWatch are internal/wake's Watch and Changes, spelled
+// out: wake imports platform.
 type keptWatch = interface {
 	Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error)
 	Close()
+}
+
+type changeWatch = interface {
+	C() <-chan struct{}
+	Stop()
 }

@@ -52,7 +52,7 @@ func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
-	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, unlock: noLockWatch}
+	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, lockFd: -1, lockWd: -1}
 	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
@@ -78,82 +78,68 @@ type inotifyWatch struct {
 	wd     int // its watch of the directory
 	pid    int // the pid proc is of; 0: none
 	proc   int // pidfd
-	// unlock is the kernel's lock watched during a Wait without a pid
-	// (watchUnlock); its fd is -1 when none is.
-	unlock lockWatch
+	// lockFd and lockWd watch the kernel's lock on the first name's file
+	// during a Wait without a pid (watchUnlock).
+	lockFd, lockWd int
 	// lockSeen: a Wait saw the first name's file write-locked, and none
 	// since saw it let go of.
 	lockSeen bool
 	kept     bool // a Watcher's, serving more than one Wait
 }
 
-// lockWatch watches the file at the first name being closed by a writer
-// (IN_CLOSE_WRITE, wd in the watch's instance); fd, the file open for
-// reading, asks the kernel whether anyone still write-locks it.
-type lockWatch struct {
-	inotify int // the instance wd is in
-	fd, wd  int
-}
-
 // watchUnlock starts watching the holder of a byte-range write lock on
 // the file at the first name (SQLite's) let go of it: it does so as it
 // closes the file, an inotify event (IN_CLOSE_WRITE), after which the
 // kernel is asked whether the file is still locked. Waiters' attempts
-// close the file too, so such a close costs a look, not a wake-up. The
-// watch's fd is -1 when the file is not locked now, or cannot be watched.
-// letGo reports a lock an earlier wait saw (lockSeen) gone now, let go of
-// between the waits: the wait ends at once, for one wait only.
-func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
+// close the file too, so such a close costs a look, not a wake-up. Nothing
+// is watched when the file is not locked now. letGo reports a lock an
+// earlier wait saw (lockSeen) gone now: the wait ends at once, once.
+func (ws *inotifyWatch) watchUnlock() (letGo bool) {
 	if ws.dir < 0 || len(ws.names) == 0 {
-		return noLockWatch, false
+		return false
 	}
-	lw = lockWatch{inotify: ws.dir, fd: -1, wd: -1}
 	name := filepath.Join(ws.path, ws.names[0])
 	// Watched first, then asked: a let-go after the question is an event.
 	wd, err := unix.InotifyAddWatch(ws.dir, name, unix.IN_CLOSE_WRITE|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		return noLockWatch, false
+		return false
 	}
-	lw.wd = wd
+	ws.lockWd = wd
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		lw.close()
-		return noLockWatch, false
-	}
-	lw.fd = fd
-	if !writeLocked(fd) {
-		// Not the kernel's lock, or let go of already.
-		lw.close()
+	switch {
+	case err != nil:
+		ws.unwatchLock()
+		return false
+	case !writeLocked(fd):
+		unix.Close(fd)
+		ws.unwatchLock()
 		letGo, ws.lockSeen = ws.lockSeen, false
-		return noLockWatch, letGo
+		return letGo
 	}
-	ws.lockSeen = true
-	return lw, false
+	ws.lockFd, ws.lockSeen = fd, true
+	return false
 }
 
-// noLockWatch is no lockWatch.
-var noLockWatch = lockWatch{inotify: -1, fd: -1, wd: -1}
-
-// close ends the watch.
-func (lw lockWatch) close() {
-	if lw.wd >= 0 {
-		unix.InotifyRmWatch(lw.inotify, uint32(lw.wd))
+// unwatchLock ends watchUnlock's watch.
+func (ws *inotifyWatch) unwatchLock() {
+	if ws.lockWd >= 0 {
+		unix.InotifyRmWatch(ws.dir, uint32(ws.lockWd))
 	}
-	if lw.fd >= 0 {
-		unix.Close(lw.fd)
+	if ws.lockFd >= 0 {
+		unix.Close(ws.lockFd)
 	}
+	ws.lockFd, ws.lockWd = -1, -1
 }
 
 // writeLocked reports whether another open file write-locks any byte of
 // the file open at fd; a failure to ask counts as locked.
 func writeLocked(fd int) bool {
-	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: 0, Len: 0}
+	lk := unix.Flock_t{Type: unix.F_RDLCK}
 	for {
 		err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
-		if err == unix.EINTR {
-			continue
+		if err != unix.EINTR {
+			return err != nil || lk.Type != unix.F_UNLCK
 		}
-		return err != nil || lk.Type != unix.F_UNLCK
 	}
 }
 
@@ -205,13 +191,8 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	deadline := time.Now().Add(d)
 	if pid <= 0 {
 		// No holder to watch: the kernel's lock let go of ends the wait.
-		var letGo bool
-		ws.unlock, letGo = ws.watchUnlock()
-		defer func() {
-			ws.unlock.close()
-			ws.unlock = noLockWatch
-		}()
-		if letGo {
+		defer ws.unwatchLock()
+		if ws.watchUnlock() {
 			return WakeChange, nil
 		}
 	}
@@ -232,7 +213,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	}
 	why, err := ws.wait(ctx, deadline)
 	switch {
-	case ws.unlock.fd >= 0 && why == WakeChange:
+	case ws.lockFd >= 0 && why == WakeChange:
 		ws.lockSeen = false // let go of, or a name gone: looked at anew
 	case ws.kept && pid > 0 && why == WakeChange:
 		// A holder's mark gone: a SQLite holder lets go of the kernel's
@@ -255,11 +236,6 @@ func flockHolder(path string) int {
 	if err := unix.Lstat(path, &st); err != nil {
 		return 0
 	}
-	return flockHolderOf(&st)
-}
-
-// flockHolderOf is flockHolder of the file st is the stat of.
-func flockHolderOf(st *unix.Stat_t) int {
 	data, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		return 0
@@ -294,7 +270,7 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	for {
 		now := time.Now()
 		if !closedAt.IsZero() && !now.Before(closedAt.Add(closeRechecks[rechecks])) {
-			if !writeLocked(ws.unlock.fd) {
+			if !writeLocked(ws.lockFd) {
 				return WakeChange, nil
 			}
 			if rechecks++; rechecks == len(closeRechecks) {
@@ -344,9 +320,9 @@ func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 			// POLLERR on inotify: look, rather than spin.
 			return WakeChange, false
 		}
-		change, closedNow := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
-		if closedNow && ws.unlock.fd >= 0 {
-			if !writeLocked(ws.unlock.fd) {
+		change, closedNow := changed(ws.dir, ws.wd, ws.lockWd, ws.names)
+		if closedNow && ws.lockFd >= 0 {
+			if !writeLocked(ws.lockFd) {
 				return WakeChange, false
 			}
 			closed = true

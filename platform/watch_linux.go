@@ -94,13 +94,11 @@ var changes changeHub
 // table for every watch of the process, opened by the first and closed
 // with the last, read by a goroutine each while any watch is on.
 type changeHub struct {
-	// run serialises starting and stopping the readers.
-	run     sync.Mutex
-	reading bool
-	done    []chan struct{} // each closed when its reader has returned
+	run  sync.Mutex      // serialises opening and closing
+	done []chan struct{} // each closed when its reader has returned
 
 	mu       sync.Mutex
-	inotify  *os.File // nil until the first watch; in the runtime's poller
+	inotify  *os.File // nil while no watch is on; in the runtime's poller
 	ifd      int      // its descriptor (File.Fd would make it blocking)
 	mounts   *os.File // nil when it cannot be polled
 	byWD     map[int32][]*dirWatch
@@ -136,45 +134,54 @@ func (s *changeSub) tell() {
 	}
 }
 
-// open opens the hub's descriptors; h.mu is held.
+// open opens the hub's descriptors and starts their readers; h.run is held.
 func (h *changeHub) open() error {
-	if h.inotify != nil {
-		return nil
-	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return &os.SyscallError{Syscall: "inotify_init1", Err: err}
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
-		// Not in the poller: its reader could not be stopped.
+		// Not in the poller: Close could not end its reader.
 		f.Close()
 		return err
 	}
+	h.mu.Lock()
 	h.inotify, h.ifd = f, fd
+	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
+	h.mu.Unlock()
+	h.goRead(func() { h.readEvents(f) })
 	if mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
 		m := os.NewFile(uintptr(mfd), "/proc/self/mountinfo")
 		if m.SetReadDeadline(time.Time{}) != nil {
 			m.Close() // unmounts are then seen by the backstop only
-		} else {
-			h.mounts = m
+			return nil
 		}
+		h.mounts = m
+		waiting := make(chan struct{})
+		h.goRead(func() { h.readMounts(m, waiting) })
+		// A change before the reader waits would be missed.
+		<-waiting
 	}
-	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
 	return nil
 }
 
 func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 	h.run.Lock()
 	defer h.run.Unlock()
-	h.mu.Lock()
-	if err := h.open(); err != nil {
-		h.mu.Unlock()
-		return nil, err
+	if h.inotify == nil {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
 	}
+	h.mu.Lock()
 	wd, err := unix.InotifyAddWatch(h.ifd, dir, changeEvents)
 	if err != nil {
+		idle := len(h.subs) == 0
 		h.mu.Unlock()
+		if idle {
+			h.close()
+		}
 		return nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
 	}
 	s := &changeSub{hub: h, c: make(chan struct{}, 1)}
@@ -190,9 +197,6 @@ func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 		h.backstop = time.AfterFunc(changeBackstop, h.tellAll)
 	}
 	h.mu.Unlock()
-	if !h.reading {
-		h.startReaders()
-	}
 	return s, nil
 }
 
@@ -226,27 +230,28 @@ func (h *changeHub) stop(s *changeSub) {
 		h.backstop = nil
 	}
 	h.mu.Unlock()
-	if idle && h.reading {
-		h.stopReaders()
-	}
 	if idle {
 		h.close()
 	}
 }
 
 // close closes the hub's descriptors with the last watch (docs/design.md,
-// "Module state"); h.run is held and the readers have returned.
+// "Module state"), which ends their readers, and waits for them; h.run is
+// held.
 func (h *changeHub) close() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.inotify != nil {
-		h.inotify.Close()
-		h.inotify, h.ifd = nil, -1
+	files := []*os.File{h.inotify, h.mounts}
+	h.inotify, h.ifd, h.mounts = nil, -1, nil
+	h.mu.Unlock()
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
 	}
-	if h.mounts != nil {
-		h.mounts.Close()
-		h.mounts = nil
+	for _, done := range h.done {
+		<-done
 	}
+	h.done = nil
 }
 
 // tellAll tells every watch of a change, and arms the backstop again.
@@ -261,22 +266,6 @@ func (h *changeHub) tellAll() {
 	}
 }
 
-// startReaders starts the readers of the inotify instance and the mount
-// table; h.run is held.
-func (h *changeHub) startReaders() {
-	h.reading = true
-	h.done = nil
-	h.inotify.SetReadDeadline(time.Time{})
-	h.goRead(h.readEvents)
-	if h.mounts != nil {
-		h.mounts.SetReadDeadline(time.Time{})
-		waiting := make(chan struct{})
-		h.goRead(func() { h.readMounts(waiting) })
-		// A change before the reader waits would be missed.
-		<-waiting
-	}
-}
-
 // goRead starts a reader; h.run is held.
 func (h *changeHub) goRead(read func()) {
 	done := make(chan struct{})
@@ -287,23 +276,11 @@ func (h *changeHub) goRead(read func()) {
 	}()
 }
 
-// stopReaders ends the readers; h.run is held.
-func (h *changeHub) stopReaders() {
-	h.inotify.SetReadDeadline(time.Now())
-	if h.mounts != nil {
-		h.mounts.SetReadDeadline(time.Now())
-	}
-	for _, done := range h.done {
-		<-done
-	}
-	h.reading = false
-}
-
-// readEvents reads the inotify instance until its deadline.
-func (h *changeHub) readEvents() {
+// readEvents reads the inotify instance f until it is closed.
+func (h *changeHub) readEvents(f *os.File) {
 	var buf [4096]byte
 	for {
-		n, err := h.inotify.Read(buf[:])
+		n, err := f.Read(buf[:])
 		if err != nil {
 			return
 		}
@@ -336,10 +313,10 @@ func (h *changeHub) dispatch(buf []byte) {
 	}
 }
 
-// readMounts waits, until its deadline, for the mount table to change
-// (its pollers woken); waiting is closed once it waits.
-func (h *changeHub) readMounts(waiting chan struct{}) {
-	rc, err := h.mounts.SyscallConn()
+// readMounts waits, until m is closed, for the mount table to change (its
+// pollers woken); waiting is closed once it waits.
+func (h *changeHub) readMounts(m *os.File, waiting chan struct{}) {
+	rc, err := m.SyscallConn()
 	if err != nil {
 		close(waiting)
 		return
