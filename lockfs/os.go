@@ -3,6 +3,7 @@ package lockfs
 import (
 	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/proclock/proclock/internal/fserr"
 )
@@ -117,3 +118,30 @@ func checkPaths(op, oldname, newname string) error {
 // InUse reports whether err, from Remove or Rename, is how this system
 // refuses to change a file that is open (internal/fsx's InUse).
 func (osFS) InUse(err error) bool { return inUse(err) }
+
+// NetworkFS reports the network filesystem dir is on, "" when none or
+// where the system does not tell (but linux and darwin).
+func (osFS) NetworkFS(dir string) (string, error) {
+	if err := fserr.CheckPath("statfs", dir); err != nil {
+		return "", err
+	}
+	kind, err := networkFS(dir)
+	if err != nil {
+		return "", &fs.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return kind, nil
+}
+
+// PathLimits is PATH_MAX less its NUL and NAME_MAX where they are fixed
+// (linux/limits.h; sys/syslimits.h of darwin, the BSDs and illumos); 0,
+// not known, elsewhere: windows takes long paths where enabled, and a wasm
+// host's filesystem is the host's (internal/fsx's PathLimits).
+func (osFS) PathLimits() (path, name int) {
+	switch runtime.GOOS {
+	case "linux", "android":
+		return 4095, 255
+	case "darwin", "ios", "freebsd", "netbsd", "openbsd", "dragonfly", "illumos":
+		return 1023, 255
+	}
+	return 0, 0
+}

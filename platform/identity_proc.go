@@ -14,10 +14,8 @@ import (
 	"syscall"
 )
 
-// A linux process reads its identity from /proc itself; a wasm guest reads
-// its host process's through the /proc its host mounts (docs/wasm.md).
-
-// procfs is where a procfs is mounted: "/proc", or elsewhere in tests.
+// procfs is where a procfs is mounted: "/proc", or elsewhere in tests. A
+// wasm guest reads its host process's (docs/wasm.md).
 type procfs string
 
 const nativeProc procfs = "/proc"
@@ -32,13 +30,9 @@ func (p procfs) path(elem ...string) string {
 func (p procfs) identity(host string, pid int) (Identity, error) {
 	// Without the boot id a start time in ticks since boot could match a
 	// process of an earlier boot, so an unreadable one fails Self.
-	boot, err := readProcFile(p.path("sys/kernel/random/boot_id"))
+	bootID, err := p.word("sys/kernel/random/boot_id", "boot id")
 	if err != nil {
-		return Identity{}, fmt.Errorf("platform: boot id: %w", err)
-	}
-	bootID := string(bytes.TrimSpace(boot))
-	if bootID == "" {
-		return Identity{}, fmt.Errorf("platform: boot id: %w", errEmptyProcFile)
+		return Identity{}, err
 	}
 	st, err := p.stat("self")
 	if err != nil {
@@ -48,12 +42,13 @@ func (p procfs) identity(host string, pid int) (Identity, error) {
 		pid = st.pid
 	}
 	clock := p.timeClock()
+	pidNS, _ := p.nsInode("self/ns/pid", "pid") // 0 when unknown
 	return Identity{
 		Host:          host,
 		BootID:        bootID,
 		PID:           pid,
 		StartTime:     clock.hostTicks(st.startTime),
-		PIDNamespace:  p.pidNamespace(),
+		PIDNamespace:  pidNS,
 		TimeNamespace: clock.ns,
 		BootOffset:    clock.boot,
 	}, nil
@@ -121,7 +116,7 @@ func (p procfs) timeClock() timeClock {
 	return timeClock{ns: ns, boot: boot, known: ok}
 }
 
-// maxOffsetSecs bounds an offset in seconds that nanoseconds can hold.
+// maxOffsetSecs bounds an offset that nanoseconds can hold.
 const maxOffsetSecs = math.MaxInt64/int64(1e9) - 1
 
 // parseBootOffset reads the line "boottime <seconds> <nanoseconds>" (or
@@ -147,19 +142,21 @@ func parseBootOffset(text string) (int64, bool) {
 
 // hostname reads the host name of the UTS namespace of the process that
 // reads p, as os.Hostname does on linux.
-func (p procfs) hostname() (string, error) {
-	b, err := readProcFile(p.path("sys/kernel/hostname"))
+func (p procfs) hostname() (string, error) { return p.word("sys/kernel/hostname", "host name") }
+
+// word reads the /proc file at name, what it names: one that is empty is
+// not procfs.
+func (p procfs) word(name, what string) (string, error) {
+	b, err := readProcFile(p.path(name))
+	if err == nil && len(bytes.TrimSpace(b)) == 0 {
+		err = errEmptyProcFile
+	}
 	if err != nil {
-		return "", fmt.Errorf("platform: host name: %w", err)
+		return "", fmt.Errorf("platform: %s: %w", what, err)
 	}
-	host := string(bytes.TrimSpace(b))
-	if host == "" {
-		return "", fmt.Errorf("platform: host name: %w", errEmptyProcFile)
-	}
-	return host, nil
+	return string(bytes.TrimSpace(b)), nil
 }
 
-// errEmptyProcFile says a /proc file that always has content read empty.
 var errEmptyProcFile = errors.New("empty: not a procfs file")
 
 // stat reads /proc/<pid>/stat; pid is a number or "self".
@@ -208,7 +205,7 @@ func (p procfs) threadsLive(pid int) bool {
 	return true
 }
 
-// procStat is what proclock needs of a /proc/<pid>/stat line.
+// procStat is what proclock needs of /proc/<pid>/stat.
 type procStat struct {
 	pid       int
 	state     byte
@@ -255,17 +252,6 @@ func parseStat(line string) (procStat, error) {
 	return procStat{pid: pid, state: st[0], startTime: t}, nil
 }
 
-// pidNamespace returns the inode of the pid namespace of the process that
-// reads p, or 0 when unknown.
-func (p procfs) pidNamespace() uint64 {
-	ino, err := p.nsInode("self/ns/pid", "pid")
-	if err != nil {
-		return 0
-	}
-	return ino
-}
-
-// errBadNSLink says a namespace link does not read "kind:[inode]".
 var errBadNSLink = errors.New("malformed namespace link")
 
 // nsInode reads the namespace link at name under p, of the given kind

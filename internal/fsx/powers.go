@@ -25,12 +25,6 @@ type PathLimits interface {
 	PathLimits() (path, name int)
 }
 
-// DirNetworkFS is an optional power of an FS: DirID and NetworkFS of one
-// directory in one call ("" when it cannot tell).
-type DirNetworkFS interface {
-	DirNetworkFS(dir string) (lockfs.FileID, string, error)
-}
-
 // NoReplaceRenamer is an optional power of an FS: renaming to a name only
 // while nothing is there, in one step (renameat2's RENAME_NOREPLACE), as
 // a record written whole takes its name (lockrec.CreateWhole).

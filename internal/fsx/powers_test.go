@@ -27,7 +27,6 @@ func TestOSPowers(t *testing.T) {
 		{"LookOpener", is[fsx.LookOpener](osFS), unix},
 		{"Flocker", is[fsx.Flocker](osFS), linux},
 		{"NoReplaceRenamer", is[fsx.NoReplaceRenamer](osFS), linux},
-		{"DirNetworkFS", is[fsx.DirNetworkFS](osFS), linux},
 	} {
 		if tt.has != tt.want {
 			t.Errorf("lockfs.OS() has %s: %v, want %v on %s", tt.power, tt.has, tt.want, runtime.GOOS)

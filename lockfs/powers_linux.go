@@ -8,6 +8,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The OS FS's powers on linux but the kept directory and the look.
+
+// TryFlock takes a flock(2) lock on f without waiting (fsx.Flocker).
+func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
+	how := unix.LOCK_SH | unix.LOCK_NB
+	if exclusive {
+		how = unix.LOCK_EX | unix.LOCK_NB
+	}
+	switch err := flock(f, how); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// Unflock lets go of f's flock(2) lock (fsx.Flocker).
+func (osFS) Unflock(f File) error { return flock(f, unix.LOCK_UN) }
+
+func flock(f File, how int) error {
+	return fdCall(f, "flock", func(fd int) error { return unix.Flock(fd, how) })
+}
+
 // OpenLockable opens name read-write for TryLockRange (RangeLocker), as
 // an *os.File, never following a symlink: the lock's one open file, which
 // the lock keeps until Release and `proclock run` hands to COMMAND as its
@@ -50,4 +75,25 @@ func (osFS) RangeWriteLocked(f File, off, n int64) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Start: off, Len: n}
 	err := fdCall(f, "getlk", func(fd int) error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })
 	return err == nil && lk.Type != unix.F_UNLCK, err
+}
+
+// RenameNoReplace is renameat2(2) with RENAME_NOREPLACE
+// (internal/fsx's NoReplaceRenamer).
+func (osFS) RenameNoReplace(oldname, newname string) error {
+	if err := checkPaths("rename", oldname, newname); err != nil {
+		return err
+	}
+	err := retryEINTR(func() error {
+		return unix.Renameat2(unix.AT_FDCWD, oldname, unix.AT_FDCWD, newname, unix.RENAME_NOREPLACE)
+	})
+	switch err {
+	case nil:
+		return nil
+	case unix.EINVAL, unix.ENOSYS, unix.EPERM, unix.ENOTSUP:
+		// A filesystem without the flag, a kernel before 3.15, a seccomp
+		// filter that predates the call (a true EPERM meets the
+		// fallback's own call again).
+		err = fserr.NoReplaceUnsupported(err)
+	}
+	return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
 }
