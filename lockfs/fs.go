@@ -8,8 +8,7 @@ import (
 	"time"
 )
 
-// File is an open file of an FS: what a lock does with one. *os.File is
-// one.
+// File is an open file of an FS: what a lock does with one. *os.File is one.
 type File interface {
 	io.Reader
 	io.ReaderAt
@@ -46,36 +45,27 @@ type FS interface {
 	// (maybe masked by a umask). With O_CREATE|O_EXCL it never follows a
 	// symlink at the last element. It may block on a FIFO.
 	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
-
 	// OpenNoFollow opens name read-only without following a symlink at
 	// its last element (ELOOP on POSIX systems) and without blocking on a
 	// FIFO or a device.
 	OpenNoFollow(name string) (File, error)
-
 	// Lstat describes the file at name, not following a symlink at its
 	// last element. Unspecified: FileInfo.Sys.
 	Lstat(name string) (fs.FileInfo, error)
-
 	// Remove removes the file or empty directory at name, not following
 	// a symlink there.
 	Remove(name string) error
-
-	// Rename moves oldname to newname, replacing a file there, in one
-	// step.
+	// Rename moves oldname to newname, replacing a file there, in one step.
 	Rename(oldname, newname string) error
-
 	// Link creates newname as a hard link to oldname. It fails with an
 	// error matching fs.ErrExist when newname exists.
 	Link(oldname, newname string) error
-
 	// FileID reports the identity of the file at name, not following a
 	// symlink at its last element, or fails wrapping ErrNoFileID.
 	FileID(name string) (FileID, error)
-
 	// FileIDOf reports the identity of a file this FS opened; another
 	// FS's file may fail, wrapping ErrNoFileID.
 	FileIDOf(f File) (FileID, error)
-
 	// DirID reports the identity of the directory dir names, following
 	// symlinks: two names of one directory have equal Dev and Ino.
 	DirID(dir string) (FileID, error)
@@ -114,17 +104,20 @@ func (a FileID) Same(b FileID) bool {
 // the last write's), are left out.
 func (a FileID) SameOpen(b FileID) bool { return a.Dev == b.Dev && a.Ino == b.Ino }
 
-// ErrNoFileID is returned (wrapped) by FileID and FileIDOf where the
-// system cannot identify files.
-var ErrNoFileID = errors.New("lockfs: file identity not supported")
-
-// ErrIsDir is the error (wrapped in a *fs.PathError) for a directory where a
-// lock expects a file; it is the system's EISDIR.
-var ErrIsDir error = syscall.EISDIR
-
-// ErrNameTooLong is the error (wrapped in a *fs.PathError) for a path or a
-// file name longer than the system takes; it is the system's ENAMETOOLONG.
-var ErrNameTooLong error = syscall.ENAMETOOLONG
+var (
+	// ErrNoFileID is returned (wrapped) by FileID and FileIDOf where the
+	// system cannot identify files.
+	ErrNoFileID = errors.New("lockfs: file identity not supported")
+	// ErrIsDir is the system's EISDIR: a directory where a lock expects
+	// a file.
+	ErrIsDir error = syscall.EISDIR
+	// ErrNameTooLong is the system's ENAMETOOLONG: a path or a file name
+	// longer than the system takes.
+	ErrNameTooLong error = syscall.ENAMETOOLONG
+	// ErrNotDir is the system's ENOTDIR: a part of a path that is not a
+	// directory.
+	ErrNotDir error = syscall.ENOTDIR
+)
 
 // NetworkFS is an optional power of an FS: telling whether a directory is
 // on a network filesystem, where locks are not reliable.
@@ -133,7 +126,3 @@ type NetworkFS interface {
 	// ...) when dir is on one, and "" when it is not.
 	NetworkFS(dir string) (string, error)
 }
-
-// ErrNotDir is the error (wrapped in a *fs.PathError) for a part of a
-// path that is not a directory; it is the system's ENOTDIR.
-var ErrNotDir error = syscall.ENOTDIR

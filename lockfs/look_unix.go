@@ -159,32 +159,21 @@ func (i *lookInfo) Sys() any           { return nil }
 
 // modeOf is an st_mode as package os reads it.
 func modeOf(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
+	mode := fs.FileMode(m&0o777) | fileTypes[m&unix.S_IFMT]
+	for bit, set := range modeBits {
+		if m&bit != 0 {
+			mode |= set
+		}
 	}
 	return mode
 }
+
+var fileTypes = map[uint32]fs.FileMode{
+	unix.S_IFBLK: fs.ModeDevice, unix.S_IFCHR: fs.ModeDevice | fs.ModeCharDevice, unix.S_IFDIR: fs.ModeDir,
+	unix.S_IFIFO: fs.ModeNamedPipe, unix.S_IFLNK: fs.ModeSymlink, unix.S_IFSOCK: fs.ModeSocket,
+}
+
+var modeBits = map[uint32]fs.FileMode{unix.S_ISGID: fs.ModeSetgid, unix.S_ISUID: fs.ModeSetuid, unix.S_ISVTX: fs.ModeSticky}
 
 // fdCall runs fn on the descriptor of f, a File of OS (an *os.File or a
 // lookFile), again when interrupted; it fails with a *fs.PathError, one

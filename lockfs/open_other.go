@@ -19,44 +19,28 @@ func openNoFollow(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseKind(name, fi.Mode()); err != nil {
-		return nil, err
+	refuse := func(err error) (*os.File, error) { return nil, &fs.PathError{Op: "open", Path: name, Err: err} }
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return refuse(syscall.ELOOP)
+	case fi.Mode()&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket) != 0:
+		return refuse(syscall.EAGAIN)
 	}
 	looked, err := fileIDByName(name)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return refuse(err)
 	}
 	f, err := openFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkOpened(f, looked); err != nil {
+	opened, err := fileIDOfOS(f)
+	if err == nil && !opened.Same(looked) {
+		err = syscall.ELOOP // a symlink (or a junction) put in its place
+	}
+	if err != nil {
 		f.Close()
-		return nil, err
+		return refuse(err)
 	}
 	return f, nil
-}
-
-// refuseKind rejects the kinds of file openNoFollow must not open here.
-func refuseKind(name string, mode fs.FileMode) error {
-	switch {
-	case mode&fs.ModeSymlink != 0:
-		return &fs.PathError{Op: "open", Path: name, Err: syscall.ELOOP}
-	case mode&(fs.ModeNamedPipe|fs.ModeDevice|fs.ModeSocket) != 0:
-		return &fs.PathError{Op: "open", Path: name, Err: syscall.EAGAIN}
-	}
-	return nil
-}
-
-// checkOpened reports ELOOP when f is not the file that was looked at: a
-// symlink (or a junction) put in its place.
-func checkOpened(f *os.File, looked FileID) error {
-	opened, err := fileIDOfOS(f)
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: f.Name(), Err: err}
-	}
-	if !opened.Same(looked) {
-		return &fs.PathError{Op: "open", Path: f.Name(), Err: syscall.ELOOP}
-	}
-	return nil
 }

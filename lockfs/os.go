@@ -21,9 +21,12 @@ func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openFile(name, flag, perm)
+	return asFile(openFile(name, flag, perm))
+}
+
+// asFile keeps a nil *os.File out of a File, where it would not be nil.
+func asFile(f *os.File, err error) (File, error) {
 	if err != nil {
-		// A nil *os.File in a File would not be nil.
 		return nil, err
 	}
 	return f, nil
@@ -33,11 +36,7 @@ func (osFS) OpenNoFollow(name string) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openNoFollow(name)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return asFile(openNoFollow(name))
 }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error) {
@@ -84,25 +83,23 @@ func (osFS) FileID(name string) (FileID, error) {
 // FileIDOf identifies files opened by this FS; any other File has no
 // identity here.
 func (osFS) FileIDOf(f File) (FileID, error) {
-	if s, ok := f.(interface {
-		StatID() (fs.FileInfo, FileID, error)
-	}); ok {
-		_, id, err := s.StatID()
-		if err != nil {
-			return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
+	var id FileID
+	var err error = ErrNoFileID
+	switch f := f.(type) {
+	case nil:
+		return FileID{}, &fs.PathError{Op: "fileid", Err: fs.ErrInvalid}
+	case *os.File:
+		if f == nil {
+			return FileID{}, &fs.PathError{Op: "fileid", Err: fs.ErrInvalid}
 		}
-		return id, nil
+		id, err = fileIDOfOS(f)
+	case interface {
+		StatID() (fs.FileInfo, FileID, error)
+	}:
+		_, id, err = f.StatID()
 	}
-	osf, isOS := f.(*os.File)
-	if f == nil || (isOS && osf == nil) {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: "", Err: fs.ErrInvalid}
-	}
-	if !isOS {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: ErrNoFileID}
-	}
-	id, err := fileIDOfOS(osf)
 	if err != nil {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: osf.Name(), Err: err}
+		return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
 	}
 	return id, nil
 }

@@ -41,11 +41,7 @@ func (osFS) OpenLockable(name string) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openUnfollowed(name, os.O_RDWR)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return asFile(openUnfollowed(name, os.O_RDWR))
 }
 
 // TryLockRange takes an OFD write lock on [off, off+n) of f without

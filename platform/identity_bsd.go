@@ -11,18 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// FreeBSD tells a process's state and start time through sysctl
-// kern.proc.pid.<pid> (struct kinfo_proc), read from raw bytes: x/sys/unix
-// has no KinfoProc for freebsd. ki_start is the uptime at fork plus the
-// current kern.boottime, which every clock step moves (kern_proc.c,
-// kern_tc.c). So StartTime is ki_start - kern.boottime, µs since boot,
-// which no step changes; and BootID is unknown, since one built from
-// kern.boottime would change with a step and judge every holder dead (one
-// of an earlier boot is still found dead by its pid).
+// FreeBSD's kinfo_proc (sysctl kern.proc.pid.<pid>) is read from raw
+// bytes: x/sys/unix has none. Its ki_start is the uptime at fork plus the
+// current kern.boottime, which clock steps move, so StartTime is ki_start
+// - kern.boottime; and BootID is unknown, as one from kern.boottime would
+// change with a step and judge every holder dead.
 
-// struct kinfo_proc on the 64-bit ports (KINFO_PROC_SIZE 1088 in
-// <sys/user.h>; the offsets agree with gopsutil's cgo -godefs output for
-// amd64 and arm64). Of any other size, the start time is not read.
+// struct kinfo_proc on the 64-bit ports (KINFO_PROC_SIZE in <sys/user.h>).
 const (
 	kinfoProcSize  = 1088
 	offStructsize  = 0   // int ki_structsize
@@ -48,8 +43,7 @@ func readSelf() (Identity, error) {
 	p, err := readProc(pid)
 	switch {
 	case errors.Is(err, errKinfoLayout), errors.Is(err, errClockMoving):
-		// Self is read once: rather than fail for good, this process
-		// is judged by its pid alone.
+		// Rather than fail for good, judged by its pid alone.
 	case err != nil:
 		return Identity{}, err
 	}
@@ -83,8 +77,8 @@ type procFacts struct {
 	start  uint64 // microseconds since boot; 0 for a zombie
 }
 
-// readProc reads pid's state and start time, kern.boottime before and
-// after, so that a clock step in between cannot skew it.
+// readProc reads pid's state and start time between two equal readings
+// of kern.boottime, so that a clock step cannot skew it.
 func readProc(pid int) (procFacts, error) {
 	for range boottimeChecks {
 		before, err := bootMicros()

@@ -31,8 +31,7 @@ func lookupPID(pid int) (PIDInfo, error) {
 	case err == nil:
 		return PIDInfo{Exists: true, StartTime: nativeClock().hostTicks(st.startTime)}, nil
 	}
-	// Gone, or hidden from us (/proc mounted hidepid), or unreadable: the
-	// signal tells whether it exists; its start time stays unknown.
+	// Gone, or hidden (hidepid), or unreadable: the signal tells.
 	exists, serr := signalZero(pid)
 	if serr != nil || !exists {
 		return PIDInfo{}, serr
@@ -43,9 +42,8 @@ func lookupPID(pid int) (PIDInfo, error) {
 // nativeClock is read once: a process never changes its time namespace.
 var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
-// procIsOurs reports whether /proc belongs to this process's pid
-// namespace (a container may see the host's), trusting it when it cannot
-// tell, as every tool does.
+// procIsOurs reports whether /proc is of this process's pid namespace (a
+// container may see the host's); trusted when it cannot tell.
 var procIsOurs = sync.OnceValue(func() bool {
 	st, err := nativeProc.stat("self")
 	return err != nil || st.pid == os.Getpid()

@@ -14,8 +14,7 @@ import (
 	"syscall"
 )
 
-// procfs is where a procfs is mounted: "/proc", or elsewhere in tests. A
-// wasm guest reads its host process's (docs/wasm.md).
+// procfs is where a procfs is mounted: "/proc", or elsewhere in tests.
 type procfs string
 
 const nativeProc procfs = "/proc"
@@ -24,9 +23,8 @@ func (p procfs) path(elem ...string) string {
 	return string(p) + "/" + strings.Join(elem, "/")
 }
 
-// identity reads the identity of the process that reads p ("self"),
-// given its host name. pid 0 takes the pid /proc/self/stat shows, as a
-// wasm guest must.
+// identity reads the identity of the process that reads p, given its host
+// name; pid 0 takes the pid /proc/self/stat shows, as a wasm guest must.
 func (p procfs) identity(host string, pid int) (Identity, error) {
 	// Without the boot id a start time in ticks since boot could match a
 	// process of an earlier boot, so an unreadable one fails Self.
@@ -54,26 +52,22 @@ func (p procfs) identity(host string, pid int) (Identity, error) {
 	}, nil
 }
 
-// timeClock is what a process knows of the boot-time clock it reads: a
-// time namespace's offset shifts the start times /proc/<pid>/stat gives,
-// so each is put back on the host's clock (docs/design.md, "Time
-// namespaces").
+// timeClock is what a process knows of the boot-time clock it reads start
+// times by (docs/design.md, "Time namespaces").
 type timeClock struct {
 	ns    uint64 // the time namespace's inode; 0 where unknown
 	boot  int64  // the offset from the host's boot clock, in ns, when known
 	known bool
 }
 
-// userHZ is the unit of /proc/<pid>/stat's start time: 100 on every
-// architecture Go runs linux on.
+// userHZ is the unit of a start time: 100 wherever Go runs linux.
 const userHZ = 100
 
 const tickNanos = int64(1e9 / userHZ)
 
-// hostTicks puts a start time read through c on the host's clock; 0
-// (unknown) when c's offset is unknown, or would put it before the host's
-// boot. The kernel rounds after adding an offset, so it may be one tick
-// late (sameStart allows that).
+// hostTicks puts a start time read through c on the host's clock; 0 when
+// c's offset is unknown, or would put it before the boot. It may be one
+// tick late: the kernel rounds after adding the offset (sameStart).
 func (c timeClock) hostTicks(ticks uint64) uint64 {
 	if !c.known || ticks == 0 || ticks > math.MaxInt64/2 {
 		return 0
@@ -91,10 +85,8 @@ func (c timeClock) hostTicks(ticks uint64) uint64 {
 }
 
 // timeClock reads the time namespace of the process that reads p and its
-// boot-time offset. A kernel without time namespaces has the host's clock
-// for certain; anything else unread leaves the offset unknown.
-// timens_offsets tells the namespace of the process's children, which is
-// its own but after an unshare not yet followed by exec.
+// offset. timens_offsets tells the namespace of its children, its own but
+// after an unshare not yet followed by exec.
 func (p procfs) timeClock() timeClock {
 	ns, err := p.nsInode("self/ns/time", "time")
 	if err != nil {
@@ -119,8 +111,8 @@ func (p procfs) timeClock() timeClock {
 // maxOffsetSecs bounds an offset that nanoseconds can hold.
 const maxOffsetSecs = math.MaxInt64/int64(1e9) - 1
 
-// parseBootOffset reads the line "boottime <seconds> <nanoseconds>" (or
-// clock id 7) of a timens_offsets file as nanoseconds.
+// parseBootOffset reads "boottime <seconds> <nanoseconds>" (or clock id 7)
+// of timens_offsets as nanoseconds.
 func parseBootOffset(text string) (int64, bool) {
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
@@ -144,8 +136,7 @@ func parseBootOffset(text string) (int64, bool) {
 // reads p, as os.Hostname does on linux.
 func (p procfs) hostname() (string, error) { return p.word("sys/kernel/hostname", "host name") }
 
-// word reads the /proc file at name, what it names: one that is empty is
-// not procfs.
+// word reads the one-word file at name, what; empty, it is not procfs.
 func (p procfs) word(name, what string) (string, error) {
 	b, err := readProcFile(p.path(name))
 	if err == nil && len(bytes.TrimSpace(b)) == 0 {
@@ -173,8 +164,8 @@ func (p procfs) stat(pid string) (procStat, error) {
 	return st, nil
 }
 
-// gone reports whether a reading of /proc/<pid>/... failed because the
-// process is not there (ESRCH: it died between the open and the read).
+// gone reports whether a reading of /proc/<pid> failed for want of the
+// process (ESRCH: it died between the open and the read).
 func gone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
@@ -185,9 +176,8 @@ func (p procfs) exited(pid int, st procStat) bool {
 	return (st.state == 'Z' || st.state == 'X') && !p.threadsLive(pid)
 }
 
-// threadsLive reports whether a process whose main thread shows as a
-// zombie (a leader that called pthread_exit) still has other threads
-// running. Only a certain reading answers no.
+// threadsLive reports whether a process whose leader is a zombie (it
+// called pthread_exit) has threads running; only a certain reading says no.
 func (p procfs) threadsLive(pid int) bool {
 	b, err := readProcFile(p.path(strconv.Itoa(pid), "status"))
 	if gone(err) {
@@ -254,8 +244,7 @@ func parseStat(line string) (procStat, error) {
 
 var errBadNSLink = errors.New("malformed namespace link")
 
-// nsInode reads the namespace link at name under p, of the given kind
-// ("pid:[4026531836]"), as its inode.
+// nsInode reads the namespace link at name ("pid:[4026531836]").
 func (p procfs) nsInode(name, kind string) (uint64, error) {
 	link, err := os.Readlink(p.path(name))
 	if err != nil {

@@ -11,10 +11,8 @@ import (
 	"sync"
 )
 
-// A wasm guest lives and dies with its host process, so its identity is
-// the host process's, read through the /proc the host mounts for it
-// (docs/wasm.md): os.Getpid and os.Hostname do not name the host's. A
-// guest cannot send signals: a pid exists when its stat file does.
+// A wasm guest's identity is its host process's, read through the /proc
+// the host mounts (docs/wasm.md). A pid exists when its stat file does.
 
 func readSelf() (Identity, error) { return readSelfFrom(nativeProc) }
 
@@ -38,8 +36,7 @@ func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, nativeC
 // nativeClock is the host process's boot-time clock, read once.
 var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
-// lookupFrom tells of pid as p shows it, through clock, the clock of the
-// process that reads p.
+// lookupFrom tells of pid as p shows it, through the reader's clock.
 func lookupFrom(p procfs, clock timeClock, pid int) (PIDInfo, error) {
 	if pid <= 0 {
 		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)

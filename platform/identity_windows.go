@@ -11,9 +11,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows tells a process's creation time (a FILETIME) and whether it has
-// exited.
-
 // stillActive is STILL_ACTIVE (minwinbase.h), the exit code of a process
 // that runs.
 const stillActive = 259
@@ -83,10 +80,8 @@ type systemTimeOfDay struct {
 }
 
 // bootID names this boot by BootTime - BootTimeBias, as the kernel does
-// for ETW: a clock change moves both alike, so it is one number all
-// through a boot, unrounded. The fields are read without a lock, so two
-// readings must agree. Unknown (""), a holder of another boot is still
-// found dead by its pid.
+// for ETW: a clock change moves both alike. The fields are read without a
+// lock, so two readings must agree.
 func bootID() string {
 	first, ok := bootTime()
 	for range 3 {

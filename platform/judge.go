@@ -57,14 +57,12 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 	case holder.Host != "" && holder.Host != here.Host:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherHost}
 	case holder.BootID != "" && here.BootID != "" && holder.BootID != here.BootID:
-		// Before the namespace: no process of an earlier boot lives, so
-		// a container's stamp on a volume that outlived a reboot does
-		// not wedge the lock.
+		// Before the namespace: no process of an earlier boot lives
+		// (docs/design.md, "Judge order").
 		return Judgement{Verdict: Dead, Reason: ReasonOtherBoot}
 	case holder.PIDNamespace != 0 && here.PIDNamespace != 0 && holder.PIDNamespace != here.PIDNamespace:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherNamespace}
 	case holder.PID <= 0:
-		// No process has such a pid; nothing can be judged of it.
 		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}
 	}
 	info, err := lookup(holder.PID)
@@ -79,10 +77,8 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 	return Judgement{Verdict: Alive, Reason: ReasonRunning}
 }
 
-// sameStart reports whether the holder's recorded start time and now's
-// are one process's: equal, or one unit apart where either side read
-// through an offset clock (Identity.BootOffset). No pid is reused within
-// one unit.
+// sameStart reports whether the holder's start time and now's are one
+// process's: equal, or a unit apart through an offset clock (BootOffset).
 func sameStart(here, holder Identity, now uint64) bool {
 	if holder.StartTime == now {
 		return true

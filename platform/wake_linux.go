@@ -17,12 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nativeWake watches with inotify and pidfds.
 var nativeWake Waker = inotifyWaker{}
 
 // inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
-// directory, a pidfd of its holder and an eventfd that ctx's end writes
-// to. Its Wait is a kept watch set up, waited on once and closed.
+// directory, a pidfd of its holder and an eventfd that ctx's end writes to.
 type inotifyWaker struct {
 	armed func() // for tests: called just before each wait
 }
@@ -43,8 +41,8 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 	return ws.Wait(ctx, pid, d)
 }
 
-// Watch keeps the directory's watch, the eventfd and the last pid's pidfd
-// across waits: what goes away between them is queued until the next.
+// Watch keeps the watch across waits: what goes away between them is
+// queued until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 	ws := w.watch(dir, names)
 	ws.kept = true
@@ -70,30 +68,25 @@ func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
 
 // inotifyWatch is a kept watch; its descriptors are -1 when not open.
 type inotifyWatch struct {
-	armed  func()
-	path   string // the directory watched
-	names  []string
-	cancel int // eventfd, written when ctx ends
-	dir    int // inotify instance
-	wd     int // its watch of the directory
-	pid    int // the pid proc is of; 0: none
-	proc   int // pidfd
-	// lockFd and lockWd watch the kernel's lock on the first name's file
-	// during a Wait without a pid (watchUnlock).
-	lockFd, lockWd int
-	// lockSeen: a Wait saw the first name's file write-locked, and none
-	// since saw it let go of.
-	lockSeen bool
+	armed    func()
+	path     string // the directory watched
+	names    []string
+	cancel   int  // eventfd, written when ctx ends
+	dir      int  // inotify instance
+	wd       int  // its watch of the directory
+	pid      int  // the pid proc is of; 0: none
+	proc     int  // pidfd
+	lockFd   int  // the first name's file, write-locked (watchUnlock)
+	lockWd   int  // its watch for a writer's close
+	lockSeen bool // a Wait saw it write-locked, none since let go of
 	kept     bool // a Watcher's, serving more than one Wait
 }
 
-// watchUnlock starts watching the holder of a byte-range write lock on
-// the file at the first name (SQLite's) let go of it: it does so as it
-// closes the file, an inotify event (IN_CLOSE_WRITE), after which the
-// kernel is asked whether the file is still locked. Waiters' attempts
-// close the file too, so such a close costs a look, not a wake-up. Nothing
-// is watched when the file is not locked now. letGo reports a lock an
-// earlier wait saw (lockSeen) gone now: the wait ends at once, once.
+// watchUnlock watches for the holder of a byte-range write lock on the
+// first name's file (SQLite's) letting go of it, as it closes the file
+// (IN_CLOSE_WRITE); the kernel is then asked whether it is still locked,
+// since waiters' attempts close it too. letGo reports a lock an earlier
+// wait saw gone now.
 func (ws *inotifyWatch) watchUnlock() (letGo bool) {
 	if ws.dir < 0 || len(ws.names) == 0 {
 		return false
@@ -132,7 +125,7 @@ func (ws *inotifyWatch) unwatchLock() {
 }
 
 // writeLocked reports whether another open file write-locks any byte of
-// the file open at fd; a failure to ask counts as locked.
+// the file at fd; a failure to ask counts as locked.
 func writeLocked(fd int) bool {
 	lk := unix.Flock_t{Type: unix.F_RDLCK}
 	for {
@@ -143,11 +136,9 @@ func writeLocked(fd int) bool {
 	}
 }
 
-// closeRechecks are the looks again at a file's locks after a writer's
-// close that left it locked, from the close: the kernel tells of a close
-// a moment before it drops the file's locks, so the holder's own close
-// can be seen with its lock on. Locked still, it was another's close. A
-// timer, not a spin: on a busy machine yielding to the holder costs more.
+// closeRechecks are the looks again after a writer's close that left the
+// file locked: the kernel tells of a close a moment before it drops the
+// file's locks. A timer, not a spin: on a busy machine that costs less.
 var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
@@ -160,7 +151,7 @@ func (ws *inotifyWatch) Close() {
 }
 
 // watchPID makes proc the pidfd of pid (pid <= 0: none); gone reports a
-// pid that no longer exists.
+// pid gone already.
 func (ws *inotifyWatch) watchPID(pid int) (gone bool) {
 	if pid == ws.pid && (pid <= 0 || ws.proc >= 0) {
 		return false
@@ -216,16 +207,14 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	case ws.lockFd >= 0 && why == WakeChange:
 		ws.lockSeen = false // let go of, or a name gone: looked at anew
 	case ws.kept && pid > 0 && why == WakeChange:
-		// A holder's mark gone: a SQLite holder lets go of the kernel's
-		// lock a moment later, maybe before the next wait watches it.
-		// Taken as seen, not asked: no system call before the next try.
+		// A holder's mark gone: its kernel lock goes a moment later,
+		// maybe before the next wait watches it. Taken as seen, unasked.
 		ws.lockSeen = true
 	}
 	return why, err
 }
 
-// flockLookFrom is the shortest wait without a pid for which flockHolder
-// is asked.
+// flockLookFrom is the shortest wait for which flockHolder is asked.
 const flockLookFrom = 2 * time.Millisecond
 
 // flockHolder returns the pid that /proc/locks says holds a flock(2) write
@@ -305,9 +294,8 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	}
 }
 
-// polled reads what a poll of fds (but the eventfd) found, WakeTimeout
-// for nothing; closed says a writer closed the watched locked file, still
-// locked, to look at again.
+// polled reads what a poll of fds found; closed says a writer closed the
+// watched file, still locked: to look at again.
 func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 	for _, f := range fds {
 		if f.Revents == 0 {
@@ -334,10 +322,9 @@ func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 	return WakeTimeout, closed
 }
 
-// changed reads the inotify events queued on fd and reports whether one
-// of watch wd is about one of names or ended the watch, or events were
-// lost; and, as closed, whether the file watch closeWD (-1: none) saw its
-// file closed by a writer.
+// changed reads the events queued on fd: change, one of watch wd about
+// names or ending it, or events lost; closed, a writer's close seen by
+// watch closeWD.
 func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 	var buf [4096]byte // room for at least one event with the longest name
 	for {
@@ -386,10 +373,9 @@ func inotifyEvents(buf []byte) iter.Seq[inotifyEvent] {
 	}
 }
 
-// cancelOnDone makes ctx's end write to the eventfd fd, ending a poll. The
-// returned function waits for a write under way to be over (or it could
-// land in the next wait, or in a file that reused the number once fd is
-// closed) and reads the eventfd back to zero.
+// cancelOnDone makes ctx's end write to the eventfd fd, ending a poll.
+// done waits for a write under way (which could land in the next wait, or
+// in a file that reused the number) and reads the eventfd back to zero.
 func cancelOnDone(ctx context.Context, fd int) (done func()) {
 	written := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {

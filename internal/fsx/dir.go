@@ -8,11 +8,9 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// Abs is path made absolute against the working directory, where fsys is
-// lockfs.OS, so that a lock taken by a relative path still looks at the
-// files it locked after a chdir (docs/protocol.md, "Release acts on what
-// it locked"). Elsewhere (an FS with no working directory), or when it
-// cannot be made absolute, it is path itself.
+// Abs is path made absolute where fsys is lockfs.OS, so that a lock taken
+// by a relative path still looks at the files it locked after a chdir
+// (docs/protocol.md, "Release acts on what it locked"); else path.
 func Abs(fsys lockfs.FS, path string) string {
 	if fsys != lockfs.OS() || filepath.IsAbs(path) {
 		return path
@@ -31,10 +29,8 @@ type DirOpener interface {
 	OpenDir(dir string) (Dir, error)
 }
 
-// Dir is a directory kept open (KeepDir). Its methods fail as the FS's of
-// the same names do, naming the path it was kept by joined with base. It
-// is an alias of an interface literal, so that lockfs, which this package
-// imports, returns one without naming it.
+// Dir is a directory kept open (KeepDir); its methods fail as the FS's
+// do. An alias, so that lockfs returns one without naming it.
 type Dir = interface {
 	// FileID is FS.FileID of base in the directory.
 	FileID(base string) (lockfs.FileID, error)
@@ -45,14 +41,12 @@ type Dir = interface {
 }
 
 // ErrDirMoved is matched by the error of a Dir's method, on an FS that
-// cannot keep a directory open, once the path it was kept by names another
-// directory: what is there now is left alone.
+// cannot keep a directory open, once its path names another directory.
 var ErrDirMoved = errors.New("the lock's directory is no longer at the path it was reached by")
 
 // KeepDir keeps the directory dir names: opened through fsys's DirOpener;
-// else, or where it may not open it (searchable but not readable, on
-// darwin and the BSDs), reached by its path, checked at every use to be
-// still the directory it named here.
+// else, or where it may not be opened (searchable, not readable), reached
+// by its path, checked at every use to name it still.
 func KeepDir(fsys lockfs.FS, dir string) (Dir, error) {
 	if o, ok := fsys.(DirOpener); ok {
 		d, err := o.OpenDir(dir)

@@ -1,8 +1,7 @@
 // Package fsx is what proclock's own packages do with a lockfs.FS beyond
-// its methods: optional powers found by type assertion, helpers that fall
-// back where an FS has none, and what an FS's errors say. An FS has a
-// power by having its methods, so lockfs's OS and package fake implement
-// them without naming this package.
+// its methods: optional powers found by type assertion (an FS has one by
+// having its methods), helpers that fall back where an FS has none, and
+// what an FS's errors say.
 package fsx
 
 import "os"

@@ -7,9 +7,8 @@ import (
 )
 
 // LookOpener is an optional power of an FS: opening a file for one look
-// (open, stat, read, close) more cheaply than OpenNoFollow, as a probe
-// does on every call. The file is not to be kept, nor handed to anything
-// that wants an *os.File: lockfs.OS's is a bare descriptor.
+// (open, stat, read, close) more cheaply than OpenNoFollow. The file is
+// not to be kept, nor taken for an *os.File.
 type LookOpener interface {
 	// OpenLook is OpenNoFollow for a look.
 	OpenLook(name string) (lockfs.File, error)
@@ -24,9 +23,8 @@ func OpenLook(fsys lockfs.FS, name string) (lockfs.File, error) {
 	return fsys.OpenNoFollow(name)
 }
 
-// StatID is f.Stat and fsys.FileIDOf(f) at once, in one system call where
-// f can (a file of lockfs.OS's OpenLook). The identity is the zero FileID
-// when it could not be read; the error is Stat's.
+// StatID is f.Stat and fsys.FileIDOf(f), in one system call where f can;
+// the zero FileID when it could not be read. The error is Stat's.
 func StatID(fsys lockfs.FS, f lockfs.File) (fs.FileInfo, lockfs.FileID, error) {
 	if s, ok := f.(interface {
 		StatID() (fs.FileInfo, lockfs.FileID, error)

@@ -9,6 +9,10 @@ import (
 	"syscall"
 )
 
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
 // The host (WASI's filestat, Node's fs.Stats) tells device and inode
 // through syscall.Stat_t, and no birth time.
 func fileIDByName(name string) (FileID, error) {
