@@ -19,12 +19,9 @@ type keptDir = interface {
 	Close() error
 }
 
-// OpenDir opens dir for the *at system calls (fsx.DirOpener). Directories
-// kept at once share a descriptor, so that many locks of one directory
-// keep one, not one a lock (docs/design.md, "Module state"): an OpenDir of
-// a path whose directory is kept here already, with the same device and
-// inode (the open descriptor keeps its inode from being reused), takes it
-// with one stat. The descriptor is closed with its last keeping.
+// OpenDir opens dir for the *at system calls (fsx.DirOpener). Keepings of
+// one directory share its descriptor (docs/design.md, "Module state"),
+// found by a stat showing its device and inode (not reused while open).
 func (osFS) OpenDir(dir string) (keptDir, error) {
 	if err := fserr.CheckPath("open", dir); err != nil {
 		return nil, err
@@ -49,8 +46,7 @@ var sharedDirs = struct {
 	m  map[string]*dirFd
 }{m: map[string]*dirFd{}}
 
-// shareDir is the kept directory that dir names, taken once more, or nil
-// when none is kept or dir names another now.
+// shareDir is the kept directory dir names, taken once more, or nil.
 func shareDir(dir string) *dirFd {
 	sharedDirs.mu.Lock()
 	d := sharedDirs.m[dir]
@@ -140,7 +136,7 @@ func (d *osDir) Remove(base string) error {
 	})
 }
 
-// Close lets go of this keeping; the descriptor is closed with the last.
+// Close lets go of this keeping, and the descriptor with the last.
 func (d *osDir) Close() error {
 	if d.closed.Swap(true) {
 		return nil

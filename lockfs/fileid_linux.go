@@ -9,20 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirOpenFlags: O_PATH opens a directory for the *at calls without reading
-// it, and needs no permission to read it.
+// dirOpenFlags: O_PATH needs no permission to read the directory.
 const dirOpenFlags = unix.O_PATH
 
 // statxMask asks for what stat(2) tells and the birth time.
 const statxMask = unix.STATX_BASIC_STATS | unix.STATX_BTIME
 
 // useStatx is false on Android, whose seccomp policy has killed processes
-// with SIGSYS for statx instead of failing it with ENOSYS. Tests turn it
-// off to check the fallback.
+// with SIGSYS for statx.
 var useStatx = runtime.GOOS != "android"
 
-// statAt is lstat(2) of path relative to the directory fd, through statx,
-// the only linux call that reports birth times, where there is one.
+// statAt is lstat(2) of path in the directory fd, through statx, the only
+// call that reports birth times.
 func statAt(fd int, path string) (lookInfo, FileID, error) {
 	return statx(fd, path, unix.AT_SYMLINK_NOFOLLOW, func(st *unix.Stat_t) error {
 		return unix.Fstatat(fd, path, st, unix.AT_SYMLINK_NOFOLLOW)
@@ -57,8 +55,7 @@ func infoOfStatx(name string, stx *unix.Statx_t) lookInfo {
 		mtime: time.Unix(stx.Mtime.Sec, int64(stx.Mtime.Nsec))}
 }
 
-// fileIDOfStatx takes the birth time only when the filesystem reported one:
-// the field is zero, not absent, when it did not.
+// fileIDOfStatx takes the birth time only when the filesystem reported one.
 func fileIDOfStatx(stx *unix.Statx_t) FileID {
 	id := FileID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}
 	if stx.Mask&unix.STATX_NLINK != 0 {

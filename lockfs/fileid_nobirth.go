@@ -8,6 +8,5 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// birthOf reports no birth time: stat(2) has no field for it here (linux
-// tells it through statx only).
+// birthOf reports none: stat(2) has no field for it here.
 func birthOf(*unix.Stat_t) (time.Time, bool) { return time.Time{}, false }

@@ -38,9 +38,8 @@ func fileIDOfOS(f *os.File) (FileID, error) {
 }
 
 // fileIDOfHandle takes the volume serial number and the file index, as
-// os.SameFile does. On NTFS the index carries a sequence number, so a
-// reused record gets another even when tunneling hands the old creation
-// time to a file created again under the same name.
+// os.SameFile does; NTFS's carries a sequence number, so a reused record
+// gets another even when tunneling hands on the old creation time.
 func fileIDOfHandle(h windows.Handle) (FileID, error) {
 	var d windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(h, &d); err != nil {

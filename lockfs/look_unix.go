@@ -31,13 +31,11 @@ func (osFS) OpenLook(name string) (File, error) {
 	return f, nil
 }
 
-// closeFd closes the descriptor of a lookFile dropped unclosed, as an
-// *os.File's cleanup does.
+// closeFd closes the descriptor of a lookFile dropped unclosed.
 func closeFd(fd int) { unix.Close(fd) }
 
 // lookFile is a File of OpenLook: a descriptor, its uses kept from racing
-// its Close (so that none reaches a number the system gave to another
-// file since).
+// its Close (and reaching a number since given to another file).
 type lookFile struct {
 	mu      sync.RWMutex
 	fd      int // -1 once closed
@@ -112,8 +110,7 @@ func (f *lookFile) Stat() (fs.FileInfo, error) {
 	return info, err
 }
 
-// StatID is the file's FileInfo and FileID from one stat (internal/fsx's
-// StatID).
+// StatID is the file's FileInfo and FileID from one stat (fsx.StatID).
 func (f *lookFile) StatID() (fs.FileInfo, FileID, error) {
 	var info lookInfo
 	var id FileID
@@ -175,9 +172,8 @@ var fileTypes = map[uint32]fs.FileMode{
 
 var modeBits = map[uint32]fs.FileMode{unix.S_ISGID: fs.ModeSetgid, unix.S_ISUID: fs.ModeSetuid, unix.S_ISVTX: fs.ModeSticky}
 
-// fdCall runs fn on the descriptor of f, a File of OS (an *os.File or a
-// lookFile), again when interrupted; it fails with a *fs.PathError, one
-// wrapping fs.ErrInvalid for any other File.
+// fdCall runs fn on the descriptor of f, a File of OS, again when
+// interrupted; any other File is fs.ErrInvalid.
 func fdCall(f File, op string, fn func(fd int) error) error {
 	call := func(fd uintptr) error { return retryEINTR(func() error { return fn(int(fd)) }) }
 	var err error = fs.ErrInvalid

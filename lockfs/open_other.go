@@ -8,12 +8,10 @@ import (
 	"syscall"
 )
 
-// openNoFollow refuses a symlink that Lstat sees, then opens name and checks
-// that it opened the file it looked at, which catches a symlink swapped in
-// between. js has no O_NOFOLLOW; on windows a plain open keeps the usual
-// reparse-point handling (deduplicated and cloud files read as files).
-// FIFOs, devices and sockets are refused with EAGAIN: nothing here opens
-// them without blocking.
+// openNoFollow refuses a symlink that Lstat sees, opens name, and checks
+// it opened the file it looked at (js has no O_NOFOLLOW; windows' plain
+// open reads deduplicated and cloud files). FIFOs, devices and sockets are
+// refused with EAGAIN: nothing here opens them without blocking.
 func openNoFollow(name string) (*os.File, error) {
 	fi, err := os.Lstat(name)
 	if err != nil {

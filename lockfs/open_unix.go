@@ -25,10 +25,9 @@ func openUnfollowed(name string, mode int) (*os.File, error) {
 	return f, nil
 }
 
-// openFile is os.OpenFile for less: os.OpenFile offers every file it opens
-// to the runtime's poller, which costs four fcntl calls and a failed
-// epoll_ctl on a regular file, as much again as the open itself on tmpfs.
-// os.NewFile only asks whether the descriptor is non-blocking.
+// openFile is os.OpenFile for less: os.OpenFile offers every file to the
+// runtime's poller, four fcntl calls and a failed epoll_ctl on a regular
+// file; os.NewFile only asks whether the descriptor is non-blocking.
 func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	fd, err := sysOpen(name, flag, uint32(perm.Perm()))
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 )
 
 // openNoFollow relies on WASI's path_open, which follows a symlink only when
-// asked. WASI has no FIFOs to block on, and package syscall offers no
-// O_NONBLOCK here.
+// asked. WASI has no FIFOs to block on.
 func openNoFollow(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }

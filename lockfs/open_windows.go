@@ -8,10 +8,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// openFile is os.OpenFile sharing delete too: a file os.OpenFile holds
-// open cannot be removed or renamed, so nobody could reclaim a lock, remove
-// a stale one or replace a .holder while another has it open. Handles are
-// not inherited.
+// openFile is os.OpenFile sharing delete too, so that a lock can be
+// reclaimed, a stale one removed or a .holder replaced while another has
+// it open. Handles are not inherited.
 func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	h, err := createFile(name, flag, perm)
 	if err != nil {

@@ -113,11 +113,11 @@ func checkPaths(op, oldname, newname string) error {
 }
 
 // InUse reports whether err, from Remove or Rename, is how this system
-// refuses to change a file that is open (internal/fsx's InUse).
+// refuses to change an open file (fsx.InUse).
 func (osFS) InUse(err error) bool { return inUse(err) }
 
 // NetworkFS reports the network filesystem dir is on, "" when none or
-// where the system does not tell (but linux and darwin).
+// where the system does not tell.
 func (osFS) NetworkFS(dir string) (string, error) {
 	if err := fserr.CheckPath("statfs", dir); err != nil {
 		return "", err
@@ -129,10 +129,8 @@ func (osFS) NetworkFS(dir string) (string, error) {
 	return kind, nil
 }
 
-// PathLimits is PATH_MAX less its NUL and NAME_MAX where they are fixed
-// (linux/limits.h; sys/syslimits.h of darwin, the BSDs and illumos); 0,
-// not known, elsewhere: windows takes long paths where enabled, and a wasm
-// host's filesystem is the host's (internal/fsx's PathLimits).
+// PathLimits is PATH_MAX less its NUL and NAME_MAX where they are fixed;
+// 0, unknown, elsewhere (fsx.PathLimits).
 func (osFS) PathLimits() (path, name int) {
 	switch runtime.GOOS {
 	case "linux", "android":

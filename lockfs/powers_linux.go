@@ -8,8 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The OS FS's powers on linux but the kept directory and the look.
-
 // TryFlock takes a flock(2) lock on f without waiting (fsx.Flocker).
 func (osFS) TryFlock(f File, exclusive bool) (bool, error) {
 	how := unix.LOCK_SH | unix.LOCK_NB
@@ -33,10 +31,8 @@ func flock(f File, how int) error {
 	return fdCall(f, "flock", func(fd int) error { return unix.Flock(fd, how) })
 }
 
-// OpenLockable opens name read-write for TryLockRange (RangeLocker), as
-// an *os.File, never following a symlink: the lock's one open file, which
-// the lock keeps until Release and `proclock run` hands to COMMAND as its
-// descriptor 3 (docs/command.md).
+// OpenLockable opens name read-write (RangeLocker), as an *os.File, which
+// `proclock run` hands to COMMAND (docs/command.md).
 func (osFS) OpenLockable(name string) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
@@ -66,7 +62,7 @@ func (osFS) LockRange(f File, off, n int64) error {
 }
 
 // RangeWriteLocked asks the kernel which lock would keep a read lock on
-// [off, off+n) of f out: only another's write lock does (RangeLocker).
+// [off, off+n) of f out (RangeLocker).
 func (osFS) RangeWriteLocked(f File, off, n int64) (bool, error) {
 	lk := unix.Flock_t{Type: unix.F_RDLCK, Start: off, Len: n}
 	err := fdCall(f, "getlk", func(fd int) error { return unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk) })

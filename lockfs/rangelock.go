@@ -1,12 +1,10 @@
 package lockfs
 
 // RangeLocker is an optional power of an FS: byte-range locks of the kind
-// SQLite's own VFS takes on this OS (OFD locks on linux, which conflict
-// with POSIX fcntl locks on the same bytes). Where the platform's SQLite
-// says it locks so (platform.SQLite's LocksBytes), the SQLite mechanism
-// takes SQLite's exclusive lock through it without a connection
-// (docs/design.md, "Locking without SQL"). An FS that wraps one must
-// forward it: without it, and without connections, SQLite cannot lock.
+// SQLite's own VFS takes (OFD locks on linux), through which the SQLite
+// mechanism takes SQLite's lock without a connection where the platform's
+// SQLite LocksBytes (docs/design.md, "Locking without SQL"). An FS that
+// wraps one must forward it.
 type RangeLocker interface {
 	// OpenLockable opens name for reading and writing as OpenNoFollow
 	// opens it: never through a symlink, never blocking on a FIFO, never

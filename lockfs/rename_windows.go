@@ -13,9 +13,8 @@ import (
 const renameTries = 12
 
 // rename is os.Rename, tried again while the target is open elsewhere:
-// replacing a file another process has open, even sharing delete, fails
-// (ERROR_ACCESS_DENIED, or ERROR_SHARING_VIOLATION without sharing) until
-// it closes it; readers of a .holder keep it open only while they read.
+// replacing it fails until the other closes it, as a .holder's reader
+// soon does.
 func rename(oldname, newname string) error {
 	wait := time.Millisecond
 	for try := 1; ; try++ {
@@ -29,7 +28,7 @@ func rename(oldname, newname string) error {
 }
 
 // openElsewhere reports whether err is how windows refuses to change a
-// file that another process has open.
+// file another process has open.
 func openElsewhere(err error) bool {
 	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)
 }

@@ -38,7 +38,7 @@ type Identity struct {
 	LauncherPID int `json:"launcherPid,omitempty"`
 }
 
-// String gives the identity in one line, for messages.
+// String gives the identity in one line.
 func (id Identity) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "pid %d", id.PID)

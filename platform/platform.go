@@ -46,24 +46,18 @@ func (p *Platform) WithoutSQLite() *Platform {
 	return &q
 }
 
-// SQLite is how SQLite locks database files on a platform's FS, so that
-// the SQLite mechanism takes the lock every connection to the file takes
-// (docs/design.md, "Locking without SQL"): as byte-range locks on SQLite's
-// locking bytes, without a connection, when LocksBytes says so (over an FS
-// with lockfs.RangeLocker); else through connections of an optional power
-// that only proclock's own packages linking SQLite's engine provide. A
-// SQLite written outside proclock takes the first way. A wrapper of a
-// SQLite forwards LocksBytes, as a wrapper of an FS forwards RangeLocker.
+// SQLite is how SQLite locks database files on a platform's FS: taken as
+// byte-range locks without a connection when LocksBytes says so, else
+// through connections that only proclock's own packages provide
+// (docs/design.md, "Locking without SQL"). A wrapper forwards LocksBytes.
 type SQLite interface {
-	// LocksBytes reports whether SQLite's VFS locks database files of the
-	// platform's FS with the FS's byte-range locks (lockfs.RangeLocker) at
-	// SQLite's locking bytes, so that taking those locks directly excludes
-	// every connection to the file, and is excluded by them.
+	// LocksBytes reports whether SQLite's VFS locks database files with
+	// the FS's byte-range locks (lockfs.RangeLocker) at its locking bytes,
+	// so that taking them excludes every connection to the file.
 	LocksBytes() bool
 }
 
-// Process gives this process's identity and facts about other processes of
-// the same host (and pid namespace).
+// Process gives this process's identity and facts about other processes.
 type Process interface {
 	// Self returns this process's identity, the same answer every time.
 	// It may fail (a sandbox that denies /proc or sysctl, a wasm host).

@@ -20,12 +20,11 @@ const changeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix
 // missed: a directory above the lock's moved, which inotify does not see.
 const changeBackstop = 10 * time.Second
 
-// WatchChanges watches with the process's one inotify instance for held
-// locks and the mount table (/proc/self/mountinfo polls readable on a
-// mount or an unmount), both in the runtime's poller: no system call while
-// nothing changes. Each symlink on the way to dir is watched too, by its
-// name in its directory, so that a symlinked directory flipped is told at
-// once (docs/protocol.md, "Release acts on what it locked").
+// WatchChanges watches with the process's one inotify instance and the
+// mount table (which polls readable on a mount or an unmount), both in the
+// runtime's poller. The symlinks on the way to dir are watched too, so
+// that one flipped is told at once (docs/protocol.md, "Release acts on
+// what it locked").
 func (inotifyWaker) WatchChanges(dir string, names []string) (changeWatch, error) {
 	return changes.watch(dir, names)
 }
@@ -91,8 +90,7 @@ func linksTo(dir string) []link {
 var changes changeHub
 
 // changeHub keeps one inotify instance and one descriptor of the mount
-// table for every watch of the process, opened by the first and closed
-// with the last, read by a goroutine each while any watch is on.
+// table for every watch, opened by the first and closed with the last.
 type changeHub struct {
 	run  sync.Mutex      // serialises opening and closing
 	done []chan struct{} // each closed when its reader has returned
@@ -235,9 +233,8 @@ func (h *changeHub) stop(s *changeSub) {
 	}
 }
 
-// close closes the hub's descriptors with the last watch (docs/design.md,
-// "Module state"), which ends their readers, and waits for them; h.run is
-// held.
+// close closes the hub's descriptors (docs/design.md, "Module state"),
+// which ends their readers, and waits for them; h.run is held.
 func (h *changeHub) close() {
 	h.mu.Lock()
 	files := []*os.File{h.inotify, h.mounts}
