@@ -5,7 +5,6 @@ package lockfs
 import (
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -171,25 +170,3 @@ var fileTypes = map[uint32]fs.FileMode{
 }
 
 var modeBits = map[uint32]fs.FileMode{unix.S_ISGID: fs.ModeSetgid, unix.S_ISUID: fs.ModeSetuid, unix.S_ISVTX: fs.ModeSticky}
-
-// fdCall runs fn on the descriptor of f, a File of OS, again when
-// interrupted; any other File is fs.ErrInvalid.
-func fdCall(f File, op string, fn func(fd int) error) error {
-	call := func(fd uintptr) error { return retryEINTR(func() error { return fn(int(fd)) }) }
-	var err error = fs.ErrInvalid
-	name := ""
-	switch f := f.(type) {
-	case *os.File:
-		if f != nil {
-			name, err = f.Name(), withFd(f, call)
-		}
-	case *lookFile:
-		name, err = f.name, f.control(call)
-	case File:
-		name = f.Name()
-	}
-	if err != nil {
-		return &fs.PathError{Op: op, Path: name, Err: err}
-	}
-	return nil
-}

@@ -2,6 +2,7 @@ package lockfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"github.com/proclock/proclock/internal/fserr"
@@ -88,4 +89,26 @@ func (osFS) RenameNoReplace(oldname, newname string) error {
 		err = fserr.NoReplaceUnsupported(err)
 	}
 	return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+}
+
+// fdCall runs fn on the descriptor of f, a File of OS, again when
+// interrupted; any other File is fs.ErrInvalid.
+func fdCall(f File, op string, fn func(fd int) error) error {
+	call := func(fd uintptr) error { return retryEINTR(func() error { return fn(int(fd)) }) }
+	var err error = fs.ErrInvalid
+	name := ""
+	switch f := f.(type) {
+	case *os.File:
+		if f != nil {
+			name, err = f.Name(), withFd(f, call)
+		}
+	case *lookFile:
+		name, err = f.name, f.control(call)
+	case File:
+		name = f.Name()
+	}
+	if err != nil {
+		return &fs.PathError{Op: op, Path: name, Err: err}
+	}
+	return nil
 }
