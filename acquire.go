@@ -178,10 +178,6 @@ type lockTarget struct {
 	dir  string // the path's directory, as given
 	key  turnKey
 	mech mechanism
-	// netFS is the network filesystem dir is on ("" for none), when
-	// netKnown: told with the key's look at dir (fsx.DirNetworkFS).
-	netFS    string
-	netKnown bool
 }
 
 // target checks p and path and makes the lock's turn key: the platform's
@@ -218,15 +214,7 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if !keyed {
 		return t, t.unkeyed(p)
 	}
-	var dirID lockfs.FileID
-	var err error
-	if dn, ok := p.FS.(fsx.DirNetworkFS); ok {
-		// One look for the key and the network filesystem's check.
-		dirID, t.netFS, err = dn.DirNetworkFS(t.dir)
-		t.netKnown = true
-	} else {
-		dirID, err = p.FS.DirID(t.dir)
-	}
+	dirID, err := p.FS.DirID(t.dir)
 	if err != nil {
 		return lockTarget{}, err
 	}

@@ -7,25 +7,18 @@ import (
 )
 
 // refuseNetworkFS fails with ErrNetworkFS when fsys says t's directory is
-// on a network filesystem (as told with t's key, when it was). An FS that
-// cannot tell, or fails to, is let through: the check protects against a
-// known hazard and must not lock anyone out.
+// on a network filesystem. An FS that cannot tell, or fails to, is let
+// through: the check protects against a known hazard and must not lock
+// anyone out.
 func (t *lockTarget) refuseNetworkFS(fsys lockfs.FS) error {
-	kind := t.netFS
-	if !t.netKnown {
-		n, ok := fsys.(lockfs.NetworkFS)
-		if !ok {
-			return nil
-		}
-		var err error
-		if kind, err = n.NetworkFS(t.dir); err != nil {
-			return nil
-		}
-	}
-	if kind == "" {
+	n, ok := fsys.(lockfs.NetworkFS)
+	if !ok {
 		return nil
 	}
-	return &networkFSError{kind: kind}
+	if kind, err := n.NetworkFS(t.dir); err == nil && kind != "" {
+		return &networkFSError{kind: kind}
+	}
+	return nil
 }
 
 // networkFSError is the cause of a refusal to lock on a network

@@ -12,25 +12,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keptDir is internal/fsx's Dir, which OpenDir returns: an alias of the one
-// interface, so that lockfs, which internal/fsx imports, implements
-// fsx.DirOpener without naming it.
+// keptDir is internal/fsx's Dir, spelled out: internal/fsx imports lockfs.
 type keptDir = interface {
 	FileID(base string) (FileID, error)
 	Remove(base string) error
 	Close() error
 }
 
-// OpenDir opens dir for the *at system calls (fsx.DirOpener): on linux with
-// O_PATH, which reads nothing and needs no permission to read dir.
-//
-// Directories kept at once share a descriptor: a second OpenDir of a
-// path whose directory is open here already, and is still the one the
-// path names (same device and inode: the open descriptor keeps its inode
-// from being given to another), takes that descriptor, with one stat
-// instead of an open. So a process holding many locks of one directory
-// keeps one descriptor for it, not one a lock (docs/performance.md). The
-// descriptor is closed when the last keeping of it is.
+// OpenDir opens dir for the *at system calls (fsx.DirOpener). Keepings of
+// one directory share its descriptor (docs/design.md, "Module state"),
+// found by a stat showing its device and inode (not reused while open).
 func (osFS) OpenDir(dir string) (keptDir, error) {
 	if err := fserr.CheckPath("open", dir); err != nil {
 		return nil, err
@@ -38,31 +29,24 @@ func (osFS) OpenDir(dir string) (keptDir, error) {
 	if d := shareDir(dir); d != nil {
 		return &osDir{d: d}, nil
 	}
-	for {
-		fd, err := unix.Open(dir, dirOpenFlags|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			d := &dirFd{name: dir, fd: fd, refs: 1}
-			sharedDirs.mu.Lock()
-			sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
-			sharedDirs.mu.Unlock()
-			return &osDir{d: d}, nil
-		}
-		if err != unix.EINTR {
-			return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
-		}
+	fd, err := sysOpen(dir, dirOpenFlags|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
+	d := &dirFd{name: dir, fd: fd, refs: 1}
+	sharedDirs.mu.Lock()
+	sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
+	sharedDirs.mu.Unlock()
+	return &osDir{d: d}, nil
 }
 
-// sharedDirs are the directories kept open here, by the path each was
-// opened by.
+// sharedDirs are the directories kept open, by the path each was opened by.
 var sharedDirs = struct {
 	mu sync.Mutex
 	m  map[string]*dirFd
 }{m: map[string]*dirFd{}}
 
-// shareDir is the kept directory that dir names, taken once more, or nil
-// when none is kept or dir names another directory now (or fails to be
-// looked at: the open tells why).
+// shareDir is the kept directory dir names, taken once more, or nil.
 func shareDir(dir string) *dirFd {
 	sharedDirs.mu.Lock()
 	d := sharedDirs.m[dir]
@@ -98,8 +82,7 @@ type dirFd struct {
 	name string
 	mu   sync.RWMutex // fd is not closed while a call uses it
 	fd   int          // -1 once closed
-	// Under sharedDirs.mu: how many keepings have it, and the
-	// directory's device and inode, once known.
+	// Under sharedDirs.mu: its keepings, and its device and inode.
 	refs     int
 	known    bool
 	dev, ino uint64
@@ -113,23 +96,16 @@ type osDir struct {
 
 // use runs fn on the directory's descriptor, or fails as a closed file.
 func (d *osDir) use(op, base string, fn func(fd int) error) error {
-	if d.closed.Load() {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
-	}
 	d.d.mu.RLock()
 	defer d.d.mu.RUnlock()
-	if d.d.fd < 0 {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: fs.ErrClosed}
+	err := fs.ErrClosed
+	if !d.closed.Load() && d.d.fd >= 0 {
+		err = retryEINTR(func() error { return fn(d.d.fd) })
 	}
-	for {
-		err := fn(d.d.fd)
-		if err == nil {
-			return nil
-		}
-		if err != unix.EINTR {
-			return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
-		}
+	if err != nil {
+		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
 	}
+	return nil
 }
 
 func (d *osDir) FileID(base string) (FileID, error) {
@@ -144,8 +120,7 @@ func (d *osDir) FileID(base string) (FileID, error) {
 	return id, err
 }
 
-// Remove unlinks base, or removes it as an empty directory, as os.Remove
-// does.
+// Remove unlinks base, or removes it as an empty directory, as os.Remove does.
 func (d *osDir) Remove(base string) error {
 	if err := fserr.CheckPath("remove", base); err != nil {
 		return err
@@ -161,7 +136,7 @@ func (d *osDir) Remove(base string) error {
 	})
 }
 
-// Close lets go of this keeping; the descriptor is closed with the last.
+// Close lets go of this keeping, and the descriptor with the last.
 func (d *osDir) Close() error {
 	if d.closed.Swap(true) {
 		return nil
@@ -184,4 +159,19 @@ func (d *osDir) Close() error {
 		return &fs.PathError{Op: "close", Path: d.d.name, Err: err}
 	}
 	return nil
+}
+
+// DirID is one stat(2), which follows symlinks.
+func (osFS) DirID(dir string) (FileID, error) {
+	if err := fserr.CheckPath("stat", dir); err != nil {
+		return FileID{}, err
+	}
+	var st unix.Stat_t
+	if err := retryEINTR(func() error { return unix.Stat(dir, &st) }); err != nil {
+		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return FileID{}, &fs.PathError{Op: "stat", Path: dir, Err: unix.ENOTDIR}
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
 }

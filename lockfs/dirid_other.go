@@ -10,8 +10,7 @@ import (
 	"github.com/proclock/proclock/internal/fserr"
 )
 
-// DirID opens the directory (following symlinks) and identifies the open
-// file.
+// DirID opens the directory, following symlinks, and identifies it.
 func (osFS) DirID(dir string) (FileID, error) {
 	if err := fserr.CheckPath("stat", dir); err != nil {
 		return FileID{}, err

@@ -22,24 +22,3 @@ func withFd(f *os.File, fn func(fd uintptr) error) error {
 	}
 	return fnErr
 }
-
-// controller is a File of this package's own that is a bare descriptor
-// (lookFile).
-type controller interface {
-	control(fn func(fd uintptr) error) error
-}
-
-// controlFd runs fn on the descriptor of f, a File of OS: an *os.File
-// (withFd) or a bare descriptor. Any other File is fs.ErrInvalid.
-func controlFd(f File, fn func(fd uintptr) error) error {
-	switch f := f.(type) {
-	case *os.File:
-		if f == nil {
-			return fs.ErrInvalid
-		}
-		return withFd(f, fn)
-	case controller:
-		return f.control(fn)
-	}
-	return fs.ErrInvalid
-}

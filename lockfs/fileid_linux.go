@@ -3,69 +3,59 @@
 package lockfs
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// statxMask asks for the inode number, the birth time and the link count;
-// the device comes with every statx answer.
-const statxMask = unix.STATX_INO | unix.STATX_BTIME | unix.STATX_NLINK
+// dirOpenFlags: O_PATH needs no permission to read the directory.
+const dirOpenFlags = unix.O_PATH
 
-func fileIDByName(name string) (FileID, error) {
-	return statID(unix.AT_FDCWD, name, unix.AT_SYMLINK_NOFOLLOW, func(st *unix.Stat_t) error {
-		return unix.Lstat(name, st)
+// statxMask asks for what stat(2) tells and the birth time.
+const statxMask = unix.STATX_BASIC_STATS | unix.STATX_BTIME
+
+// useStatx is false on Android, whose seccomp policy has killed processes
+// with SIGSYS for statx.
+var useStatx = runtime.GOOS != "android"
+
+// statAt is lstat(2) of path in the directory fd, through statx, the only
+// call that reports birth times.
+func statAt(fd int, path string) (lookInfo, FileID, error) {
+	return statx(fd, path, unix.AT_SYMLINK_NOFOLLOW, func(st *unix.Stat_t) error {
+		return unix.Fstatat(fd, path, st, unix.AT_SYMLINK_NOFOLLOW)
 	})
 }
 
-func fileIDOfOS(f *os.File) (FileID, error) {
-	var id FileID
-	err := withFd(f, func(fd uintptr) (err error) {
-		id, err = statID(int(fd), "", unix.AT_EMPTY_PATH, func(st *unix.Stat_t) error {
-			return unix.Fstat(int(fd), st)
-		})
-		return err
-	})
-	return id, err
+// statFd is fstat(2) of fd, its FileInfo named name, through statx.
+func statFd(fd int, name string) (lookInfo, FileID, error) {
+	info, id, err := statx(fd, "", unix.AT_EMPTY_PATH, func(st *unix.Stat_t) error { return unix.Fstat(fd, st) })
+	info.name = name
+	return info, id, err
 }
 
-// statID asks statx, the only Linux call that reports birth times, and
-// falls back to stat, without birth, where statx is missing.
-func statID(dirfd int, path string, flags int, stat func(*unix.Stat_t) error) (FileID, error) {
+// statx falls back to stat where statx is missing: a kernel before 4.11
+// (ENOSYS) or a seccomp filter that predates it (EPERM).
+func statx(dirfd int, path string, flags int, stat func(*unix.Stat_t) error) (lookInfo, FileID, error) {
 	if useStatx {
 		var stx unix.Statx_t
 		err := retryEINTR(func() error { return unix.Statx(dirfd, path, flags, statxMask, &stx) })
 		if err == nil {
-			return fileIDOfStatx(&stx), nil
+			return infoOfStatx(path, &stx), fileIDOfStatx(&stx), nil
 		}
-		if !statxMissing(err) {
-			return FileID{}, err
+		if err != unix.ENOSYS && err != unix.EPERM {
+			return lookInfo{}, FileID{}, err
 		}
 	}
-	var st unix.Stat_t
-	if err := retryEINTR(func() error { return stat(&st) }); err != nil {
-		return FileID{}, err
-	}
-	return FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
+	return statPlain(path, stat)
 }
 
-// useStatx is false on Android, whose seccomp policy has killed processes
-// with SIGSYS for statx instead of failing it with ENOSYS. Tests turn it off
-// to check the fallback.
-var useStatx = runtime.GOOS != "android"
-
-// statxMissing tells a kernel older than 4.11 (ENOSYS) or a container whose
-// seccomp filter predates statx (EPERM) from a real failure.
-func statxMissing(err error) bool {
-	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)
+func infoOfStatx(name string, stx *unix.Statx_t) lookInfo {
+	return lookInfo{name: name, size: int64(stx.Size), mode: modeOf(uint32(stx.Mode)),
+		mtime: time.Unix(stx.Mtime.Sec, int64(stx.Mtime.Nsec))}
 }
 
-// fileIDOfStatx takes the birth time only when the filesystem reported one:
-// the field is zero, not absent, when it did not.
+// fileIDOfStatx takes the birth time only when the filesystem reported one.
 func fileIDOfStatx(stx *unix.Statx_t) FileID {
 	id := FileID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}
 	if stx.Mask&unix.STATX_NLINK != 0 {
@@ -76,37 +66,4 @@ func fileIDOfStatx(stx *unix.Statx_t) FileID {
 		id.HasBirth = true
 	}
 	return id
-}
-
-// retryEINTR repeats a call interrupted by a signal, as package os does for
-// its own stat calls.
-func retryEINTR(call func() error) error {
-	for {
-		err := call()
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
-
-// statIDFd is fstat and the file's identity of fd, in one statx where
-// there is one.
-func statIDFd(fd int, name string) (fs.FileInfo, FileID, error) {
-	if useStatx {
-		var stx unix.Statx_t
-		err := unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &stx)
-		if err == nil {
-			info := &lookInfo{name: name, size: int64(stx.Size), mode: modeOf(uint32(stx.Mode)),
-				mtime: time.Unix(stx.Mtime.Sec, int64(stx.Mtime.Nsec))}
-			return info, fileIDOfStatx(&stx), nil
-		}
-		if !statxMissing(err) {
-			return nil, FileID{}, err
-		}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, FileID{}, err
-	}
-	return infoOfStat(name, &st), FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }

@@ -1,4 +1,4 @@
-//go:build unix && !linux && !darwin && !freebsd && !netbsd
+//go:build unix && !darwin && !freebsd && !netbsd
 
 package lockfs
 
@@ -8,6 +8,5 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// birthOf reports no birth time: OpenBSD, DragonFly, Solaris, illumos and
-// AIX have no field for it in stat.
+// birthOf reports none: stat(2) has no field for it here.
 func birthOf(*unix.Stat_t) (time.Time, bool) { return time.Time{}, false }

@@ -9,10 +9,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// fileIDByName opens the entry itself, not a reparse point's target
-// (FILE_FLAG_OPEN_REPARSE_POINT), directories too (BACKUP_SEMANTICS), asking
-// for no access and sharing everything, so that it never stands in the way
-// of another process's open, rename or delete.
+// fileIDByName opens the entry itself, not a reparse point's target,
+// asking for no access and sharing everything, so that it never stands in
+// the way of another process's open, rename or delete.
 func fileIDByName(name string) (FileID, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
@@ -38,11 +37,9 @@ func fileIDOfOS(f *os.File) (FileID, error) {
 	return id, err
 }
 
-// fileIDOfHandle takes the volume serial number as the device and the
-// 64-bit file index as the inode, as os.SameFile does. On NTFS the index
-// carries a sequence number, so a reused record gets another index even
-// when file-system tunneling hands the old creation time to a file created
-// again under the same name.
+// fileIDOfHandle takes the volume serial number and the file index, as
+// os.SameFile does; NTFS's carries a sequence number, so a reused record
+// gets another even when tunneling hands on the old creation time.
 func fileIDOfHandle(h windows.Handle) (FileID, error) {
 	var d windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(h, &d); err != nil {

@@ -5,7 +5,6 @@ package lockfs
 import (
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -16,37 +15,26 @@ import (
 )
 
 // OpenLook opens name as OpenNoFollow does, as a bare descriptor
-// (internal/fsx's LookOpener).
+// (internal/fsx's LookOpener): an *os.File would cost two more system
+// calls, offering a regular file to the runtime's poller.
 func (osFS) OpenLook(name string) (File, error) {
-	return openBare(name, os.O_RDONLY)
-}
-
-// openBare opens name with mode (O_RDONLY or O_RDWR), not following a
-// symlink, as a bare descriptor: a lookFile.
-func openBare(name string, mode int) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	for {
-		fd, err := unix.Open(name, mode|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			f := &lookFile{fd: fd, name: name}
-			f.cleanup = runtime.AddCleanup(f, closeFd, fd)
-			return f, nil
-		}
-		if err != unix.EINTR {
-			return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
-		}
+	fd, err := sysOpen(name, unix.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
 	}
+	f := &lookFile{fd: fd, name: name}
+	f.cleanup = runtime.AddCleanup(f, closeFd, fd)
+	return f, nil
 }
 
-// closeFd closes a look's descriptor that its File, dropped unclosed,
-// left open, as an *os.File's cleanup does.
+// closeFd closes the descriptor of a lookFile dropped unclosed.
 func closeFd(fd int) { unix.Close(fd) }
 
 // lookFile is a File of OpenLook: a descriptor, its uses kept from racing
-// its Close (so that none reaches a number the system gave to another
-// file since).
+// its Close (and reaching a number since given to another file).
 type lookFile struct {
 	mu      sync.RWMutex
 	fd      int // -1 once closed
@@ -56,24 +44,14 @@ type lookFile struct {
 
 // use runs fn on the descriptor, unless the file is closed.
 func (f *lookFile) use(op string, fn func(fd int) error) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.fd < 0 {
-		return &fs.PathError{Op: op, Path: f.name, Err: fs.ErrClosed}
+	err := f.control(func(fd uintptr) error { return retryEINTR(func() error { return fn(int(fd)) }) })
+	if err != nil {
+		return &fs.PathError{Op: op, Path: f.name, Err: err}
 	}
-	for {
-		err := fn(f.fd)
-		if err == nil {
-			return nil
-		}
-		if err != unix.EINTR {
-			return &fs.PathError{Op: op, Path: f.name, Err: err}
-		}
-	}
+	return nil
 }
 
-// control is use for the package's own calls on the descriptor (flock,
-// OFD locks, identity), which wrap their errors themselves.
+// control runs fn on the descriptor, unless the file is closed.
 func (f *lookFile) control(fn func(fd uintptr) error) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -88,7 +66,10 @@ func (f *lookFile) Name() string { return f.name }
 func (f *lookFile) Read(b []byte) (int, error) {
 	var n int
 	err := f.use("read", func(fd int) (err error) { n, err = unix.Read(fd, b); return err })
-	return eof(n, len(b), err)
+	if err == nil && n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	return max(n, 0), err
 }
 
 func (f *lookFile) ReadAt(b []byte, off int64) (int, error) {
@@ -124,27 +105,22 @@ func (f *lookFile) Truncate(size int64) error {
 }
 
 func (f *lookFile) Stat() (fs.FileInfo, error) {
-	var info fs.FileInfo
-	err := f.use("stat", func(fd int) error {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return err
-		}
-		info = infoOfStat(filepath.Base(f.name), &st)
-		return nil
-	})
+	info, _, err := f.StatID()
 	return info, err
 }
 
-// statID stats f's descriptor, its identity with it.
-func (f *lookFile) statID() (fs.FileInfo, FileID, error) {
-	var info fs.FileInfo
+// StatID is the file's FileInfo and FileID from one stat (fsx.StatID).
+func (f *lookFile) StatID() (fs.FileInfo, FileID, error) {
+	var info lookInfo
 	var id FileID
 	err := f.use("stat", func(fd int) (err error) {
-		info, id, err = statIDFd(fd, filepath.Base(f.name))
+		info, id, err = statFd(fd, filepath.Base(f.name))
 		return err
 	})
-	return info, id, err
+	if err != nil {
+		return nil, FileID{}, err
+	}
+	return &info, id, nil
 }
 
 func (f *lookFile) Close() error {
@@ -162,18 +138,6 @@ func (f *lookFile) Close() error {
 	return nil
 }
 
-// eof is a read's result as package os gives it: io.EOF at the end of a
-// file (a read of none when some were asked for).
-func eof(n, asked int, err error) (int, error) {
-	if err != nil {
-		return max(n, 0), err
-	}
-	if n == 0 && asked > 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
 // lookInfo is a FileInfo of a lookFile.
 type lookInfo struct {
 	name  string
@@ -189,40 +153,20 @@ func (i *lookInfo) ModTime() time.Time { return i.mtime }
 func (i *lookInfo) IsDir() bool        { return i.mode.IsDir() }
 func (i *lookInfo) Sys() any           { return nil }
 
-func infoOfStat(name string, st *unix.Stat_t) *lookInfo {
-	sec, nsec := st.Mtim.Unix()
-	return &lookInfo{name: name, size: st.Size, mode: modeOf(uint32(st.Mode)), mtime: time.Unix(sec, nsec)}
-}
-
 // modeOf is an st_mode as package os reads it.
 func modeOf(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
+	mode := fs.FileMode(m&0o777) | fileTypes[m&unix.S_IFMT]
+	for bit, set := range modeBits {
+		if m&bit != 0 {
+			mode |= set
+		}
 	}
 	return mode
 }
 
-// StatID is statID for internal/fsx's StatID, which cannot assert an
-// unexported method.
-func (f *lookFile) StatID() (fs.FileInfo, FileID, error) { return f.statID() }
+var fileTypes = map[uint32]fs.FileMode{
+	unix.S_IFBLK: fs.ModeDevice, unix.S_IFCHR: fs.ModeDevice | fs.ModeCharDevice, unix.S_IFDIR: fs.ModeDir,
+	unix.S_IFIFO: fs.ModeNamedPipe, unix.S_IFLNK: fs.ModeSymlink, unix.S_IFSOCK: fs.ModeSocket,
+}
+
+var modeBits = map[uint32]fs.FileMode{unix.S_ISGID: fs.ModeSetgid, unix.S_ISUID: fs.ModeSetuid, unix.S_ISVTX: fs.ModeSticky}

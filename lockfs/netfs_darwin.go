@@ -2,8 +2,8 @@ package lockfs
 
 import "golang.org/x/sys/unix"
 
-// networkTypes names the filesystems, by statfs f_fstypename, whose locks
-// cannot be trusted.
+// networkTypes are the filesystems, by f_fstypename, whose locks cannot be
+// trusted.
 var networkTypes = map[string]bool{"nfs": true, "smbfs": true, "afpfs": true, "webdav": true, "cifs": true}
 
 func networkFS(dir string) (string, error) {

@@ -2,10 +2,9 @@ package lockfs
 
 import "golang.org/x/sys/unix"
 
-// networkMagic names the filesystems, by statfs f_type, whose locks cannot
-// be trusted. The numbers are the kernel's (include/uapi/linux/magic.h and
-// the filesystems' sources). FUSE is left out: it cannot tell a network
-// filesystem (sshfs) from a local one, nor can 9p (VM shares, sandboxes).
+// networkMagic names the filesystems, by f_type (linux/magic.h), whose
+// locks cannot be trusted. FUSE and 9p are left out: they cannot tell a
+// network filesystem from a local one.
 var networkMagic = map[int64]string{
 	0x6969:     "nfs",
 	0x517b:     "smb",

@@ -2,6 +2,5 @@
 
 package lockfs
 
-// networkFS cannot tell here: no directory is known to be on a network
-// filesystem.
+// networkFS cannot tell here.
 func networkFS(string) (string, error) { return "", nil }

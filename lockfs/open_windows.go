@@ -8,12 +8,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// openFile is os.OpenFile, but for the sharing: os.OpenFile lets others
-// read and write a file it holds open, not delete or rename it, so while a
-// holder keeps its lock file open (or a waiter reads one) nobody could
-// reclaim the lock, remove a stale one or replace a .holder (sharing
-// violations). Every file of a lock is opened with FILE_SHARE_DELETE as
-// well. The flags are those of os.OpenFile; handles are not inherited.
+// openFile is os.OpenFile sharing delete too, so that a lock can be
+// reclaimed, a stale one removed or a .holder replaced while another has
+// it open. Handles are not inherited.
 func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	h, err := createFile(name, flag, perm)
 	if err != nil {
@@ -29,13 +26,13 @@ func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// The access rights os.OpenFile asks for with O_APPEND: writes only at
-// the end (FILE_APPEND_DATA without FILE_WRITE_DATA).
+// appendAccess is os.OpenFile's for O_APPEND: FILE_APPEND_DATA without
+// FILE_WRITE_DATA.
 const appendAccess = windows.FILE_APPEND_DATA | windows.FILE_WRITE_ATTRIBUTES |
 	windows.FILE_WRITE_EA | windows.STANDARD_RIGHTS_WRITE | windows.SYNCHRONIZE
 
 // createFile maps os.OpenFile's flags to CreateFile's as package syscall
-// does, sharing delete too.
+// does.
 func createFile(name string, flag int, perm fs.FileMode) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {

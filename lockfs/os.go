@@ -3,28 +3,30 @@ package lockfs
 import (
 	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/proclock/proclock/internal/fserr"
 )
 
-// OS returns the FS of the host's filesystem, from each system's own calls
-// (the open_*.go, fileid_*.go and dirid_*.go files).
-//
-// Every call returns an equal value, so OS() can key a map: two FS values
-// for one filesystem must share in-process turns.
+// OS returns the FS of the host's filesystem. Every call returns an equal
+// value, so that OS() can key a map: two FS values for one filesystem must
+// share in-process turns.
 func OS() FS { return osFS{} }
 
-// osFS checks every path first, so that an empty path is fs.ErrInvalid
-// everywhere: the os package calls it ENOENT.
+// osFS checks every path first: an empty one is fs.ErrInvalid, where the
+// os package says ENOENT.
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openFile(name, flag, perm)
+	return asFile(openFile(name, flag, perm))
+}
+
+// asFile keeps a nil *os.File out of a File, where it would not be nil.
+func asFile(f *os.File, err error) (File, error) {
 	if err != nil {
-		// A nil *os.File in a File would not compare equal to nil.
 		return nil, err
 	}
 	return f, nil
@@ -34,11 +36,7 @@ func (osFS) OpenNoFollow(name string) (File, error) {
 	if err := fserr.CheckPath("open", name); err != nil {
 		return nil, err
 	}
-	f, err := openNoFollow(name)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
+	return asFile(openNoFollow(name))
 }
 
 func (osFS) Lstat(name string) (fs.FileInfo, error) {
@@ -55,9 +53,7 @@ func (osFS) Remove(name string) error {
 	return os.Remove(name)
 }
 
-// Rename fails as os.Rename does, with an *os.LinkError, since it names two
-// paths. On windows it waits a little for a target that is open elsewhere
-// (rename_windows.go).
+// Rename fails as os.Rename does, with an *os.LinkError.
 func (osFS) Rename(oldname, newname string) error {
 	if err := checkPaths("rename", oldname, newname); err != nil {
 		return err
@@ -84,26 +80,26 @@ func (osFS) FileID(name string) (FileID, error) {
 	return id, nil
 }
 
-// FileIDOf identifies files opened by this FS, which are *os.File; any
-// other File has no identity here.
+// FileIDOf identifies files opened by this FS; any other File has no
+// identity here.
 func (osFS) FileIDOf(f File) (FileID, error) {
-	if s, ok := f.(statIDer); ok {
-		_, id, err := s.statID()
-		if err != nil {
-			return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
+	var id FileID
+	var err error = ErrNoFileID
+	switch f := f.(type) {
+	case nil:
+		return FileID{}, &fs.PathError{Op: "fileid", Err: fs.ErrInvalid}
+	case *os.File:
+		if f == nil {
+			return FileID{}, &fs.PathError{Op: "fileid", Err: fs.ErrInvalid}
 		}
-		return id, nil
+		id, err = fileIDOfOS(f)
+	case interface {
+		StatID() (fs.FileInfo, FileID, error)
+	}:
+		_, id, err = f.StatID()
 	}
-	osf, isOS := f.(*os.File)
-	if f == nil || (isOS && osf == nil) {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: "", Err: fs.ErrInvalid}
-	}
-	if !isOS {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: ErrNoFileID}
-	}
-	id, err := fileIDOfOS(osf)
 	if err != nil {
-		return FileID{}, &fs.PathError{Op: "fileid", Path: osf.Name(), Err: err}
+		return FileID{}, &fs.PathError{Op: "fileid", Path: f.Name(), Err: err}
 	}
 	return id, nil
 }
@@ -117,6 +113,30 @@ func checkPaths(op, oldname, newname string) error {
 }
 
 // InUse reports whether err, from Remove or Rename, is how this system
-// refuses to change a file that is open (rename_windows.go): what
-// internal/fsx's InUse asks OS, by type assertion.
+// refuses to change an open file (fsx.InUse).
 func (osFS) InUse(err error) bool { return inUse(err) }
+
+// NetworkFS reports the network filesystem dir is on, "" when none or
+// where the system does not tell.
+func (osFS) NetworkFS(dir string) (string, error) {
+	if err := fserr.CheckPath("statfs", dir); err != nil {
+		return "", err
+	}
+	kind, err := networkFS(dir)
+	if err != nil {
+		return "", &fs.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	return kind, nil
+}
+
+// PathLimits is PATH_MAX less its NUL and NAME_MAX where they are fixed;
+// 0, unknown, elsewhere (fsx.PathLimits).
+func (osFS) PathLimits() (path, name int) {
+	switch runtime.GOOS {
+	case "linux", "android":
+		return 4095, 255
+	case "darwin", "ios", "freebsd", "netbsd", "openbsd", "dragonfly", "illumos":
+		return 1023, 255
+	}
+	return 0, 0
+}

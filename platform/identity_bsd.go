@@ -11,30 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// FreeBSD tells a process's state and start time through sysctl
-// kern.proc.pid.<pid> (struct kinfo_proc, <sys/user.h>). x/sys/unix has no
-// KinfoProc for freebsd, so the few fields needed are read from the raw
-// bytes at the offsets below.
-//
-// Two kernel habits shape what is recorded (sys/kern/kern_proc.c,
-// fill_kinfo_proc, and kern_tc.c, tc_setclock): ki_start is the uptime at
-// fork plus the *current* kern.boottime, and kern.boottime moves whenever
-// the clock is stepped (settimeofday, ntpdate, a leap second). So:
-//   - StartTime is ki_start - kern.boottime, in microseconds since boot,
-//     which no clock step changes. Like Linux's ticks since boot, it is
-//     only compared within one host.
-//   - BootID is left unknown (""): no sysctl names a boot for good, and a
-//     boot id built from kern.boottime would change after a clock step,
-//     which would judge every live holder dead. A holder of an earlier
-//     boot is still found dead by its pid: gone, or reused with another
-//     start time.
+// FreeBSD's kinfo_proc (sysctl kern.proc.pid.<pid>) is read from raw
+// bytes: x/sys/unix has none. Its ki_start is the uptime at fork plus the
+// current kern.boottime, which clock steps move, so StartTime is ki_start
+// - kern.boottime; and BootID is unknown, as one from kern.boottime would
+// change with a step and judge every holder dead.
 
-// The layout of struct kinfo_proc on the 64-bit ports (amd64, arm64,
-// riscv64, powerpc64: KINFO_PROC_SIZE 1088 in <sys/user.h>). The offsets
-// follow from the field list in <sys/user.h> and agree with the cgo
-// -godefs output for freebsd/amd64 and freebsd/arm64 published in
-// gopsutil (process_freebsd_{amd64,arm64}.go). On any other size (the
-// 32-bit ports) the start time is not read.
+// struct kinfo_proc on the 64-bit ports (KINFO_PROC_SIZE in <sys/user.h>).
 const (
 	kinfoProcSize  = 1088
 	offStructsize  = 0   // int ki_structsize
@@ -60,9 +43,7 @@ func readSelf() (Identity, error) {
 	p, err := readProc(pid)
 	switch {
 	case errors.Is(err, errKinfoLayout), errors.Is(err, errClockMoving):
-		// Self is read once and kept: rather than fail for good, this
-		// process is judged by its pid alone, as a holder with no start
-		// time is.
+		// Rather than fail for good, judged by its pid alone.
 	case err != nil:
 		return Identity{}, err
 	}
@@ -70,10 +51,6 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		// kill(0) and kill(-1) name process groups, not a process.
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	exists, err := signalZero(pid)
 	if err != nil || !exists {
 		return PIDInfo{}, err
@@ -88,8 +65,7 @@ func lookupPID(pid int) (PIDInfo, error) {
 		// It exists; only its start time is unknown.
 		return PIDInfo{Exists: true}, nil
 	case p.zombie:
-		// A zombie has exited and closed all its files: it holds no lock
-		// and never will again; only its parent has not reaped it yet.
+		// A zombie holds no file and never will.
 		return PIDInfo{}, nil
 	}
 	return PIDInfo{Exists: true, StartTime: p.start}, nil
@@ -101,9 +77,8 @@ type procFacts struct {
 	start  uint64 // microseconds since boot; 0 for a zombie
 }
 
-// readProc reads pid's state and start time. kern.boottime is read before
-// and after the kinfo_proc, and the pair is only used when both agree, so
-// that a clock step in between cannot skew the start time.
+// readProc reads pid's state and start time between two equal readings
+// of kern.boottime, so that a clock step cannot skew it.
 func readProc(pid int) (procFacts, error) {
 	for range boottimeChecks {
 		before, err := bootMicros()
@@ -125,8 +100,8 @@ func readProc(pid int) (procFacts, error) {
 	return procFacts{}, fmt.Errorf("platform: start time of pid %d: %w", pid, errClockMoving)
 }
 
-// readKinfo returns whether pid is a zombie and its ki_start in
-// microseconds since the epoch (as of the current kern.boottime).
+// readKinfo returns whether pid is a zombie and its ki_start in µs since
+// the epoch.
 func readKinfo(pid int) (zombie bool, start uint64, err error) {
 	b, err := unix.SysctlRaw("kern.proc.pid", pid)
 	if err != nil {
@@ -146,8 +121,8 @@ func readKinfo(pid int) (zombie bool, start uint64, err error) {
 	return false, uint64(sec)*1e6 + uint64(usec), nil
 }
 
-// kinfoLayoutKnown reports whether b is a kinfo_proc of the layout above,
-// checked by its size, its own ki_structsize and the pid it describes.
+// kinfoLayoutKnown reports whether b is a kinfo_proc of the layout above:
+// its size, its ki_structsize and its pid.
 func kinfoLayoutKnown(b []byte, pid int) bool {
 	ne := binary.NativeEndian
 	return len(b) == kinfoProcSize &&

@@ -8,11 +8,9 @@ import (
 )
 
 // Darwin tells a process's start time and state through sysctl
-// kern.proc.pid.<pid> (struct kinfo_proc), and names each boot with
-// kern.bootsessionuuid. It has no pid namespaces.
+// kern.proc.pid.<pid>, and names each boot with kern.bootsessionuuid.
 
-// stateZombie is SZOMB, the p_stat of a process that has exited but not
-// been reaped (<sys/proc.h>).
+// stateZombie is SZOMB (<sys/proc.h>).
 const stateZombie = 5
 
 func readSelf() (Identity, error) {
@@ -33,24 +31,19 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		// kill(0) and kill(-1) name process groups, not a process.
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	exists, err := signalZero(pid)
 	if err != nil || !exists {
 		return PIDInfo{}, err
 	}
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
-		// The kernel returns nothing for a pid that is gone (x/sys reports
-		// the short answer as EIO): it may have died since the signal.
+		// Nothing for a pid gone (x/sys says EIO): it may have died
+		// since the signal.
 		exists, err := signalZero(pid)
 		return PIDInfo{Exists: exists}, err
 	}
 	if kp.Proc.P_stat == stateZombie {
-		// A zombie has exited and closed all its files: it holds no lock
-		// and never will again; only its parent has not reaped it yet.
+		// A zombie holds no file and never will.
 		return PIDInfo{}, nil
 	}
 	return PIDInfo{Exists: true, StartTime: startMicros(kp)}, nil

@@ -9,9 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A linux process reads its own identity and other pids' start times from
-// /proc (identity_proc.go), and asks whether a pid exists with signal 0.
-
 func readSelf() (Identity, error) {
 	host, err := os.Hostname()
 	if err != nil {
@@ -21,17 +18,12 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		// kill(0) and kill(-1) name process groups, not a process.
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	if !procIsOurs() {
 		// /proc shows another pid namespace: /proc/<pid> is someone else.
 		exists, err := signalZero(pid)
 		return PIDInfo{Exists: exists}, err
 	}
-	// /proc/<pid>/stat: read, it says both that the pid exists and when
-	// it started, in one look (the signal is not needed).
+	// /proc/<pid>/stat says both that the pid exists and when it started.
 	st, err := nativeProc.stat(strconv.Itoa(pid))
 	switch {
 	case err == nil && nativeProc.exited(pid, st):
@@ -39,8 +31,7 @@ func lookupPID(pid int) (PIDInfo, error) {
 	case err == nil:
 		return PIDInfo{Exists: true, StartTime: nativeClock().hostTicks(st.startTime)}, nil
 	}
-	// Gone, or hidden from us (/proc mounted hidepid), or unreadable: the
-	// signal tells whether it exists; its start time stays unknown.
+	// Gone, or hidden (hidepid), or unreadable: the signal tells.
 	exists, serr := signalZero(pid)
 	if serr != nil || !exists {
 		return PIDInfo{}, serr
@@ -48,21 +39,18 @@ func lookupPID(pid int) (PIDInfo, error) {
 	return PIDInfo{Exists: true}, nil
 }
 
-// nativeClock is this process's boot-time clock, read once: a process
-// never changes its time namespace (only its children's).
+// nativeClock is read once: a process never changes its time namespace.
 var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
-// procIsOurs reports whether /proc belongs to this process's pid
-// namespace (a container can see the host's /proc, whose pids are not
-// ours). When it cannot tell, it trusts /proc, as every tool does.
+// procIsOurs reports whether /proc is of this process's pid namespace (a
+// container may see the host's); trusted when it cannot tell.
 var procIsOurs = sync.OnceValue(func() bool {
 	st, err := nativeProc.stat("self")
 	return err != nil || st.pid == os.Getpid()
 })
 
-// readProcFile reads a small /proc file in one read, with three system
-// calls: os.ReadFile takes twice as many (it stats the file and registers
-// it with the runtime's poller), and a lookup is on every judge's path.
+// readProcFile reads a small /proc file in three system calls, half of
+// os.ReadFile's: a lookup is on every judge's path.
 func readProcFile(name string) ([]byte, error) {
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

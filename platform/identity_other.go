@@ -8,10 +8,8 @@ import (
 	"runtime"
 )
 
-// Elsewhere (plan9, the other BSDs, illumos, ...) this package
-// does not know how to read a process's identity: Self fails, so the file
-// mechanism refuses to run (it could not judge holders), while SQLite, where
-// the OS has it, still locks. A host can inject its own Process instead.
+// Elsewhere Self fails, so the file mechanism refuses to run (it could
+// not judge holders); SQLite still locks. A host can inject a Process.
 
 func readSelf() (Identity, error) { return Identity{}, errUnsupported() }
 

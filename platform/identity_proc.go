@@ -14,38 +14,23 @@ import (
 	"syscall"
 )
 
-// Linux tells a process's start time in /proc/<pid>/stat (clock ticks since
-// boot), a boot by /proc/sys/kernel/random/boot_id, and a pid namespace by
-// the inode behind /proc/self/ns/pid. A linux process reads them itself
-// (identity_linux.go); a wasm guest reads its host process's, through the
-// /proc its host mounts for it (identity_wasm.go, docs/wasm.md). This file
-// is what both read the same way.
-
-// procfs is the directory a procfs is mounted at: "/proc", or another
-// directory in tests.
+// procfs is where a procfs is mounted: "/proc", or elsewhere in tests.
 type procfs string
 
-// nativeProc is the /proc this process reads.
 const nativeProc procfs = "/proc"
 
 func (p procfs) path(elem ...string) string {
 	return string(p) + "/" + strings.Join(elem, "/")
 }
 
-// identity reads the boot id, the start time and the pid namespace of the
-// process that reads p ("self"), given its host name. pid 0 takes the pid
-// /proc/self/stat shows: a wasm guest has no other way to learn its host
-// process's pid.
+// identity reads the identity of the process that reads p, given its host
+// name; pid 0 takes the pid /proc/self/stat shows, as a wasm guest must.
 func (p procfs) identity(host string, pid int) (Identity, error) {
 	// Without the boot id a start time in ticks since boot could match a
 	// process of an earlier boot, so an unreadable one fails Self.
-	boot, err := readProcFile(p.path("sys/kernel/random/boot_id"))
+	bootID, err := p.word("sys/kernel/random/boot_id", "boot id")
 	if err != nil {
-		return Identity{}, fmt.Errorf("platform: boot id: %w", err)
-	}
-	bootID := string(bytes.TrimSpace(boot))
-	if bootID == "" {
-		return Identity{}, fmt.Errorf("platform: boot id: %w", errEmptyProcFile)
+		return Identity{}, err
 	}
 	st, err := p.stat("self")
 	if err != nil {
@@ -55,50 +40,34 @@ func (p procfs) identity(host string, pid int) (Identity, error) {
 		pid = st.pid
 	}
 	clock := p.timeClock()
+	pidNS, _ := p.nsInode("self/ns/pid", "pid") // 0 when unknown
 	return Identity{
 		Host:          host,
 		BootID:        bootID,
 		PID:           pid,
 		StartTime:     clock.hostTicks(st.startTime),
-		PIDNamespace:  p.pidNamespace(),
+		PIDNamespace:  pidNS,
 		TimeNamespace: clock.ns,
 		BootOffset:    clock.boot,
 	}, nil
 }
 
-// Time namespaces (linux 5.6 on) shift the boot-time clock of the
-// processes in them, and /proc/<pid>/stat gives every process's start time
-// by the clock of the process that reads it: two processes in namespaces
-// of different offsets read different start times of one process, and
-// would each take the other for a reused pid. So every start time proclock
-// records or compares is put back on the host's clock, by taking the
-// reader's own offset (/proc/self/timens_offsets) off; a process that
-// cannot tell its offset records and reads no start time, and judges by
-// pid alone (docs/design.md, "Time namespaces").
-
-// timeClock is what a process knows of the boot-time clock it reads.
+// timeClock is what a process knows of the boot-time clock it reads start
+// times by (docs/design.md, "Time namespaces").
 type timeClock struct {
-	// ns is the inode of its time namespace; 0 where the kernel has
-	// none or does not say.
-	ns uint64
-	// boot is the offset of its boot-time clock from the host's, in
-	// nanoseconds, when known.
-	boot  int64
+	ns    uint64 // the time namespace's inode; 0 where unknown
+	boot  int64  // the offset from the host's boot clock, in ns, when known
 	known bool
 }
 
-// userHZ is the unit of /proc/<pid>/stat's start time, USER_HZ: 100 on
-// every architecture Go runs linux on.
+// userHZ is the unit of a start time: 100 wherever Go runs linux.
 const userHZ = 100
 
-// tickNanos is one clock tick of userHZ, in nanoseconds.
 const tickNanos = int64(1e9 / userHZ)
 
-// hostTicks puts a start time read through c (clock ticks since boot) on
-// the host's clock; 0 (unknown) when c's offset is unknown, or would put
-// it before the host's boot. With an offset that is not a whole number of
-// ticks the kernel rounds after adding it, so the result may be one tick
-// late: Judge allows for that (sameStart).
+// hostTicks puts a start time read through c on the host's clock; 0 when
+// c's offset is unknown, or would put it before the boot. It may be one
+// tick late: the kernel rounds after adding the offset (sameStart).
 func (c timeClock) hostTicks(ticks uint64) uint64 {
 	if !c.known || ticks == 0 || ticks > math.MaxInt64/2 {
 		return 0
@@ -116,12 +85,8 @@ func (c timeClock) hostTicks(ticks uint64) uint64 {
 }
 
 // timeClock reads the time namespace of the process that reads p and its
-// boot-time offset. A kernel without time namespaces (no ns/time and no
-// timens_offsets) has the host's clock for certain; anything else it
-// cannot read leaves the offset unknown. timens_offsets tells the
-// namespace of the process's future children, which is its own but in a
-// process that made a new one and has not yet run exec: such a process
-// cannot tell its offset.
+// offset. timens_offsets tells the namespace of its children, its own but
+// after an unshare not yet followed by exec.
 func (p procfs) timeClock() timeClock {
 	ns, err := p.nsInode("self/ns/time", "time")
 	if err != nil {
@@ -143,12 +108,11 @@ func (p procfs) timeClock() timeClock {
 	return timeClock{ns: ns, boot: boot, known: ok}
 }
 
-// maxOffsetSecs bounds an offset in seconds that nanoseconds can hold.
+// maxOffsetSecs bounds an offset that nanoseconds can hold.
 const maxOffsetSecs = math.MaxInt64/int64(1e9) - 1
 
-// parseBootOffset reads the boot-time line of a timens_offsets file
-// ("boottime  <seconds> <nanoseconds>"; the clock may be given by its id,
-// 7) as nanoseconds. A file without one is not ok.
+// parseBootOffset reads "boottime <seconds> <nanoseconds>" (or clock id 7)
+// of timens_offsets as nanoseconds.
 func parseBootOffset(text string) (int64, bool) {
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
@@ -169,21 +133,21 @@ func parseBootOffset(text string) (int64, bool) {
 }
 
 // hostname reads the host name of the UTS namespace of the process that
-// reads p: what uname(2) says there, and what os.Hostname says on linux.
-func (p procfs) hostname() (string, error) {
-	b, err := readProcFile(p.path("sys/kernel/hostname"))
+// reads p, as os.Hostname does on linux.
+func (p procfs) hostname() (string, error) { return p.word("sys/kernel/hostname", "host name") }
+
+// word reads the one-word file at name, what; empty, it is not procfs.
+func (p procfs) word(name, what string) (string, error) {
+	b, err := readProcFile(p.path(name))
+	if err == nil && len(bytes.TrimSpace(b)) == 0 {
+		err = errEmptyProcFile
+	}
 	if err != nil {
-		return "", fmt.Errorf("platform: host name: %w", err)
+		return "", fmt.Errorf("platform: %s: %w", what, err)
 	}
-	host := string(bytes.TrimSpace(b))
-	if host == "" {
-		return "", fmt.Errorf("platform: host name: %w", errEmptyProcFile)
-	}
-	return host, nil
+	return string(bytes.TrimSpace(b)), nil
 }
 
-// errEmptyProcFile says a /proc file that always has content read empty:
-// not procfs.
 var errEmptyProcFile = errors.New("empty: not a procfs file")
 
 // stat reads /proc/<pid>/stat; pid is a number or "self".
@@ -200,26 +164,20 @@ func (p procfs) stat(pid string) (procStat, error) {
 	return st, nil
 }
 
-// gone reports whether a reading of /proc/<pid>/... failed because the
-// process is not there: no such file, or ESRCH (it died between the open
-// and the read).
+// gone reports whether a reading of /proc/<pid> failed for want of the
+// process (ESRCH: it died between the open and the read).
 func gone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
 // exited reports whether st, read of pid, is a process that has exited: a
-// zombie has closed all its files, holds no lock and never will again;
-// only its parent has not reaped it yet. A zombie main thread whose other
-// threads run is not one (see threadsLive).
+// zombie holds no file and never will, unless only its main thread is one.
 func (p procfs) exited(pid int, st procStat) bool {
 	return (st.state == 'Z' || st.state == 'X') && !p.threadsLive(pid)
 }
 
-// threadsLive reports whether a process whose main thread shows as a
-// zombie still has other threads running: a leader that called
-// pthread_exit looks like a zombie while the process goes on, files open.
-// Only a reading that says so for certain (no such file, or one thread)
-// answers no.
+// threadsLive reports whether a process whose leader is a zombie (it
+// called pthread_exit) has threads running; only a certain reading says no.
 func (p procfs) threadsLive(pid int) bool {
 	b, err := readProcFile(p.path(strconv.Itoa(pid), "status"))
 	if gone(err) {
@@ -237,7 +195,7 @@ func (p procfs) threadsLive(pid int) bool {
 	return true
 }
 
-// procStat is what proclock needs of a /proc/<pid>/stat line.
+// procStat is what proclock needs of /proc/<pid>/stat.
 type procStat struct {
 	pid       int
 	state     byte
@@ -246,10 +204,9 @@ type procStat struct {
 
 var errBadStat = errors.New("malformed stat line")
 
-// parseStat reads the pid (field 1), state (field 3) and starttime (field
-// 22) of a stat line, as proc(5) numbers them. The command name (field 2)
-// is in parentheses and may itself hold spaces and parentheses, so the
-// fields after it are counted from the last ')'.
+// parseStat reads the pid (field 1), state (3) and starttime (22) of a
+// stat line (proc(5)). The command name (2) may hold spaces and
+// parentheses, so the fields after it are counted from the last ')'.
 func parseStat(line string) (procStat, error) {
 	open := strings.IndexByte(line, '(')
 	end := strings.LastIndexByte(line, ')')
@@ -260,8 +217,7 @@ func parseStat(line string) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("%w: pid: %w", errBadStat, err)
 	}
-	// Fields from 3 on, read one by one: a whole split of the line's 50
-	// fields was most of what a probe of a held lock spent.
+	// One by one: a whole split was most of what a probe spent.
 	const state, startTime = 3, 22
 	var st, start string
 	n := state
@@ -286,22 +242,9 @@ func parseStat(line string) (procStat, error) {
 	return procStat{pid: pid, state: st[0], startTime: t}, nil
 }
 
-// pidNamespace returns the inode named by the ns/pid link of the process
-// that reads p ("pid:[4026531836]"), or 0 when the kernel, a sandbox or a
-// wasm host does not say.
-func (p procfs) pidNamespace() uint64 {
-	ino, err := p.nsInode("self/ns/pid", "pid")
-	if err != nil {
-		return 0
-	}
-	return ino
-}
-
-// errBadNSLink says a namespace link does not read "kind:[inode]".
 var errBadNSLink = errors.New("malformed namespace link")
 
-// nsInode reads the namespace link at name under p, of the given kind
-// ("pid:[4026531836]"), as the inode it names.
+// nsInode reads the namespace link at name ("pid:[4026531836]").
 func (p procfs) nsInode(name, kind string) (uint64, error) {
 	link, err := os.Readlink(p.path(name))
 	if err != nil {

@@ -11,20 +11,8 @@ import (
 	"sync"
 )
 
-// A wasm guest lives and dies with its host process (wazero, wasmtime,
-// Node.js), so its identity is the host process's, read through the /proc
-// the host mounts for it (docs/wasm.md): the pid from /proc/self/stat, since
-// os.Getpid names no host process under wasip1; the host name from
-// /proc/sys/kernel/hostname, since os.Hostname answers "wasip1" or "js".
-// Other pids are looked up in /proc/<pid>/stat alone: a guest cannot send
-// signals, so a pid exists when its stat file does.
-//
-// Several guests of one host process share its identity: each is "self" to
-// the others, alive for as long as the host runs. Their lock files still
-// keep them apart (each guest's stamp holds a nonce of its own, and a stamp
-// of a live process is never reclaimed), but a guest that ends without
-// releasing leaves a lock that its host's other guests cannot take until the
-// host process exits.
+// A wasm guest's identity is its host process's, read through the /proc
+// the host mounts (docs/wasm.md). A pid exists when its stat file does.
 
 func readSelf() (Identity, error) { return readSelfFrom(nativeProc) }
 
@@ -48,8 +36,7 @@ func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, nativeC
 // nativeClock is the host process's boot-time clock, read once.
 var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
-// lookupFrom tells of pid as p shows it, its start time put on the host's
-// clock through clock, the clock of the process that reads p.
+// lookupFrom tells of pid as p shows it, through the reader's clock.
 func lookupFrom(p procfs, clock timeClock, pid int) (PIDInfo, error) {
 	if pid <= 0 {
 		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
@@ -66,6 +53,5 @@ func lookupFrom(p procfs, clock timeClock, pid int) (PIDInfo, error) {
 	return PIDInfo{Exists: true, StartTime: clock.hostTicks(st.startTime)}, nil
 }
 
-// readProcFile reads a small /proc file. A guest has no cheaper way than
-// package os.
+// readProcFile reads a small /proc file.
 func readProcFile(name string) ([]byte, error) { return os.ReadFile(name) }

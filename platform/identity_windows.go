@@ -11,12 +11,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows tells a process's creation time (GetProcessTimes, a FILETIME:
-// 100 ns since 1601, fixed when the process is created) and whether it has
-// exited (GetExitCodeProcess). It has no pid namespaces.
-
-// stillActive is STILL_ACTIVE (minwinbase.h): the exit code of a process
-// that has not exited.
+// stillActive is STILL_ACTIVE (minwinbase.h), the exit code of a process
+// that runs.
 const stillActive = 259
 
 func readSelf() (Identity, error) {
@@ -32,9 +28,6 @@ func readSelf() (Identity, error) {
 }
 
 func lookupPID(pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	if uint64(pid) > math.MaxUint32 {
 		return PIDInfo{}, nil // no process has an id wider than a DWORD
 	}
@@ -53,9 +46,8 @@ func lookupPID(pid int) (PIDInfo, error) {
 		return PIDInfo{}, fmt.Errorf("platform: exit code of process %d: %w", pid, err)
 	}
 	if code != stillActive {
-		// It has exited; an open handle somewhere keeps its id taken, as a
-		// zombie's is on Unix, but it holds no lock. (A process that exited
-		// with code 259 looks alive here: the safe mistake.)
+		// Exited, its id kept by an open handle as a zombie's is. One
+		// that exited with code 259 looks alive: the safe mistake.
 		return PIDInfo{}, nil
 	}
 	start, err := creationTime(h)
@@ -65,8 +57,7 @@ func lookupPID(pid int) (PIDInfo, error) {
 	return PIDInfo{Exists: true, StartTime: start}, nil
 }
 
-// creationTime returns when the process of h was created, as a FILETIME
-// in one number.
+// creationTime returns when the process of h was created, as a FILETIME.
 func creationTime(h windows.Handle) (uint64, error) {
 	var created, exited, kernel, user windows.Filetime
 	if err := windows.GetProcessTimes(h, &created, &exited, &kernel, &user); err != nil {
@@ -75,11 +66,9 @@ func creationTime(h windows.Handle) (uint64, error) {
 	return uint64(created.HighDateTime)<<32 | uint64(created.LowDateTime), nil
 }
 
-// systemTimeOfDay is SYSTEM_TIMEOFDAY_INFORMATION, the answer to
-// NtQuerySystemInformation(SystemTimeOfDayInformation). Its layout, and
-// that BootTimeBias is the sum of every change ever made to BootTime, come
-// from the Windows Research Kernel (ke/kiinit.c, ex/sysinfo.c,
-// KeSetSystemTime) and phnt's ntexapi.h; x/sys/windows has no type for it.
+// systemTimeOfDay is SYSTEM_TIMEOFDAY_INFORMATION, as the Windows Research
+// Kernel and phnt's ntexapi.h lay it out: BootTimeBias sums every change
+// ever made to BootTime.
 type systemTimeOfDay struct {
 	BootTime      int64 // FILETIME units, moved by every clock change
 	CurrentTime   int64
@@ -90,15 +79,9 @@ type systemTimeOfDay struct {
 	SleepTimeBias uint64
 }
 
-// bootID names this boot by the time it started: BootTime - BootTimeBias,
-// as the kernel itself computes it for ETW. Setting the clock moves
-// BootTime and BootTimeBias by the same amount, so the difference is
-// exactly the same number all through one boot; no rounding is needed,
-// nor wanted (any rounding of a moving estimate such as now -
-// GetTickCount64 flips at a boundary). The two fields are read without a
-// lock, so two readings must agree, to rule out a clock change between
-// them. When the query fails the boot id is unknown (""): creation times
-// are absolute, so a holder of another boot is still found dead by its pid.
+// bootID names this boot by BootTime - BootTimeBias, as the kernel does
+// for ETW: a clock change moves both alike. The fields are read without a
+// lock, so two readings must agree.
 func bootID() string {
 	first, ok := bootTime()
 	for range 3 {
@@ -126,8 +109,7 @@ func bootTime() (uint64, bool) {
 	return uint64(info.BootTime) - info.BootTimeBias, true
 }
 
-// formatFiletime writes a FILETIME as a UTC time with all seven digits of
-// its 100 ns units, so that equal boots give equal strings.
+// formatFiletime writes a FILETIME as a UTC time with all its digits.
 func formatFiletime(ft uint64) string {
 	const unixEpoch = 116444736000000000 // 1970-01-01 in FILETIME units
 	t := time.Unix(0, 0).UTC().Add(time.Duration(int64(ft)-unixEpoch) * 100)

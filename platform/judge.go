@@ -15,16 +15,13 @@ const (
 
 // String returns the verdict as a word: "alive", "dead" or "unknown".
 func (v Verdict) String() string {
-	switch v {
-	case Alive:
-		return "alive"
-	case Dead:
-		return "dead"
-	case Unknown:
-		return "unknown"
+	if v < 0 || int(v) >= len(verdictWords) {
+		return "Verdict(?)"
 	}
-	return "Verdict(?)"
+	return verdictWords[v]
 }
+
+var verdictWords = [...]string{Alive: "alive", Dead: "dead", Unknown: "unknown"}
 
 // Reason says why Judge reached its verdict.
 type Reason string
@@ -50,30 +47,22 @@ type Judgement struct {
 
 // Judge decides from here, this process's identity, whether holder, a
 // recorded identity, is alive, dead or cannot be judged. lookup reads facts
-// about a pid of this host; Judge calls it at most once, and only when the
-// holder is of this host, pid namespace and boot. Fields of holder that are
-// empty or zero are unknown and are not compared: a holder with no host
-// (a bare legacy pid) is taken to be of this host; one with no start time
-// is judged by its pid alone.
-//
-// A lookup that fails is never taken as death: the holder is then alive.
-// Start times are on the host's clock (see Identity.StartTime): where
-// either side reads its clocks through an offset one (a linux time
-// namespace), they may differ by one unit for the same process, and do
-// not tell a reused pid by that alone.
+// about a pid of this host; Judge calls it at most once, and only for a
+// holder of this host, boot and pid namespace. Empty or zero fields of
+// holder are unknown and not compared: a holder with no host (a bare
+// legacy pid) is of this host; one with no start time is judged by its pid.
+// A lookup that fails is never taken as death.
 func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgement {
 	switch {
 	case holder.Host != "" && holder.Host != here.Host:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherHost}
 	case holder.BootID != "" && here.BootID != "" && holder.BootID != here.BootID:
-		// Before the namespace: no process of an earlier boot lives, in
-		// whatever namespace it ran (a container's stamp on a volume that
-		// outlived a reboot would otherwise wedge the lock for good).
+		// Before the namespace: no process of an earlier boot lives
+		// (docs/design.md, "Judge order").
 		return Judgement{Verdict: Dead, Reason: ReasonOtherBoot}
 	case holder.PIDNamespace != 0 && here.PIDNamespace != 0 && holder.PIDNamespace != here.PIDNamespace:
 		return Judgement{Verdict: Unknown, Reason: ReasonOtherNamespace}
 	case holder.PID <= 0:
-		// No process has such a pid; nothing can be judged of it.
 		return Judgement{Verdict: Dead, Reason: ReasonPIDGone}
 	}
 	info, err := lookup(holder.PID)
@@ -88,11 +77,8 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 	return Judgement{Verdict: Alive, Reason: ReasonRunning}
 }
 
-// sameStart reports whether the holder's recorded start time and the one
-// read now of its pid (both on the host's clock) are one process's: equal,
-// or one unit apart where either side placed its reading on the host's
-// clock through an offset (the rounding of Identity.BootOffset). No pid
-// is reused within one unit of the time its last process started.
+// sameStart reports whether the holder's start time and now's are one
+// process's: equal, or a unit apart through an offset clock (BootOffset).
 func sameStart(here, holder Identity, now uint64) bool {
 	if holder.StartTime == now {
 		return true

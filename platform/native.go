@@ -1,47 +1,43 @@
 package platform
 
 import (
+	"fmt"
 	"os"
 	"sync"
 
 	"github.com/proclock/proclock/lockfs"
 )
 
-// The one FS, SQLite and Process value of this process's native platform:
-// sharing the FS is what makes every Native() platform share turns (they
-// are keyed by it: docs/design.md), and sharing SQLite, idle connections.
-var (
-	nativeFS      = lockfs.OS()
-	nativeProcess = &selfCache{read: readSelf, lookup: lookupPID}
-)
+// nativeFS is the one FS of every native platform: turns are keyed by it
+// (docs/design.md).
+var nativeFS = lockfs.OS()
 
 // Native returns the platform of the OS this program runs on. Every call
 // returns a new Platform holding the same FS, SQLite and Process values, so
-// that all native platforms of a process share turns (docs/design.md),
-// WithoutSQLite's copies too. SQLite is nil where the OS's VFS cannot lock
-// files (wasip1, js): the file mechanism is used there. Wake is set on linux (inotify and pidfds), nil elsewhere.
+// that all native platforms of a process share turns. SQLite is nil where
+// the OS's VFS cannot lock files (wasip1, js). Wake is set on linux only.
 func Native() *Platform {
-	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: nativeProcess, Wake: nativeWake}
+	return &Platform{FS: nativeFS, SQLite: nativeSQLite, Process: osProcess{}, Wake: nativeWake}
 }
 
-// selfCache reads this process's identity once; it never changes.
-type selfCache struct {
-	read   func() (Identity, error)
-	lookup func(pid int) (PIDInfo, error)
+// osProcess is this OS's Process.
+type osProcess struct{}
 
-	once sync.Once
-	id   Identity
-	err  error
+// self is this process's identity, read once: it never changes.
+var self = sync.OnceValues(func() (Identity, error) {
+	id, err := readSelf()
+	if err == nil {
+		id.LauncherPID = parseLauncherPID(os.Getenv(launcherEnv))
+	}
+	return id, err
+})
+
+func (osProcess) Self() (Identity, error) { return self() }
+
+func (osProcess) Lookup(pid int) (PIDInfo, error) {
+	if pid <= 0 {
+		// kill(0) and kill(-1) name process groups, not a process.
+		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
+	}
+	return lookupPID(pid)
 }
-
-func (c *selfCache) Self() (Identity, error) {
-	c.once.Do(func() {
-		c.id, c.err = c.read()
-		if c.err == nil {
-			c.id.LauncherPID = parseLauncherPID(os.Getenv(launcherEnv))
-		}
-	})
-	return c.id, c.err
-}
-
-func (c *selfCache) Lookup(pid int) (PIDInfo, error) { return c.lookup(pid) }

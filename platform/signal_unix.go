@@ -9,10 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// signalZero reports whether pid exists by sending it signal 0. EPERM means
-// it exists but is not ours to signal; any error but ESRCH is returned,
-// never taken as death. pid must be positive: kill(0) and kill(-1) name
-// process groups.
+// signalZero reports whether pid, positive, exists by sending it signal
+// 0: EPERM says it exists, not ours; any error but ESRCH is returned.
 func signalZero(pid int) (bool, error) {
 	switch err := unix.Kill(pid, 0); {
 	case err == nil, errors.Is(err, unix.EPERM):

@@ -11,11 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// shortSQLiteName names base in dir by way of a descriptor of dir:
-// "/proc/self/fd/N/base", which SQLite's VFS opens (not following a
-// symlink at base) as it would the long path. The name is checked to lead
-// to dir itself, so that a /proc of another pid namespace, or none, is
-// never trusted; done closes the descriptor.
+// shortSQLiteName names base in dir by way of a descriptor of dir,
+// "/proc/self/fd/N/base", checked to lead to dir itself, so that a /proc
+// of another pid namespace is never trusted; done closes the descriptor.
 func shortSQLiteName(dir, base string) (string, func(), error) {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -4,8 +4,7 @@ package platform
 
 import "github.com/proclock/proclock/internal/sqlapi"
 
-// shortSQLiteName has no way here to name a file shorter than its path
-// (darwin's and the BSDs' paths are themselves limited to 1023 bytes).
+// shortSQLiteName has no way here to name a file shorter than its path.
 func shortSQLiteName(string, string) (string, func(), error) {
 	return "", nil, sqlapi.ErrSQLitePathTooLong
 }

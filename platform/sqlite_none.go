@@ -2,7 +2,6 @@
 
 package platform
 
-// nativeSQLite is nil: SQLite's VFS cannot lock files here (wasip1, js), or
-// locks with dot-files that outlive a crashed holder (the sqlite3_dotlk
-// build tag), so the file mechanism is used.
+// nativeSQLite is nil: SQLite's VFS cannot lock files here (wasip1, js),
+// or locks with dot-files that outlive a crashed holder (sqlite3_dotlk).
 var nativeSQLite SQLite

@@ -8,12 +8,11 @@ import (
 )
 
 // LocksBytes is false: the byte-range path is not yet proven against this
-// OS's VFS, so the SQLite mechanism locks through connections (Connect).
+// OS's VFS.
 func (osSQLite) LocksBytes() bool { return false }
 
-// Connect opens an in-memory connection through the OS's VFS, to attach
-// lock files to (SQLConnector): this is what links SQLite's engine
-// (go-sqlite3) into a build for this OS.
+// Connect opens an in-memory connection to attach lock files to
+// (SQLConnector): what links go-sqlite3 into a build for this OS.
 func (osSQLite) Connect() (sqlapi.SQLConn, error) {
 	c, err := sqlconn.OpenOS()
 	if err != nil {

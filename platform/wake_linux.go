@@ -1,10 +1,12 @@
 package platform
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,31 +17,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nativeWake watches with inotify and pidfds.
 var nativeWake Waker = inotifyWaker{}
 
 // inotifyWaker waits in one ppoll(2) on an inotify watch of the lock's
-// directory, a pidfd of its holder and an eventfd that ctx's end writes
-// to. Its Wait is a kept watch (inotifyWatch) set up, waited on once and
-// closed.
+// directory, a pidfd of its holder and an eventfd that ctx's end writes to.
 type inotifyWaker struct {
-	// armed, when set, is called once everything is watched, just
-	// before each wait: tests stage events after it.
-	armed func()
+	armed func() // for tests: called just before each wait
 }
 
-var _ interface {
-	Watch(dir string, names []string) (keptWatch, error)
-} = inotifyWaker{}
-
-// watchEvents are the inotify events of a name going away from the
-// directory, and those that end the watch (the directory removed or moved
-// away). The rest are left out on purpose (see Waker).
+// watchEvents are a name going away, and the directory itself (see Waker).
 const watchEvents = unix.IN_DELETE | unix.IN_MOVED_FROM |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// watchEnded are the events that say the watch saw something it cannot
-// name: read as a change.
+// watchEnded are the events of a change the watch cannot name.
 const watchEnded = unix.IN_Q_OVERFLOW | unix.IN_IGNORED | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_UNMOUNT
 
 func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error) {
@@ -51,9 +41,8 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 	return ws.Wait(ctx, pid, d)
 }
 
-// Watch keeps the directory's watch, the eventfd and the last pid's pidfd
-// across waits: what goes away between them is queued in the inotify
-// instance until the next.
+// Watch keeps the watch across waits: what goes away between them is
+// queued until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 	ws := w.watch(dir, names)
 	ws.kept = true
@@ -61,7 +50,7 @@ func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
-	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, unlock: noLockWatch}
+	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, lockFd: -1, lockWd: -1}
 	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 		ws.dir = fd
 		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
@@ -79,116 +68,77 @@ func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
 
 // inotifyWatch is a kept watch; its descriptors are -1 when not open.
 type inotifyWatch struct {
-	armed  func()
-	path   string // the directory watched
-	names  []string
-	cancel int // eventfd, written when ctx ends
-	dir    int // inotify instance
-	wd     int // its watch of the directory
-	pid    int // the pid proc is of; 0: none
-	proc   int // pidfd
-	// unlock is the kernel's lock watched during a Wait without a pid
-	// (watchUnlock); its fd is -1 when none is.
-	unlock lockWatch
-	// lockSeen: a Wait saw the first name's file write-locked, and no
-	// Wait since saw it let go of (watchUnlock).
-	lockSeen bool
-	// kept: a Watcher's kept watch, which serves more than one Wait.
-	kept bool
+	armed    func()
+	path     string // the directory watched
+	names    []string
+	cancel   int  // eventfd, written when ctx ends
+	dir      int  // inotify instance
+	wd       int  // its watch of the directory
+	pid      int  // the pid proc is of; 0: none
+	proc     int  // pidfd
+	lockFd   int  // the first name's file, write-locked (watchUnlock)
+	lockWd   int  // its watch for a writer's close
+	lockSeen bool // a Wait saw it write-locked, none since let go of
+	kept     bool // a Watcher's, serving more than one Wait
 }
 
-// lockWatch is a watch of the file at a kept watch's first name being
-// closed by a writer (inotify's IN_CLOSE_WRITE on the file itself, wd in
-// the kept watch's instance), and fd, the file opened for reading, through
-// which the kernel is asked whether anyone still write-locks it.
-type lockWatch struct {
-	inotify int // the instance wd is in
-	fd, wd  int
-}
-
-// watchUnlock starts watching the file at the first name being let go of
-// by the holder of a write lock on it (an OFD or POSIX byte-range lock:
-// SQLite's). A holder lets go of such a lock when it closes the file, or
-// just before (SQLite's own unlock), and closing a file opened for
-// writing is an inotify event (IN_CLOSE_WRITE), so that is what is
-// watched; the kernel is then asked whether the file is still locked.
-// The returned watch's fd is -1 when the file is not locked now (or
-// cannot be watched): nothing to wait for there.
-//
-// Only the file itself is watched, only for this one Wait: every waiter's
-// attempt opens the file for writing and closes it, so a waiter that woke
-// on any close would wake the others for ever; here a close while the
-// lock stays costs a look, not a wake-up of the caller.
-//
-// letGo reports a lock that an earlier wait of this kept watch saw on
-// (lockSeen) and that is gone now: let go of between the waits, as the
-// caller tried; the wait ends at once. A file never seen locked (a stamp,
-// a mark without a kernel lock) ends no wait so, and a lock seen gone
-// ends one wait only.
-func (ws *inotifyWatch) watchUnlock() (lw lockWatch, letGo bool) {
+// watchUnlock watches for the holder of a byte-range write lock on the
+// first name's file (SQLite's) letting go of it, as it closes the file
+// (IN_CLOSE_WRITE); the kernel is then asked whether it is still locked,
+// since waiters' attempts close it too. letGo reports a lock an earlier
+// wait saw gone now.
+func (ws *inotifyWatch) watchUnlock() (letGo bool) {
 	if ws.dir < 0 || len(ws.names) == 0 {
-		return noLockWatch, false
+		return false
 	}
-	lw = lockWatch{inotify: ws.dir, fd: -1, wd: -1}
 	name := filepath.Join(ws.path, ws.names[0])
 	// Watched first, then asked: a let-go after the question is an event.
 	wd, err := unix.InotifyAddWatch(ws.dir, name, unix.IN_CLOSE_WRITE|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		return noLockWatch, false
+		return false
 	}
-	lw.wd = wd
+	ws.lockWd = wd
 	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		lw.close()
-		return noLockWatch, false
-	}
-	lw.fd = fd
-	if !writeLocked(fd) {
-		// Not the kernel's lock (a stamp, a mark without one), or let
-		// go of already.
-		lw.close()
+	switch {
+	case err != nil:
+		ws.unwatchLock()
+		return false
+	case !writeLocked(fd):
+		unix.Close(fd)
+		ws.unwatchLock()
 		letGo, ws.lockSeen = ws.lockSeen, false
-		return noLockWatch, letGo
+		return letGo
 	}
-	ws.lockSeen = true
-	return lw, false
+	ws.lockFd, ws.lockSeen = fd, true
+	return false
 }
 
-// noLockWatch is no lockWatch.
-var noLockWatch = lockWatch{inotify: -1, fd: -1, wd: -1}
-
-// close ends the watch.
-func (lw lockWatch) close() {
-	if lw.wd >= 0 {
-		unix.InotifyRmWatch(lw.inotify, uint32(lw.wd))
+// unwatchLock ends watchUnlock's watch.
+func (ws *inotifyWatch) unwatchLock() {
+	if ws.lockWd >= 0 {
+		unix.InotifyRmWatch(ws.dir, uint32(ws.lockWd))
 	}
-	if lw.fd >= 0 {
-		unix.Close(lw.fd)
+	if ws.lockFd >= 0 {
+		unix.Close(ws.lockFd)
 	}
+	ws.lockFd, ws.lockWd = -1, -1
 }
 
-// writeLocked reports whether another open file holds a write lock on any
-// byte of the file open at fd (what keeps a read lock out); a failure to
-// ask counts as locked (the wait goes on until its time).
+// writeLocked reports whether another open file write-locks any byte of
+// the file at fd; a failure to ask counts as locked.
 func writeLocked(fd int) bool {
-	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: 0, Len: 0}
+	lk := unix.Flock_t{Type: unix.F_RDLCK}
 	for {
 		err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
-		if err == unix.EINTR {
-			continue
+		if err != unix.EINTR {
+			return err != nil || lk.Type != unix.F_UNLCK
 		}
-		return err != nil || lk.Type != unix.F_UNLCK
 	}
 }
 
-// closeRechecks are the looks again at a file's locks after a close by a
-// writer that left it locked, counted from the close: the kernel tells a
-// file's watchers of its closing a moment before it drops the file's locks
-// (the holder may even be preempted in between, by this waiter), so the
-// holder's own close can be seen with its lock still on. A later look that
-// finds it locked still was another's close (a waiter's attempt); the wait
-// goes on. A timer, not a spin: on a busy machine, yielding the CPU to find
-// the holder costs more than the moment it needs.
+// closeRechecks are the looks again after a writer's close that left the
+// file locked: the kernel tells of a close a moment before it drops the
+// file's locks. A timer, not a spin: on a busy machine that costs less.
 var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
@@ -201,7 +151,7 @@ func (ws *inotifyWatch) Close() {
 }
 
 // watchPID makes proc the pidfd of pid (pid <= 0: none); gone reports a
-// pid that no longer exists.
+// pid gone already.
 func (ws *inotifyWatch) watchPID(pid int) (gone bool) {
 	if pid == ws.pid && (pid <= 0 || ws.proc >= 0) {
 		return false
@@ -221,8 +171,7 @@ func (ws *inotifyWatch) watchPID(pid int) (gone bool) {
 	case err == nil:
 		ws.proc = fd
 	}
-	// ENOSYS (before linux 5.3), EPERM (a seccomp filter), EMFILE: the
-	// holder is not watched; d bounds the wait.
+	// ENOSYS (before linux 5.3), EPERM (seccomp), EMFILE: d bounds the wait.
 	return false
 }
 
@@ -232,15 +181,9 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	}
 	deadline := time.Now().Add(d)
 	if pid <= 0 {
-		// No holder to watch: the holder of the kernel's lock on the
-		// first name's file, if any, letting go of it ends the wait.
-		var letGo bool
-		ws.unlock, letGo = ws.watchUnlock()
-		defer func() {
-			ws.unlock.close()
-			ws.unlock = noLockWatch
-		}()
-		if letGo {
+		// No holder to watch: the kernel's lock let go of ends the wait.
+		defer ws.unwatchLock()
+		if ws.watchUnlock() {
 			return WakeChange, nil
 		}
 	}
@@ -255,51 +198,33 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 		// Nothing to watch, or no way to hear ctx end: sleep.
 		return WakeTimeout, realClock{}.Sleep(ctx, d)
 	}
-	// ctx's end writes to the eventfd, which ends the poll. The write
-	// must be over before this Wait returns, or it could land in the
-	// next one (or, once closed, in a file that reused the number).
 	defer cancelOnDone(ctx, fd)()
 	if ws.armed != nil {
 		ws.armed()
 	}
 	why, err := ws.wait(ctx, deadline)
 	switch {
-	case ws.unlock.fd >= 0 && why == WakeChange:
+	case ws.lockFd >= 0 && why == WakeChange:
 		ws.lockSeen = false // let go of, or a name gone: looked at anew
 	case ws.kept && pid > 0 && why == WakeChange:
-		// A holder's mark gone: a SQLite holder lets go of the kernel's
-		// lock a moment later, maybe before the caller's next wait sets
-		// up its watch of it, which then finds the lock gone at once.
-		// Taken as seen, not asked (no system call before the caller's
-		// try): a holder without a kernel lock costs one wait ended at
-		// once.
+		// A holder's mark gone: its kernel lock goes a moment later,
+		// maybe before the next wait watches it. Taken as seen, unasked.
 		ws.lockSeen = true
 	}
 	return why, err
 }
 
-// flockLookFrom is the shortest wait without a pid for which the holder of
-// a flock(2) lock on the lock's file is looked for (flockHolder): a
-// shorter one ends soon anyway.
+// flockLookFrom is the shortest wait for which flockHolder is asked.
 const flockLookFrom = 2 * time.Millisecond
 
-// flockHolder returns the pid of the process that holds a flock(2) write
-// lock on the file at path, as /proc/locks tells (pids of this pid
-// namespace), or 0. A SQLite holder takes one beside SQLite's lock
-// (docs/design.md, "flock(1)"), so a waiter that knows no holder (its mark
-// names none: an identity-less process, flock(1)) still hears of its death.
+// flockHolder returns the pid that /proc/locks says holds a flock(2) write
+// lock on the file at path, or 0: a SQLite holder takes one (docs/design.md,
+// "flock(1)"), so a waiter whose mark names no holder hears of its death.
 func flockHolder(path string) int {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
 		return 0
 	}
-	return flockHolderOf(&st)
-}
-
-// flockHolderOf is flockHolder of the file st is the stat of: the file
-// itself, whatever name it has now (a file removed while others hold
-// it open, a new one at its name).
-func flockHolderOf(st *unix.Stat_t) int {
 	data, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		return 0
@@ -334,7 +259,7 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	for {
 		now := time.Now()
 		if !closedAt.IsZero() && !now.Before(closedAt.Add(closeRechecks[rechecks])) {
-			if !writeLocked(ws.unlock.fd) {
+			if !writeLocked(ws.lockFd) {
 				return WakeChange, nil
 			}
 			if rechecks++; rechecks == len(closeRechecks) {
@@ -369,9 +294,8 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 	}
 }
 
-// polled reads what a poll of fds (the watch's, but its cancel) found: a
-// wake-up, or WakeTimeout for none; closed says a writer closed the file
-// whose kernel lock is watched, still locked, to look at again.
+// polled reads what a poll of fds found; closed says a writer closed the
+// watched file, still locked: to look at again.
 func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 	for _, f := range fds {
 		if f.Revents == 0 {
@@ -381,12 +305,12 @@ func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 			return WakeExit, false
 		}
 		if f.Revents&unix.POLLIN == 0 {
-			// POLLERR or the like on inotify: look, rather than spin.
+			// POLLERR on inotify: look, rather than spin.
 			return WakeChange, false
 		}
-		change, closedNow := changed(ws.dir, ws.wd, ws.unlock.wd, ws.names)
-		if closedNow && ws.unlock.fd >= 0 {
-			if !writeLocked(ws.unlock.fd) {
+		change, closedNow := changed(ws.dir, ws.wd, ws.lockWd, ws.names)
+		if closedNow && ws.lockFd >= 0 {
+			if !writeLocked(ws.lockFd) {
 				return WakeChange, false
 			}
 			closed = true
@@ -398,10 +322,9 @@ func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
 	return WakeTimeout, closed
 }
 
-// changed reads the inotify events queued on fd and reports whether one
-// of watch wd is about one of names or ended the watch, or events were
-// lost; and, as closed, whether the file watch closeWD (-1: none) saw its
-// file closed by a writer.
+// changed reads the events queued on fd: change, one of watch wd about
+// names or ending it, or events lost; closed, a writer's close seen by
+// watch closeWD.
 func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 	var buf [4096]byte // room for at least one event with the longest name
 	for {
@@ -413,34 +336,46 @@ func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 			// EAGAIN: all read. Any other failure: look anyway.
 			return !errors.Is(err, unix.EAGAIN), closed
 		}
-		for ev := buf[:n]; len(ev) >= unix.SizeofInotifyEvent; {
-			evWD := int32(binary.NativeEndian.Uint32(ev[0:4]))
-			mask := binary.NativeEndian.Uint32(ev[4:8])
-			size := int(binary.NativeEndian.Uint32(ev[12:16]))
-			end := min(unix.SizeofInotifyEvent+size, len(ev))
-			name := ev[unix.SizeofInotifyEvent:end]
-			if i := slices.Index(name, 0); i >= 0 {
-				name = name[:i]
-			}
+		for ev := range inotifyEvents(buf[:n]) {
 			switch {
-			case mask&unix.IN_Q_OVERFLOW != 0:
+			case ev.mask&unix.IN_Q_OVERFLOW != 0:
 				return true, closed
-			case closeWD >= 0 && int(evWD) == closeWD:
-				closed = closed || mask&unix.IN_CLOSE_WRITE != 0
-			case int(evWD) != wd: // an earlier Wait's watch
-			case mask&watchEnded != 0 || slices.Contains(names, string(name)):
+			case closeWD >= 0 && int(ev.wd) == closeWD:
+				closed = closed || ev.mask&unix.IN_CLOSE_WRITE != 0
+			case int(ev.wd) != wd: // an earlier Wait's watch
+			case ev.mask&watchEnded != 0 || slices.Contains(names, ev.name):
 				return true, closed
 			}
-			ev = ev[end:]
 		}
 	}
 }
 
-// cancelOnDone makes ctx's end write to the eventfd fd, which ends a poll
-// that watches it. The returned function, called as the wait returns,
-// waits for a write under way to be over (or it could land in the next
-// wait, or, once fd is closed, in a file that reused the number) and
-// reads the eventfd back to zero for the next wait.
+// inotifyEvent is one event read from an inotify instance.
+type inotifyEvent struct {
+	wd   int32
+	mask uint32
+	name string
+}
+
+// inotifyEvents yields the events read into buf.
+func inotifyEvents(buf []byte) iter.Seq[inotifyEvent] {
+	return func(yield func(inotifyEvent) bool) {
+		for len(buf) >= unix.SizeofInotifyEvent {
+			size := int(binary.NativeEndian.Uint32(buf[12:16]))
+			end := min(unix.SizeofInotifyEvent+size, len(buf))
+			name, _, _ := bytes.Cut(buf[unix.SizeofInotifyEvent:end], []byte{0})
+			ev := inotifyEvent{wd: int32(binary.NativeEndian.Uint32(buf[0:4])), mask: binary.NativeEndian.Uint32(buf[4:8]), name: string(name)}
+			buf = buf[end:]
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// cancelOnDone makes ctx's end write to the eventfd fd, ending a poll.
+// done waits for a write under way (which could land in the next wait, or
+// in a file that reused the number) and reads the eventfd back to zero.
 func cancelOnDone(ctx context.Context, fd int) (done func()) {
 	written := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {

@@ -2,6 +2,5 @@
 
 package platform
 
-// nativeWake is nil: waits sleep on the clock. (kqueue on darwin and the
-// BSDs, ReadDirectoryChangesW on windows could serve; not done yet.)
+// nativeWake is nil: waits sleep on the clock.
 var nativeWake Waker

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,49 +11,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var _ interface {
-	WatchChanges(dir string, names []string) (changeWatch, error)
-} = inotifyWaker{}
-
-// changeEvents are the inotify events of anything happening to a name of
-// the directory, but its being read or closed, and those of the directory
-// itself going away.
+// changeEvents are anything happening to a name in the directory but its
+// being read or closed, and the directory going away.
 const changeEvents = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_MODIFY |
 	unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_ONLYDIR
 
-// changeBackstop is how often every held lock's watch is told of a change
-// it may have missed: a directory above the lock's moved, which inotify on
-// the lock's own directory (and on those holding the symlinks of its
-// path) does not see.
+// changeBackstop is how often every watch is told of a change it may have
+// missed: a directory above the lock's moved, which inotify does not see.
 const changeBackstop = 10 * time.Second
 
-// WatchChanges watches with the process's one inotify instance for held
-// locks (changeHub), which the runtime's poller waits on, and the mount
-// table (/proc/self/mountinfo, which polls readable on a mount or an
-// unmount): no thread waits, and no system call is made while nothing
-// changes, but for a look at every lock each changeBackstop.
-//
-// Each symlink met on the way to dir is watched too, by its name in the
-// directory that holds it: a symlinked directory flipped to another
-// (current -> v1, then v2) is told at once, as the path then names
-// other files (docs/protocol.md, "Release acts on what it locked").
+// WatchChanges watches with the process's one inotify instance and the
+// mount table (which polls readable on a mount or an unmount), both in the
+// runtime's poller. The symlinks on the way to dir are watched too, so
+// that one flipped is told at once (docs/protocol.md, "Release acts on
+// what it locked").
 func (inotifyWaker) WatchChanges(dir string, names []string) (changeWatch, error) {
 	return changes.watch(dir, names)
 }
 
-// link is a symlink met on the way to a directory: its name in the
-// directory dir.
+// link is a symlink met on the way to a directory: name in dir.
 type link struct{ dir, name string }
 
-// maxLinks bounds the symlinks followed on the way to a directory, as the
-// kernel's 40 do.
+// maxLinks bounds the symlinks followed, as the kernel's 40 do.
 const maxLinks = 40
 
 // linksTo lists the symlinks met on the way to dir, resolved as the kernel
-// resolves a path (each link's target spliced in place of it, ".." taken
-// from the directory reached): nil when dir has none, or as far as it
-// could be resolved. It costs an lstat(2) for each component, and no
-// allocation for those before the first symlink.
+// does (each target spliced in place of its link, ".." taken from the
+// directory reached), as far as it can be: an lstat(2) a component.
 func linksTo(dir string) []link {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -75,8 +58,7 @@ func linksTo(dir string) []link {
 		}
 		var next string
 		if plain {
-			// abs is clean: until a symlink's target is spliced in,
-			// next is a prefix of it.
+			// abs is clean: until a target is spliced in, a prefix.
 			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
 		} else {
 			next = filepath.Join(at, c)
@@ -107,18 +89,14 @@ func linksTo(dir string) []link {
 // changes is the process's hub of held locks' watches.
 var changes changeHub
 
-// changeHub keeps one inotify instance (and one descriptor of the mount
-// table) for every watch of the process, opened by the first and closed
-// with the last, and reads them in one goroutine each while any watch is
-// on.
+// changeHub keeps one inotify instance and one descriptor of the mount
+// table for every watch, opened by the first and closed with the last.
 type changeHub struct {
-	// run serialises starting and stopping the readers.
-	run     sync.Mutex
-	reading bool
-	done    []chan struct{} // each closed when its reader has returned
+	run  sync.Mutex      // serialises opening and closing
+	done []chan struct{} // each closed when its reader has returned
 
 	mu       sync.Mutex
-	inotify  *os.File // nil until the first watch; in the runtime's poller
+	inotify  *os.File // nil while no watch is on; in the runtime's poller
 	ifd      int      // its descriptor (File.Fd would make it blocking)
 	mounts   *os.File // nil when it cannot be polled
 	byWD     map[int32][]*dirWatch
@@ -127,7 +105,7 @@ type changeHub struct {
 }
 
 // changeSub is one watch: of names in its directory, and of the symlinks
-// on the way to it.
+// on the way.
 type changeSub struct {
 	hub  *changeHub
 	on   []*dirWatch // the directory's first, then the symlinks'
@@ -154,52 +132,60 @@ func (s *changeSub) tell() {
 	}
 }
 
-// open opens the hub's descriptors; h.mu is held.
+// open opens the hub's descriptors and starts their readers; h.run is held.
 func (h *changeHub) open() error {
-	if h.inotify != nil {
-		return nil
-	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return &os.SyscallError{Syscall: "inotify_init1", Err: err}
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
 	if err := f.SetReadDeadline(time.Time{}); err != nil {
-		// Not in the poller: its reader could not be stopped.
+		// Not in the poller: Close could not end its reader.
 		f.Close()
 		return err
 	}
+	h.mu.Lock()
 	h.inotify, h.ifd = f, fd
+	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
+	h.mu.Unlock()
+	h.goRead(func() { h.readEvents(f) })
 	if mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
 		m := os.NewFile(uintptr(mfd), "/proc/self/mountinfo")
 		if m.SetReadDeadline(time.Time{}) != nil {
 			m.Close() // unmounts are then seen by the backstop only
-		} else {
-			h.mounts = m
+			return nil
 		}
+		h.mounts = m
+		waiting := make(chan struct{})
+		h.goRead(func() { h.readMounts(m, waiting) })
+		// A change before the reader waits would be missed.
+		<-waiting
 	}
-	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
 	return nil
 }
 
 func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 	h.run.Lock()
 	defer h.run.Unlock()
-	h.mu.Lock()
-	if err := h.open(); err != nil {
-		h.mu.Unlock()
-		return nil, err
+	if h.inotify == nil {
+		if err := h.open(); err != nil {
+			return nil, err
+		}
 	}
+	h.mu.Lock()
 	wd, err := unix.InotifyAddWatch(h.ifd, dir, changeEvents)
 	if err != nil {
+		idle := len(h.subs) == 0
 		h.mu.Unlock()
+		if idle {
+			h.close()
+		}
 		return nil, &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
 	}
 	s := &changeSub{hub: h, c: make(chan struct{}, 1)}
 	h.add(s, int32(wd), slices.Clone(names))
 	for _, ln := range linksTo(dir) {
-		// A directory that cannot be watched leaves its link to the
-		// backstop.
+		// One that cannot be watched is left to the backstop.
 		if wd, err := unix.InotifyAddWatch(h.ifd, ln.dir, changeEvents); err == nil {
 			h.add(s, int32(wd), []string{ln.name})
 		}
@@ -209,9 +195,6 @@ func (h *changeHub) watch(dir string, names []string) (changeWatch, error) {
 		h.backstop = time.AfterFunc(changeBackstop, h.tellAll)
 	}
 	h.mu.Unlock()
-	if !h.reading {
-		h.startReaders()
-	}
 	return s, nil
 }
 
@@ -245,32 +228,30 @@ func (h *changeHub) stop(s *changeSub) {
 		h.backstop = nil
 	}
 	h.mu.Unlock()
-	if idle && h.reading {
-		h.stopReaders()
-	}
 	if idle {
 		h.close()
 	}
 }
 
-// close closes the hub's descriptors once no watch is left, so that none
-// outlives the last held lock (docs/design.md, "Module state"); h.run is
-// held and the readers have returned.
+// close closes the hub's descriptors (docs/design.md, "Module state"),
+// which ends their readers, and waits for them; h.run is held.
 func (h *changeHub) close() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.inotify != nil {
-		h.inotify.Close()
-		h.inotify, h.ifd = nil, -1
+	files := []*os.File{h.inotify, h.mounts}
+	h.inotify, h.ifd, h.mounts = nil, -1, nil
+	h.mu.Unlock()
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
 	}
-	if h.mounts != nil {
-		h.mounts.Close()
-		h.mounts = nil
+	for _, done := range h.done {
+		<-done
 	}
+	h.done = nil
 }
 
-// tellAll tells every watch of a change (the backstop, a mount or
-// unmount, lost events), and arms the backstop again.
+// tellAll tells every watch of a change, and arms the backstop again.
 func (h *changeHub) tellAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -279,23 +260,6 @@ func (h *changeHub) tellAll() {
 	}
 	if h.backstop != nil {
 		h.backstop.Reset(changeBackstop)
-	}
-}
-
-// startReaders starts the readers of the inotify instance and the mount
-// table; h.run is held.
-func (h *changeHub) startReaders() {
-	h.reading = true
-	h.done = nil
-	h.inotify.SetReadDeadline(time.Time{})
-	h.goRead(h.readEvents)
-	if h.mounts != nil {
-		h.mounts.SetReadDeadline(time.Time{})
-		waiting := make(chan struct{})
-		h.goRead(func() { h.readMounts(waiting) })
-		// A change before the reader waits would be missed: the wait
-		// begins by forgetting what the poller saw.
-		<-waiting
 	}
 }
 
@@ -309,23 +273,11 @@ func (h *changeHub) goRead(read func()) {
 	}()
 }
 
-// stopReaders ends the readers; h.run is held.
-func (h *changeHub) stopReaders() {
-	h.inotify.SetReadDeadline(time.Now())
-	if h.mounts != nil {
-		h.mounts.SetReadDeadline(time.Now())
-	}
-	for _, done := range h.done {
-		<-done
-	}
-	h.reading = false
-}
-
-// readEvents reads the inotify instance until its deadline.
-func (h *changeHub) readEvents() {
+// readEvents reads the inotify instance f until it is closed.
+func (h *changeHub) readEvents(f *os.File) {
 	var buf [4096]byte
 	for {
-		n, err := h.inotify.Read(buf[:])
+		n, err := f.Read(buf[:])
 		if err != nil {
 			return
 		}
@@ -333,45 +285,35 @@ func (h *changeHub) readEvents() {
 	}
 }
 
-// dispatch tells the watches the events in ev are about.
-func (h *changeHub) dispatch(ev []byte) {
+// dispatch tells the watches the events in buf are about.
+func (h *changeHub) dispatch(buf []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for len(ev) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(ev[0:4]))
-		mask := binary.NativeEndian.Uint32(ev[4:8])
-		size := int(binary.NativeEndian.Uint32(ev[12:16]))
-		end := min(unix.SizeofInotifyEvent+size, len(ev))
-		name := ev[unix.SizeofInotifyEvent:end]
-		if i := slices.Index(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		ev = ev[end:]
-		if mask&unix.IN_Q_OVERFLOW != 0 {
+	for ev := range inotifyEvents(buf) {
+		if ev.mask&unix.IN_Q_OVERFLOW != 0 {
 			for s := range h.subs {
 				s.tell()
 			}
 			continue
 		}
-		for _, w := range h.byWD[wd] {
-			if mask&watchEnded != 0 || slices.Contains(w.names, string(name)) {
+		for _, w := range h.byWD[ev.wd] {
+			if ev.mask&watchEnded != 0 || slices.Contains(w.names, ev.name) {
 				w.sub.tell()
 			}
-			if mask&unix.IN_IGNORED != 0 {
+			if ev.mask&unix.IN_IGNORED != 0 {
 				w.wd = -1 // the kernel ended the watch: nothing to remove
 			}
 		}
-		if mask&unix.IN_IGNORED != 0 {
-			delete(h.byWD, wd)
+		if ev.mask&unix.IN_IGNORED != 0 {
+			delete(h.byWD, ev.wd)
 		}
 	}
 }
 
-// readMounts waits, until its deadline, for the mount table to change,
-// which the kernel tells by waking its pollers; waiting is closed once it
-// waits.
-func (h *changeHub) readMounts(waiting chan struct{}) {
-	rc, err := h.mounts.SyscallConn()
+// readMounts waits, until m is closed, for the mount table to change (its
+// pollers woken); waiting is closed once it waits.
+func (h *changeHub) readMounts(m *os.File, waiting chan struct{}) {
+	rc, err := m.SyscallConn()
 	if err != nil {
 		close(waiting)
 		return
@@ -379,7 +321,7 @@ func (h *changeHub) readMounts(waiting chan struct{}) {
 	first := true
 	rc.Read(func(uintptr) bool {
 		if first {
-			close(waiting) // the poller's state is reset: changes from now on are seen
+			close(waiting) // changes from now on are seen
 		} else {
 			h.tellAll()
 		}

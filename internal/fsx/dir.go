@@ -8,22 +8,29 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// DirOpener is an optional power of an FS: a directory kept open, whose
-// files are reached from it, whatever its path names later (a process
-// that changed its working directory, a symlink in the path flipped to
-// another directory). A lock keeps its directory so from Acquire to
-// Release, so that Release acts on the files it locked (docs/design.md,
-// "Release acts on what it locked"). lockfs.OS has it on the unix systems.
+// Abs is path made absolute where fsys is lockfs.OS, so that a lock taken
+// by a relative path still looks at the files it locked after a chdir
+// (docs/protocol.md, "Release acts on what it locked"); else path.
+func Abs(fsys lockfs.FS, path string) string {
+	if fsys != lockfs.OS() || filepath.IsAbs(path) {
+		return path
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// DirOpener is an optional power of an FS: a directory kept open, so that
+// a lock's Release acts on the files it locked whatever the path names
+// later (docs/design.md, "Release acts on what it locked").
 type DirOpener interface {
 	// OpenDir opens the directory dir names (following symlinks).
 	OpenDir(dir string) (Dir, error)
 }
 
-// Dir is a directory kept open (KeepDir): base names in it, reached from
-// the directory itself. Its methods fail as the FS's of the same names do,
-// naming the path the directory was kept by joined with base. It is an
-// alias of an interface literal, so that lockfs, which this package
-// imports, returns one from its OpenDir without naming it.
+// Dir is a directory kept open (KeepDir); its methods fail as the FS's
+// do. An alias, so that lockfs returns one without naming it.
 type Dir = interface {
 	// FileID is FS.FileID of base in the directory.
 	FileID(base string) (lockfs.FileID, error)
@@ -34,17 +41,12 @@ type Dir = interface {
 }
 
 // ErrDirMoved is matched by the error of a Dir's method, on an FS that
-// cannot keep a directory open (no DirOpener), once the path it was kept
-// by names another directory than it did: what is there now is not the
-// directory's to act on, and is left alone.
+// cannot keep a directory open, once its path names another directory.
 var ErrDirMoved = errors.New("the lock's directory is no longer at the path it was reached by")
 
-// KeepDir keeps the directory dir names: opened, through fsys's DirOpener
-// where it has one; else reached by its path, checked on every use to be
-// still the directory it named here (DirID), failing with ErrDirMoved
-// once it is not. A directory the DirOpener may not open (one this user
-// may search but not read, where opening needs read permission: darwin,
-// the BSDs) is reached by its path too.
+// KeepDir keeps the directory dir names: opened through fsys's DirOpener;
+// else, or where it may not be opened (searchable, not readable), reached
+// by its path, checked at every use to name it still.
 func KeepDir(fsys lockfs.FS, dir string) (Dir, error) {
 	if o, ok := fsys.(DirOpener); ok {
 		d, err := o.OpenDir(dir)
@@ -59,7 +61,7 @@ func KeepDir(fsys lockfs.FS, dir string) (Dir, error) {
 	return &pathDir{fsys: fsys, dir: dir, id: id}, nil
 }
 
-// pathDir is a Dir reached by its path (KeepDir without a DirOpener).
+// pathDir is a Dir reached by its path.
 type pathDir struct {
 	fsys lockfs.FS
 	dir  string

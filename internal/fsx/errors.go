@@ -8,29 +8,22 @@ import (
 )
 
 // InUse reports whether err, from Remove or Rename, says the file is open
-// in a way that forbids it: on windows, opened without FILE_SHARE_DELETE,
-// as go-sqlite3 opens a database (a sharing violation); or an error
-// matching ErrInUse, from an FS that stages windows' sharing (package
-// fake). Never lockfs.OS's error on other systems, which remove and
-// rename open files.
-func InUse(err error) bool { return err != nil && (errors.Is(err, ErrInUse) || osInUse(err)) }
-
-// osInUse asks lockfs.OS, which tells its own system's errors (an
-// exported method of its unexported type, found as a power is).
-func osInUse(err error) bool {
+// without FILE_SHARE_DELETE (windows: go-sqlite3's database), or matches
+// ErrInUse.
+func InUse(err error) bool {
+	if err == nil {
+		return false
+	}
 	u, ok := lockfs.OS().(interface{ InUse(error) bool })
-	return ok && u.InUse(err)
+	return errors.Is(err, ErrInUse) || (ok && u.InUse(err))
 }
 
 // ErrInUse is matched by the error of a Remove or Rename that an FS other
-// than lockfs.OS refuses as windows does for a file open without
-// FILE_SHARE_DELETE (InUse).
+// than lockfs.OS refuses as windows does (package fake).
 var ErrInUse = errors.New("file is open and may not be removed or renamed")
 
-// Exhausted reports whether err says that this process or the system has
-// run out of file descriptors (EMFILE, ENFILE): a failure of the moment,
-// which says nothing of the file it was to open, so a lock never reads it
-// as held, as a user's file, or as anything else but this error.
+// Exhausted reports whether err says this process or the system has run
+// out of file descriptors: a failure of the moment, never read as held.
 func Exhausted(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }

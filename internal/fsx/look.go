@@ -6,13 +6,9 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// LookOpener is an optional power of an FS: opening a file for one look at
-// it (open, stat, read, close) more cheaply than OpenNoFollow, as a probe
-// of a held lock does on every call. The file is not to be kept, nor
-// handed to anything that wants an *os.File: lockfs.OS's is a bare
-// descriptor, which saves the two system calls *os.File spends offering a
-// regular file to the runtime's poller (and StatID's second stat).
-// lockfs.OS has it on the unix systems.
+// LookOpener is an optional power of an FS: opening a file for one look
+// (open, stat, read, close) more cheaply than OpenNoFollow. The file is
+// not to be kept, nor taken for an *os.File.
 type LookOpener interface {
 	// OpenLook is OpenNoFollow for a look.
 	OpenLook(name string) (lockfs.File, error)
@@ -27,17 +23,12 @@ func OpenLook(fsys lockfs.FS, name string) (lockfs.File, error) {
 	return fsys.OpenNoFollow(name)
 }
 
-// statIDer is a File that tells its FileInfo and its FileID in one call
-// (lockfs.OS's look on the unix systems).
-type statIDer interface {
-	StatID() (fs.FileInfo, lockfs.FileID, error)
-}
-
-// StatID is f.Stat and fsys.FileIDOf(f) at once, in one system call where
-// f can (a file of lockfs.OS's OpenLook on linux). The identity is the
-// zero FileID when it could not be read; the error is Stat's.
+// StatID is f.Stat and fsys.FileIDOf(f), in one system call where f can;
+// the zero FileID when it could not be read. The error is Stat's.
 func StatID(fsys lockfs.FS, f lockfs.File) (fs.FileInfo, lockfs.FileID, error) {
-	if s, ok := f.(statIDer); ok {
+	if s, ok := f.(interface {
+		StatID() (fs.FileInfo, lockfs.FileID, error)
+	}); ok {
 		return s.StatID()
 	}
 	info, err := f.Stat()

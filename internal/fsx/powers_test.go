@@ -21,14 +21,12 @@ func TestOSPowers(t *testing.T) {
 		has   bool
 		want  bool
 	}{
-		{"Abser", is[fsx.Abser](osFS), true},
 		{"PathLimits", is[fsx.PathLimits](osFS), true},
 		{"InUse", is[interface{ InUse(error) bool }](osFS), true},
 		{"DirOpener", is[fsx.DirOpener](osFS), unix},
 		{"LookOpener", is[fsx.LookOpener](osFS), unix},
 		{"Flocker", is[fsx.Flocker](osFS), linux},
 		{"NoReplaceRenamer", is[fsx.NoReplaceRenamer](osFS), linux},
-		{"DirNetworkFS", is[fsx.DirNetworkFS](osFS), linux},
 	} {
 		if tt.has != tt.want {
 			t.Errorf("lockfs.OS() has %s: %v, want %v on %s", tt.power, tt.has, tt.want, runtime.GOOS)

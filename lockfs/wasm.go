@@ -9,9 +9,12 @@ import (
 	"syscall"
 )
 
-// fileIDByName and fileIDOfOS take the device and inode numbers that the
-// host (WASI's filestat, Node's fs.Stats) reports through syscall.Stat_t.
-// Neither tells a birth time to Go, so HasBirth is always false.
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// The host (WASI's filestat, Node's fs.Stats) tells device and inode
+// through syscall.Stat_t, and no birth time.
 func fileIDByName(name string) (FileID, error) {
 	fi, err := os.Lstat(name)
 	if err != nil {
@@ -36,8 +39,8 @@ func fileIDOfInfo(fi fs.FileInfo) (FileID, error) {
 	return FileID{Dev: uint64(st.Dev), Ino: st.Ino, Links: uint64(st.Nlink)}, nil
 }
 
-// pathErrCause is the system's error inside a *fs.PathError from package os,
-// for the callers that wrap it again under their own operation.
+// pathErrCause is the error inside a *fs.PathError, for callers that wrap
+// it under their own operation.
 func pathErrCause(err error) error {
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return pe.Err
