@@ -47,23 +47,20 @@ type Options struct {
 // Lock is a held lock. Release it when done; a process that exits or
 // crashes lets go of a SQLite lock at once, and its lock file becomes
 // reclaimable. A Lock that is dropped without Release stays held for the
-// rest of the process's life: proclock keeps every held lock reachable,
-// so the garbage collector never closes the file that holds it, as it may
-// an *os.File whose lock was dropped (gofrs/flock). Keep the Lock and
-// Release it, or let the process's exit let go.
+// rest of the process's life: proclock keeps every held lock reachable, so
+// the garbage collector never closes the file that holds it.
 type Lock struct {
 	path    string
 	mech    Mechanism
 	holder  *platform.Identity
 	release func() error
-	// file is the open file that holds the lock's kernel locks, or the
-	// stamped lock file; nil when none (internal/lockfile).
+	// file holds the lock's kernel locks, or is the stamped lock file;
+	// nil when none (internal/lockfile).
 	file  lockfs.File
 	key   turnKey
 	terms handoffTerms
-	// p and check serve the watch for the lock's loss (lost.go): check
-	// looks at the lock's files, nil while whole. loss is nil until the
-	// first Lost or Err, or Release.
+	// p and check serve the watch for the lock's loss (lost.go); loss is
+	// nil until the first Lost or Err, or Release.
 	p     *platform.Platform
 	check checker
 	loss  atomic.Pointer[lossWatch]
@@ -84,12 +81,9 @@ func (l *Lock) Holder() *platform.Identity { return l.holder }
 func (l *Lock) Mechanism() Mechanism { return l.mech }
 
 // Release lets go of the lock. Once it has succeeded, calling it again does
-// nothing. A Release that fails (a lock file that could not be removed, say)
-// may be called again to retry; the lock is no longer this process's to use
-// either way. With another acquisition of this process waiting for the
-// lock on the same terms, Release hands it the lock still held instead
-// (docs/design.md, "Waiting"): to other processes it stays held. Its error
-// is an *Error, as Acquire's are.
+// nothing; one that failed may be called again to retry. With another
+// acquisition of this process waiting on the same terms, Release hands it
+// the lock still held (docs/design.md, "Waiting"). Its error is an *Error.
 func (l *Lock) Release() error {
 	if err := turns.release(l); err != nil {
 		return pathError("release", l.path, err)
@@ -148,8 +142,8 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err != nil {
 		held := &HeldError{Path: path, Holder: selfIdentity(p)}
 		if errors.Is(err, errTurnParked) {
-			// This process only waits, in the kernel's queue, behind
-			// the holder its files name.
+			// Only a wait of this process is queued, behind the holder
+			// the lock's files name.
 			held.Holder = t.mech.recorded().Holder
 		}
 		if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
@@ -182,15 +176,23 @@ type lockTarget struct {
 
 // target checks p and path and makes the lock's turn key: the platform's
 // FS (both mechanisms on one FS share the lock's files, so they share its
-// turns), the identity of the file's directory (its device and inode,
-// which every name of it shares, symlinked or not), then its base name.
+// turns), the identity of the file's directory (which every name of it
+// shares), then its base name.
 func target(p *platform.Platform, path string) (lockTarget, error) {
-	return targetKeyed(p, path, true)
+	t, err := unkeyedTarget(p, path)
+	if err != nil {
+		return lockTarget{}, err
+	}
+	dirID, err := p.FS.DirID(t.dir)
+	if err != nil {
+		return lockTarget{}, err
+	}
+	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: filepath.Base(path)}
+	return t, nil
 }
 
-// targetKeyed is target; without keyed it leaves the key out, and the
-// stat of the directory it costs.
-func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, error) {
+// unkeyedTarget is target without the key, and the stat it costs.
+func unkeyedTarget(p *platform.Platform, path string) (lockTarget, error) {
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
 	}
@@ -207,36 +209,17 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
-	if sidecarName(base) {
+	if strings.HasSuffix(base, lockrec.MarkSuffix) || strings.HasSuffix(base, lockrec.GuardSuffix) {
+		// Another lock's mark or guard (docs/protocol.md, "Names").
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: ErrSidecarName}
 	}
-	t := lockTarget{path: path, dir: filepath.Dir(path)}
-	if !keyed {
-		return t, t.unkeyed(p)
-	}
-	dirID, err := p.FS.DirID(t.dir)
-	if err != nil {
-		return lockTarget{}, err
-	}
-	if err := t.unkeyed(p); err != nil {
-		return lockTarget{}, err
-	}
-	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
-	return t, nil
-}
-
-// unkeyed sets t's mechanism, checking that p's values can key turns and
-// connections: all of target but its key, which costs a stat of the
-// directory.
-func (t *lockTarget) unkeyed(p *platform.Platform) error {
 	if !reflect.TypeOf(p.FS).Comparable() {
-		return fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
+		return lockTarget{}, fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
 	}
 	if p.SQLite != nil && !reflect.TypeOf(p.SQLite).Comparable() {
-		return fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
+		return lockTarget{}, fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
 	}
-	t.mech = mechanismFor(p, t.path)
-	return nil
+	return lockTarget{path: path, dir: filepath.Dir(path), mech: mechanismFor(p, path)}, nil
 }
 
 // selfIdentity is this process's identity, or nil when unknown (or
@@ -250,15 +233,4 @@ func selfIdentity(p *platform.Platform) *platform.Identity {
 		return nil
 	}
 	return &id
-}
-
-// sidecarName reports whether base is the name of a file proclock keeps
-// beside another lock: its mark or guard (docs/protocol.md, "Names").
-func sidecarName(base string) bool {
-	for _, suffix := range []string{lockrec.MarkSuffix, lockrec.GuardSuffix} {
-		if strings.HasSuffix(base, suffix) {
-			return true
-		}
-	}
-	return false
 }

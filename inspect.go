@@ -86,9 +86,8 @@ func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, er
 	return inspect(ctx, p, path, true)
 }
 
-// inspect is Inspect; with detail unset it reads no identity where the
-// mechanism needs none to answer (SQLite's .holder), as IsHeld wants. Its
-// errors are *Error.
+// inspect is Inspect; without detail it reads only what IsHeld needs.
+// Its errors are *Error.
 func inspect(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
 	st, err := inspectCause(ctx, p, path, detail)
 	if err != nil {
@@ -101,7 +100,7 @@ func inspect(ctx context.Context, p *platform.Platform, path string, detail bool
 }
 
 // setNamespaces tells whether the holder is in other namespaces of this
-// host than here, this process's identity (nil when unknown).
+// host than here (nil: unknown).
 func (st *Status) setNamespaces(here *platform.Identity) {
 	h := st.Holder
 	if h == nil || here == nil || h.Host != here.Host || (h.BootID != "" && here.BootID != "" && h.BootID != here.BootID) {
@@ -118,11 +117,9 @@ func inspectCause(ctx context.Context, p *platform.Platform, path string, detail
 		return Status{Path: path}, err
 	}
 	if turns.empty() {
-		// Nothing is held or attempted in this process: no turn to
-		// look up, and no stat of the directory for its key (the cost
-		// of a probe is mostly system calls). A lock found absent
-		// then has its directory checked as a key would.
-		t, err := targetKeyed(p, path, false)
+		// No turn to look up: no stat of the directory for a key, but
+		// for a lock found absent, as a key would check it.
+		t, err := unkeyedTarget(p, path)
 		if err != nil {
 			return Status{Path: path}, err
 		}
@@ -139,8 +136,8 @@ func inspectCause(ctx context.Context, p *platform.Platform, path string, detail
 		return Status{Path: path}, err
 	}
 	if turns.held(t.key) {
-		// Not probed: a process never opens SQLite against its own
-		// holder. What the lock's files record is read instead.
+		// Never probed: a process never opens SQLite against its own
+		// holder.
 		st := t.mech.recorded()
 		st.State, st.HeldHere = StateHeld, true
 		if st.Holder == nil {
@@ -157,7 +154,6 @@ func (st *Status) setAcquired(at, now time.Time) {
 		return
 	}
 	st.AcquiredAt = at
-	// Never negative: a time ahead of this clock (stepped back since, or
-	// another machine's) is no time held yet.
+	// A time ahead of this clock is no time held yet.
 	st.HeldFor = max(now.Sub(at), 0)
 }

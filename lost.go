@@ -22,13 +22,9 @@ var ErrRemoved = lockrec.ErrRemoved
 var ErrReplaced = lockrec.ErrReplaced
 
 // checker looks at a held lock's files: nil while whole, else the cause
-// of its loss (sqlitelock.Lock.Check, stamplock.Lock.Check). An interface,
-// not a method value, so that a lock that is never asked costs no
-// allocation.
-//
-// At is the lock's path made absolute when it was taken, which Check
-// judges and the watch watches: a process that changes its working
-// directory still watches the files it locked.
+// of its loss. At is the lock's path made absolute when taken, which
+// Check judges and the watch watches, whatever the working directory is
+// later. An interface, so that a lock never asked costs no allocation.
 type checker interface {
 	Check() error
 	At() string
@@ -38,86 +34,54 @@ type checker interface {
 // platform that cannot tell of changes (no wake.ChangeWatcher).
 const lossLookEvery = time.Second
 
-// Lost returns a channel that is closed once the lock is known to be lost:
-// held, but no longer as the lock's protocol says it is held, without
-// Release having been called. On one host that is its file or its mark
-// (path.holder) removed or replaced at its path (a tmp cleaner, a user's
-// rm, a rename over it), or its directory or filesystem gone. Err then
-// says why. A Release never closes it: a lock released cleanly was never
-// lost, and a channel asked for after Release is never closed.
+// Lost returns a channel that is closed once the lock is known to be lost
+// without Release: its file or its mark (path.holder) removed or replaced
+// at its path, or its directory or filesystem gone. Err then says why. A
+// Release never closes it.
 //
-// The first call to Lost or Err starts watching, and looks at the lock at
-// once; until then a lock costs nothing more than before. On linux the
-// watch is inotify on the lock's directory and the mount table, shared by
-// all the locks of the process, and tells within microseconds; elsewhere
-// the lock is looked at every second (docs/design.md, "A lock that knows
-// when it is lost"). A platform without a ChangeWatcher whose Clock's
-// sleeps return at once (a fake world's running clock, given without its
-// Wake) makes that look spin: give it the fake process's Wake.
+// The first call to Lost or Err starts watching and looks at the lock at
+// once. On linux the watch is inotify, shared by all the locks of the
+// process, and tells within microseconds; elsewhere the lock is looked at
+// every second (docs/design.md, "A lock that knows when it is lost"). A
+// platform whose Clock's sleeps return at once needs a Wake that tells of
+// changes, or the looks spin: give a fake process's Wake.
 //
-// A lost lock is not given up: whatever of it is left keeps excluding
-// others as long as it can (a SQLite holder's mark does, while the holder
-// lives), and it is never taken back by itself (docs/protocol.md, "A held
-// lock's files removed"). Its holder should stop what it does under the
-// lock, Release it, and Acquire it again if it still needs it.
+// A lost lock is not given up: what is left of it keeps excluding others
+// as long as it can, and it is never taken back by itself
+// (docs/protocol.md, "A held lock's files removed"). Its holder should
+// stop what it does under the lock, Release it, and Acquire it again if
+// it still needs it.
 func (l *Lock) Lost() <-chan struct{} {
-	w := l.lossWatch()
-	w.mu.Lock()
+	w := l.watched()
 	defer w.mu.Unlock()
-	l.watchLoss(w)
 	return w.lost
 }
 
 // Err returns nil while the lock is held, or after a clean Release; once
 // the lock is known to be lost (Lost), a *LostError, matching ErrLost, that
-// wraps the cause: what was seen and where, matching ErrRemoved or
-// ErrReplaced, and the system's error where there was one. It reports
-// what the watch has learnt; the first call (of Lost or Err) starts the
-// watch and looks at once.
+// wraps the cause, matching ErrRemoved or ErrReplaced. The first call (of
+// Lost or Err) starts the watch and looks at once.
 func (l *Lock) Err() error {
-	w := l.lossWatch()
-	w.mu.Lock()
+	w := l.watched()
 	defer w.mu.Unlock()
-	l.watchLoss(w)
 	return w.err
 }
 
-// lossWatch is l's watch, made by the first call: a lock that is never
-// asked costs a nil pointer.
-func (l *Lock) lossWatch() *lossWatch {
-	if w := l.loss.Load(); w != nil {
-		return w
+// watched is l's watch, started unless started, released or lost, and
+// returned locked. Watching starts before the first look, so that nothing
+// after the look goes unseen.
+func (l *Lock) watched() *lossWatch {
+	w := l.loss.Load()
+	if w == nil {
+		l.loss.CompareAndSwap(nil, &lossWatch{})
+		w = l.loss.Load()
 	}
-	l.loss.CompareAndSwap(nil, &lossWatch{})
-	return l.loss.Load()
-}
-
-// releasedWatch is the watch of every lock released before it was asked:
-// never lost, never watched.
-var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
-
-// lossWatch is a held lock's watch for its loss, started by the first
-// Lost or Err and stopped by Release.
-type lossWatch struct {
-	mu sync.Mutex
-	// lost is made by the first Lost or Err; closed on loss.
-	lost    chan struct{}
-	err     error // the *LostError, once lost
-	started bool
-	ended   bool               // released (stopWatch): no look is made after
-	quit    context.CancelFunc // ends the watcher; nil without one
-	done    chan struct{}      // closed when the watcher has returned
-}
-
-// watchLoss starts w, l's watch, unless started, released or lost; w.mu
-// is held. Watching starts before the first look, so that nothing that
-// happens after the look goes unseen.
-func (l *Lock) watchLoss(w *lossWatch) {
+	w.mu.Lock()
 	if w.lost == nil {
 		w.lost = make(chan struct{})
 	}
 	if w.started || w.ended || l.check == nil {
-		return
+		return w
 	}
 	w.started = true
 	changes := l.watchChanges()
@@ -126,11 +90,27 @@ func (l *Lock) watchLoss(w *lossWatch) {
 		if changes != nil {
 			changes.Stop()
 		}
-		return
+		return w
 	}
 	ctx, quit := context.WithCancel(context.Background())
 	w.quit, w.done = quit, make(chan struct{})
 	go l.watchFor(ctx, w, changes)
+	return w
+}
+
+// releasedWatch is the watch of every lock released before it was asked:
+// never lost, never watched.
+var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
+
+// lossWatch is a held lock's watch for its loss.
+type lossWatch struct {
+	mu      sync.Mutex
+	lost    chan struct{} // made by the first Lost or Err; closed on loss
+	err     error         // the *LostError, once lost
+	started bool
+	ended   bool               // released (stopWatch): no look is made after
+	quit    context.CancelFunc // ends the watcher; nil without one
+	done    chan struct{}      // closed when the watcher has returned
 }
 
 // watchChanges starts the platform's watch of the lock's files; nil when

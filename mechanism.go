@@ -13,21 +13,19 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// mechanism is one way of holding a lock at one path. Both ways share the
+// mechanism is one way of holding a lock at one path; both share the
 // lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
-	// ready fails when the mechanism cannot work at all (the file
-	// mechanism without this process's identity).
+	// ready fails when the mechanism cannot work at all.
 	ready() error
 	// attempt makes one attempt; a held lock is a *HeldError. The first
-	// attempt of an acquisition rides out a lock that is just changing
-	// hands (sqlitelock.RetryBusy).
+	// rides out a lock that is just changing hands.
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
 	// inspect reports the lock's state, writing nothing; with detail,
 	// also who holds it, where that needs more reading.
 	inspect(detail bool) (Status, error)
-	// recorded reports what the lock's files say of its holder, without
-	// probing the lock: for a lock held in this process.
+	// recorded is what the lock's files say of its holder, unprobed: for
+	// a lock held in this process.
 	recorded() Status
 }
 
@@ -42,16 +40,12 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 // sqliteMechanism holds a lock with an exclusive SQLite lock (package
 // sqlitelock).
 type sqliteMechanism struct {
-	p    *platform.Platform
-	path string
-	// noFlock: the lock is on a network filesystem (allowed by the
-	// caller), where flock(2) may be a POSIX lock that conflicts with
-	// SQLite's own (sqlitelock.Attempt.NoFlock).
-	noFlock bool
+	p       *platform.Platform
+	path    string
+	noFlock bool // on a network filesystem (sqlitelock.Attempt.NoFlock)
 }
 
-// ready: the SQLite mechanism works without this process's identity; the
-// lock's holder is then unknown.
+// ready: without this process's identity the holder is unknown.
 func (m *sqliteMechanism) ready() error { return nil }
 
 // maxStampRounds bounds how often one attempt clears a dead holder's stamp
@@ -63,8 +57,6 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), NoFlock: m.noFlock}
 	switch {
 	case opts.Wait:
-		// Waits in the kernel's queue where it can (docs/design.md,
-		// "Waiting"), else as a first attempt does.
 		a.Retry = sqlitelock.RetryQueue
 	case first:
 		a.Retry = sqlitelock.RetryBusy
@@ -80,86 +72,83 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 	}
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
-		err = rootHeld(m.p, err)
 		if err == nil {
 			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
-			return nil, err
+			return nil, rootHeld(err)
 		}
 		// A file-mechanism holder's stamp: held, or cleared if stale.
 		if err := m.clearStamp(ctx, self); err != nil {
-			return nil, rootHeld(m.p, err)
+			return nil, rootHeld(err)
 		}
 		if !opts.Wait {
 			a.Retry = sqlitelock.RetryNone
 		}
 	}
-	return nil, heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
+	return nil, heldBy(m.path, stampOf(m.p, m.path))
 }
 
-// clearStamp judges a stamp found at the path: a held error when its holder
-// lives or cannot be judged (as it cannot without this process's identity),
-// nil once a dead holder's stamp is cleared (or gone), for another try.
+// clearStamp judges a stamp found at the path: held when its holder lives
+// or cannot be judged (as it cannot without this process's identity); nil
+// once a dead holder's stamp is cleared (or gone), for another try.
 func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
 	if self == nil {
-		return heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
+		return heldBy(m.path, stampOf(m.p, m.path))
 	}
 	pr, err := stamplock.Look(m.p, *self, m.path)
 	switch {
 	case err != nil:
 		return err
 	case State(pr.State) == StateHeld && !pr.StampDead:
-		return heldBy(m.p, m.path, pr.Holder(), "")
+		return heldBy(m.path, recordOf(pr))
 	case State(pr.State) == StateStale || pr.StampDead:
-		// Held by a mark, beside a dead stamp: once the stamp is
-		// cleared, the kernel's lock tells whether the mark's writer
-		// still holds the file, and a leftover mark is removed.
-		if err := stamplock.Clear(ctx, m.p, *self, m.path, pr); err != nil {
-			return err
-		}
+		// Beside a live mark, once the dead stamp is cleared the
+		// kernel's lock tells whether the mark's writer still holds.
+		return stamplock.Clear(ctx, m.p, *self, m.path, pr)
 	}
 	return nil
 }
 
-// rootHeld is err, a mechanism's held error (lockrec's) made a *HeldError
-// with when the holder took the lock; other errors pass as they are.
-func rootHeld(p *platform.Platform, err error) error {
+// rootHeld is err with a mechanism's held error (lockrec's) made a
+// *HeldError; other errors pass as they are.
+func rootHeld(err error) error {
 	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
-		// Its wait is still queued: the caller parks it (turns.park).
-		pe.Held = rootHeld(p, pe.Held)
+		pe.Held = rootHeld(pe.Held) // its wait is still queued: turns.park
 		return pe
 	}
-	h, ok := errors.AsType[*lockrec.HeldError](err)
-	if !ok {
-		return err
+	if h, ok := errors.AsType[*lockrec.HeldError](err); ok {
+		return &HeldError{Path: h.Path, Holder: h.Holder, Reason: h.Reason, Since: h.Since}
 	}
-	return heldBy(p, h.Path, h.Holder, h.Reason)
+	return err
 }
 
-// heldBy is the held error of the lock at path, naming holder (nil:
-// unknown, and reason says what is known) and, as the record that names
-// it says (the mark, else the stamp), since when.
-func heldBy(p *platform.Platform, path string, holder *platform.Identity, reason string) *HeldError {
-	e := &HeldError{Path: path, Holder: holder, Reason: reason}
-	if holder == nil {
-		return e
-	}
-	if r := lockrec.ReadHolder(p.FS, path); r.Known() && r.Identity == *holder {
+// heldBy is the held error of the lock at path whose holder r names (nil:
+// unknown).
+func heldBy(path string, r *lockrec.Record) *HeldError {
+	e := &HeldError{Path: path, Holder: r.Holder()}
+	if e.Holder != nil {
 		e.Since = r.AcquiredAt
-	} else if seen, err := lockrec.Read(p.FS, path); err == nil && seen.Stamp.Known() && seen.Stamp.Identity == *holder {
-		e.Since = seen.Stamp.AcquiredAt
 	}
 	return e
 }
 
-// readStampHolder is the holder a stamp at path names, unjudged.
-func readStampHolder(p *platform.Platform, path string) *platform.Identity {
+// stampOf is the stamp at path, unjudged; nil when there is none.
+func stampOf(p *platform.Platform, path string) *lockrec.Record {
 	seen, err := lockrec.Read(p.FS, path)
 	if err != nil || seen.Kind != lockrec.Stamp {
 		return nil
 	}
-	return seen.Stamp.Holder()
+	return seen.Stamp
+}
+
+// recordOf is the record by which a file-mechanism look names the holder:
+// the mark's when it keeps others out, else the stamp.
+func recordOf(pr stamplock.Probe) *lockrec.Record {
+	if pr.Mark != nil {
+		return pr.Mark.Record
+	}
+	return pr.Stamp
 }
 
 func (m *sqliteMechanism) recorded() Status {
@@ -169,9 +158,7 @@ func (m *sqliteMechanism) recorded() Status {
 		st.Holder = &r.Identity
 		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
 		if id, err := m.p.FS.FileID(m.path); r.LockIno != 0 && (err != nil || !mark.Names(id)) {
-			// Its file is not at the path: as heldByMark says it,
-			// whoever holds the file there for a moment.
-			st.Reason = reasonFileGone
+			st.Reason = reasonFileGone // as heldByMark says it
 		}
 	}
 	return st
@@ -186,7 +173,7 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		// The file mechanism's lock: judged as it judges it.
 		self := selfIdentity(m.p)
 		if self == nil {
-			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, readStampHolder(m.p, m.path)
+			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, stampOf(m.p, m.path).Holder()
 			return st, nil
 		}
 		return inspectFile(m.p, *self, m.path, detail)
@@ -201,16 +188,14 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		st = m.recorded()
 		why = st.Reason
 	case state != StateHeld && detail:
-		// Read only with detail: IsHeld of a free lock makes no extra
-		// read for them.
+		// What keeps Acquire out of a free lock: a user's file at the
+		// mark's name, or one at the guard's, under which Acquire
+		// removes a dead mark (docs/protocol.md). Not for IsHeld.
 		mark := lockrec.ReadMark(m.p.FS, m.path)
 		if mark.Foreign() {
-			// A user's file at the mark's name, which Acquire refuses
-			// to remove (docs/protocol.md).
 			return failedInspect(st, &fs.PathError{Op: "inspect", Path: lockrec.MarkPath(m.path), Err: lockrec.ErrNotLockFile})
 		}
 		if self := selfIdentity(m.p); self != nil && mark.Dead(m.p, self) {
-			// Acquire removes a dead mark under the guard.
 			if err := stamplock.GuardFault(m.p, *self, m.path); err != nil {
 				return failedInspect(st, err)
 			}
@@ -220,9 +205,8 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	return st, nil
 }
 
-// failedInspect is the status, or the error, of an inspection that failed:
-// a file this process may not read is inaccessible, one that is not a lock
-// file is foreign.
+// failedInspect is the status, or the error, of an inspection that failed
+// with err.
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
@@ -243,10 +227,7 @@ func failedInspect(st Status, err error) (Status, error) {
 type fileMechanism struct {
 	p    *platform.Platform
 	path string
-	// seen: the last attempt of this acquisition found the lock held,
-	// its file there; the next one looks before it creates
-	// (stamplock.AcquireSeen).
-	seen bool
+	seen bool // the last attempt found it held (stamplock.AcquireSeen)
 }
 
 func (m *fileMechanism) ready() error {
@@ -262,8 +243,7 @@ func (m *fileMechanism) self() (platform.Identity, error) {
 	}
 	id, err := m.p.Process.Self()
 	if err == nil && id.PID <= 0 {
-		// A stamp without a pid could not be judged: others would take
-		// it for junk, not a lock.
+		// Others would take a stamp without a pid for junk.
 		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
 	}
 	if err != nil {
@@ -298,7 +278,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		acquire = stamplock.AcquireSeen
 	}
 	sl, err := acquire(ctx, m.p, here, m.path)
-	err = rootHeld(m.p, err)
+	err = rootHeld(err)
 	m.seen = errors.Is(err, ErrHeld)
 	if err != nil {
 		return nil, err
@@ -339,24 +319,17 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	if held, ok := heldByMark(p, path, state); ok {
 		return held, nil
 	}
-	now := p.Time().Now()
 	st.Holder = pr.Holder()
-	switch {
-	case state == StateAbsent:
-	case pr.Mark != nil:
-		st.Mechanism = MechanismSQLite
-		if pr.Mark.Record != nil {
-			st.setAcquired(pr.Mark.Record.AcquiredAt, now)
+	if state != StateAbsent {
+		if r := recordOf(pr); r != nil {
+			st.setAcquired(r.AcquiredAt, p.Time().Now())
 		}
-	case pr.Stamp != nil:
-		st.setAcquired(pr.Stamp.AcquiredAt, now)
-	case pr.Kind == lockrec.SQLite:
-		st.Mechanism = MechanismSQLite // an empty file could be either's
+		if pr.Mark != nil || (pr.Stamp == nil && pr.Kind == lockrec.SQLite) {
+			st.Mechanism = MechanismSQLite // an empty file could be either's
+		}
 	}
 	if state == StateStale && detail {
-		// Acquire converts (or clears) a stale file under the guard: a
-		// user's file at the guard's name keeps it out. IsHeld, which
-		// says only held or not, makes no extra read for it.
+		// A user's file at the guard's name keeps Acquire's convert out.
 		if err := stamplock.GuardFault(p, here, path); err != nil {
 			return failedInspect(st, err)
 		}

@@ -12,14 +12,10 @@ import (
 )
 
 // Probe reports whether the lock at path is held (lockrec.StateAbsent,
-// StateFree or StateHeld), writing nothing: one attempt at a shared lock
-// through a read-only connection with no busy timeout, so concurrent
-// probes never see a free lock as held, and an Acquire running at the same
-// moment absorbs the probe's brief shared lock in its busy timeout. A
-// missing file stays missing. A lock that no connection holds but a
-// flock(2) lock does (flock(1)'s) is held, its holder unknown, and why
-// says so ("a flock(2) lock"). A stamp (or a torn one) at the path is an error
-// matching ErrStamped: the file mechanism's lock, for the caller to judge.
+// StateFree or StateHeld), writing nothing: one try at a shared lock with
+// no busy timeout, which a concurrent Acquire absorbs in its own. A lock
+// held only by a flock(2) lock is held, and why says so. A stamp at the
+// path is an error matching ErrStamped, for the caller to judge.
 func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State, why string, err error) {
 	info, err := p.FS.Lstat(path)
 	switch {
@@ -32,33 +28,27 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
-	// One open of the file, for a look (fsx.OpenLook: not kept),
-	// serves the read of its bytes and the looks for a SQLite lock and a
-	// flock(2) lock on it.
+	// One open serves the read of the bytes and both looks at its locks.
 	f, err := fsx.OpenLook(p.FS, path)
 	if err != nil {
-		// Gone, or swapped for what does not open: as its bytes tell.
-		state, err := classify(p, path)
+		state, err := classify(p, path) // gone, or swapped for what does not open
 		return state, "", err
 	}
 	defer f.Close()
 	if info.Size() != 0 {
-		// Only the empty database is a SQLite lock: read it first.
 		if state, err := classifyOpen(p, f, path); state != lockrec.StateFree || err != nil {
 			return state, "", err
 		}
 	}
 	if rl, ok := byteLocks(p); ok {
-		// SQLite's locks looked at directly: one question to the
-		// kernel, no connection.
-		held, err := rangeHeld(rl, f)
+		held, err := rl.RangeWriteLocked(f, pendingByte, lockBytes)
 		switch {
 		case err != nil:
 			return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
 		case held:
 			return lockrec.StateHeld, "", nil
 		case flockedOpen(p.FS, f):
-			return lockrec.StateHeld, flockReason, nil
+			return lockrec.StateHeld, lockrec.FlockReason, nil
 		}
 		return lockrec.StateFree, "", nil
 	}
@@ -79,46 +69,30 @@ func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lo
 	if err != nil {
 		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
-	state, err := probeConn(conn, name)
-	putProbed(conns, conn, state, err)
-	if err == nil {
-		if state == lockrec.StateFree && flockedOpen(p.FS, f) {
-			return lockrec.StateHeld, flockReason, nil
-		}
-		return state, "", nil
+	// Attaching read-only takes a shared lock to read the schema: busy at
+	// once beside an exclusive holder.
+	state, err := lockrec.StateFree, exec(conn, attachSQL(name, true))
+	if errors.Is(err, sqlapi.SQLiteBusy) {
+		state, err = lockrec.StateHeld, nil
 	}
-	if errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt) {
+	if errors.Is(err, ErrPanic) || (err == nil && state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
+		closeConn(conn)
+	} else {
+		conns.Put(conn)
+	}
+	switch {
+	case err == nil && state == lockrec.StateFree && flockedOpen(p.FS, f):
+		return lockrec.StateHeld, lockrec.FlockReason, nil
+	case err == nil:
+		return state, "", nil
+	case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
 		state, err := classify(p, path) // not a database, or being rewritten
 		return state, "", err
 	}
 	if err = openError(p.FS, path, err); errors.Is(err, fs.ErrNotExist) {
-		return lockrec.StateAbsent, "", nil // removed since checkKind
+		return lockrec.StateAbsent, "", nil
 	}
 	return lockrec.StateAbsent, "", err
-}
-
-// probeConn attaches the database SQLite knows by name read-only, which
-// takes a shared lock to read its schema: that fails at once against an
-// exclusive holder.
-func probeConn(conn sqlapi.SQLConn, name string) (lockrec.State, error) {
-	switch err := exec(conn, attachSQL(name, true)); {
-	case errors.Is(err, sqlapi.SQLiteBusy):
-		return lockrec.StateHeld, nil
-	case err != nil:
-		return lockrec.StateAbsent, err
-	}
-	return lockrec.StateFree, nil
-}
-
-// putProbed gives back a connection probeConn used: detached first when
-// the probe attached it (free); closed when that fails, or when a call
-// into go-sqlite3 panicked on it (err).
-func putProbed(conns Conns, conn sqlapi.SQLConn, state lockrec.State, err error) {
-	if errors.Is(err, ErrPanic) || (state == lockrec.StateFree && exec(conn, "DETACH "+schema) != nil) {
-		closeConn(conn)
-		return
-	}
-	conns.Put(conn)
 }
 
 // classifyOpen is classify, of the file at path opened as f.
@@ -129,20 +103,13 @@ func classifyOpen(p *platform.Platform, f lockfs.File, path string) (lockrec.Sta
 		return lockrec.StateAbsent, err
 	case err != nil:
 		return classify(p, path)
-	case kind == lockrec.Stamp || kind == lockrec.Torn:
-		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: ErrStamped}
-	case kind == lockrec.Foreign:
-		if err := checkKind(p.FS, path); err != nil {
-			return lockrec.StateAbsent, err // a symlink, or gone
-		}
-		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
 	}
-	return lockrec.StateFree, nil
+	return probed(p, kind, path)
 }
 
-// classify tells, by its bytes, what is at path when SQLite cannot: a
-// stamp (an error matching ErrStamped), or an error for what is not a lock
-// file.
+// classify tells, by its bytes, what is at path when SQLite cannot: free
+// for an empty file or a database, absent, or an error for a stamp
+// (ErrStamped) or what is not a lock file.
 func classify(p *platform.Platform, path string) (lockrec.State, error) {
 	seen, err := lockrec.Read(p.FS, path)
 	switch {
@@ -150,13 +117,19 @@ func classify(p *platform.Platform, path string) (lockrec.State, error) {
 		return lockrec.StateAbsent, nil
 	case err != nil:
 		return lockrec.StateAbsent, err
-	case seen.Kind == lockrec.Stamp || seen.Kind == lockrec.Torn:
-		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: ErrStamped}
-	case seen.Kind == lockrec.Foreign:
+	}
+	return probed(p, seen.Kind, path)
+}
+
+// probed is classify's verdict on bytes of kind at path.
+func probed(p *platform.Platform, kind lockrec.Kind, path string) (lockrec.State, error) {
+	if kind == lockrec.Foreign {
 		if err := checkKind(p.FS, path); err != nil {
 			return lockrec.StateAbsent, err // a symlink, or gone
 		}
-		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: lockrec.ErrNotLockFile}
 	}
-	return lockrec.StateFree, nil // an empty file or a database: free as far as looking tells
+	if err := contentError(kind, "probe", path); err != nil {
+		return lockrec.StateAbsent, err
+	}
+	return lockrec.StateFree, nil
 }

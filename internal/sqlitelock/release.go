@@ -8,13 +8,11 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// Release lets go of the lock, while still holding it: with
-// RemoveOnRelease it first removes the database file, if it is still the
-// one locked, then its mark (in that order: a file-mechanism process that
-// found the file without a mark could convert it just before the removal),
-// and then it lets go of the flock(2) lock and of SQLite's (closing the
-// pinned file, or the connection's database). Calling it again does
-// nothing.
+// Release lets go of the lock, once. While still holding it, it removes
+// the database file with RemoveOnRelease (if still the one locked), then
+// the mark, in that order: a file-mechanism process that found the file
+// without a mark could convert it just before the removal. Then the
+// flock(2) lock and SQLite's go.
 func (l *Lock) Release() error {
 	if l.released {
 		return nil
@@ -34,11 +32,9 @@ func (l *Lock) Release() error {
 	}
 	errs = append(errs, l.unmark())
 	if l.kept != nil {
+		// The flock(2) lock goes first: whoever takes SQLite's next
+		// finds it gone.
 		if fl, ok := l.fsys.(fsx.Flocker); ok && l.flocked {
-			// Before SQLite's lock: a proclock process that takes
-			// SQLite's lock next finds the flock(2) lock gone, not
-			// ours. (Closing the file drops SQLite's byte-range locks
-			// on it first.)
 			errs = append(errs, fl.Unflock(l.kept))
 		}
 		errs = append(errs, l.kept.Close())
@@ -73,31 +69,21 @@ func (l *Lock) detach() (err error) {
 			return errors.Join(err, closeConn(conn))
 		}
 	}
-	if l.attached {
-		if err := exec(conn, "DETACH "+schema); err != nil {
-			return closeConn(conn)
-		}
+	if l.attached && exec(conn, "DETACH "+schema) != nil {
+		return closeConn(conn)
 	}
 	l.conns.Put(conn)
 	return nil
 }
 
-// unattach detaches the lock's database from the connection, which lets
-// go of any lock on it, and keeps the connection for another try.
+// unattach detaches the lock's database, letting go of any lock on it,
+// and keeps the connection for another try.
 func (l *Lock) unattach() error {
 	if err := exec(l.conn, "DETACH "+schema); err != nil {
 		return err
 	}
 	l.attached = false
 	return nil
-}
-
-// sharedOnly tells whether the connection holds no more than a shared lock
-// on the lock's database: not yet the reserved or pending lock of a BEGIN
-// EXCLUSIVE that is waiting for readers to go, which may wait. A VFS that
-// cannot tell counts as shared only.
-func (l *Lock) sharedOnly() bool {
-	return !l.conn.Reserved(schema)
 }
 
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
@@ -107,11 +93,9 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 	return nil
 }
 
-// KernelFile is the pinned file that holds the lock's kernel locks (the
-// flock(2) lock, and SQLite's byte-range locks where they are taken
-// without a connection), while the lock is held; nil when none is on it.
-// A process that inherits a descriptor of it holds those locks as long as
-// it keeps it open, after this one is gone (flock(1)'s way).
+// KernelFile is the pinned file that holds the lock's kernel locks while
+// it is held; nil when none is on it. A process that inherits it holds
+// them as long as it keeps it open (flock(1)'s way).
 func (l *Lock) KernelFile() lockfs.File {
 	if l.released || (!l.flocked && l.ranged == nil) {
 		return nil

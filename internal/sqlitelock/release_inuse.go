@@ -9,18 +9,11 @@ import (
 )
 
 // removeUnopened removes the lock's database after the lock is dropped,
-// where removing it while held failed because the file was open
-// (fsx.InUse): on windows, where go-sqlite3 opens a database without
-// FILE_SHARE_DELETE, so that the holder's own connection keeps its file
-// from being removed. Once let go of, the file may be another's: a SQLite
-// process's, whose connection keeps it from being removed in turn, or a
-// file-mechanism process's, which converted it in place and whose handle,
-// as every handle of lockfs's there, shares delete. So it is removed only
-// under the guard, under which nobody converts it, and only while the path
+// where removing it while held failed because it was open (windows:
+// go-sqlite3 opens without FILE_SHARE_DELETE). Once let go of, the file
+// may be another's, so it is removed only under the guard, while the path
 // still names it and it holds no stamp (docs/protocol.md, "RemoveOnRelease
-// removes P before the mark"). A file that cannot go stays, for its next
-// holder; so does every file of a process without an identity, which takes
-// no guard (docs/design.md, Known limits).
+// removes P before the mark"). Without an identity (no guard) it stays.
 func (l *Lock) removeUnopened() error {
 	if l.guard == nil {
 		return nil
@@ -34,11 +27,8 @@ func (l *Lock) removeUnopened() error {
 	}
 	defer release()
 	seen, err := lockrec.Read(l.fsys, l.at)
-	switch {
-	case err != nil || !seen.ID.Same(l.id):
-		return nil // gone, or another file already
-	case seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty:
-		return nil // stamped since: a file-mechanism process's lock
+	if err != nil || !seen.ID.Same(l.id) || (seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty) {
+		return nil // gone, another file already, or stamped since
 	}
 	if err := removeIfThere(l.fsys, l.at); err != nil && !fsx.InUse(err) {
 		return err

@@ -1,0 +1,158 @@
+package sqlitelock
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/sqlapi"
+	"github.com/proclock/proclock/internal/wake"
+	"github.com/proclock/proclock/lockfs"
+	"github.com/proclock/proclock/platform"
+)
+
+// Short retries of a first attempt after its busy timeout, to ride out a
+// probe or a holder that is just letting go.
+const (
+	retries     = 3
+	retryMin    = 5 * time.Millisecond
+	retrySpread = 20 * time.Millisecond
+)
+
+// afterWake is how long a first attempt waits to try again once a holder
+// was seen letting go: it drops the kernel's lock a moment after it
+// removes its mark.
+const afterWake = 100 * time.Microsecond
+
+// take takes SQLite's lock on pin, through the byte-range locks or SQL,
+// once or as retry says.
+func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin lockfs.File) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{value: r}
+		}
+		if errors.Is(err, ErrPanic) {
+			l.broken = true
+		}
+	}()
+	if retry == RetryQueue && l.ranged != nil {
+		return l.queueRange(ctx, pin)
+	}
+	if retry == RetryNone {
+		return l.try(pin, &busyWait{})
+	}
+	// Every wait goes through the platform's one pause under one kept
+	// watch, so that a holder letting go ends it at once.
+	ctx, stop := wake.Watching(ctx, p)
+	defer stop()
+	_, kept := p.Wake.(wake.Watcher)
+	w := &busyWait{ctx: ctx, p: p, start: p.Time().Now(), path: l.path, names: lockrec.Watched(l.path), kept: kept}
+	err = l.tryBusy(pin, w)
+	for range retries {
+		if !errors.Is(err, sqlapi.SQLiteBusy) {
+			return err
+		}
+		d := retryMin + rand.N(retrySpread)
+		if w.woke {
+			d = afterWake
+		}
+		if w.pause(d) != nil {
+			return err
+		}
+		err = l.try(pin, w)
+	}
+	return err
+}
+
+// busyWait is the waiting of a first attempt's busy timeout and retries;
+// its zero value never waits.
+type busyWait struct {
+	ctx   context.Context
+	p     *platform.Platform // nil: no waiting
+	start time.Time
+	path  string
+	names []string
+	kept  bool // the Waker keeps a watch (wake.Watcher)
+	woke  bool // the last pause was ended by a wake-up
+	// holder is the pid the waits watch where the Waker keeps no watch
+	// (the fake world), looked up again after each wake-up
+	// (docs/testing.md, "Time").
+	holder int
+	looked bool
+}
+
+// pause waits d, or until the lock's files change or its holder exits.
+func (w *busyWait) pause(d time.Duration) error {
+	if !w.looked && !w.kept && w.p.Wake != nil {
+		w.holder, w.looked = LivePID(w.p, lockrec.ReadHolder(w.p.FS, w.path).Holder()), true
+	}
+	woke, err := wake.Pause(w.ctx, w.p, filepath.Dir(w.path), w.names, w.holder, d)
+	w.woke = woke
+	if woke {
+		w.looked = false // gone, or changing hands: look again
+	}
+	return err
+}
+
+// tick is one wait of the busy timeout; false once it is out.
+func (w *busyWait) tick() bool {
+	if w.p == nil || w.p.Time().Now().Sub(w.start) >= BusyTimeout {
+		return false
+	}
+	d := time.Millisecond
+	if w.woke && w.kept {
+		d = afterWake
+	}
+	return w.pause(d) == nil
+}
+
+// try makes one try at SQLite's exclusive lock. Through SQL it lets go of
+// the attach's shared lock before each of w's ticks, so that it stalls
+// nobody while it waits.
+func (l *Lock) try(pin lockfs.File, w *busyWait) error {
+	if l.ranged != nil {
+		return l.lockRange(pin)
+	}
+	for {
+		if !l.attached {
+			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
+				return err
+			}
+			l.attached = true
+		}
+		err := exec(l.conn, lockSQL)
+		if !errors.Is(err, sqlapi.SQLiteBusy) {
+			return err
+		}
+		if derr := l.unattach(); derr != nil {
+			return derr
+		}
+		if !w.tick() {
+			return err
+		}
+	}
+}
+
+// tryBusy is try, waiting out the busy timeout: through the byte-range
+// locks by ticks between tries, through SQL by SQLite's busy handler.
+func (l *Lock) tryBusy(pin lockfs.File, w *busyWait) error {
+	if l.ranged != nil {
+		err := l.try(pin, w)
+		for errors.Is(err, sqlapi.SQLiteBusy) && w.tick() {
+			err = l.try(pin, w)
+		}
+		return err
+	}
+	l.conn.BusyHandler(func(context.Context, int) bool {
+		// No waiting on a mere shared lock (try).
+		if l.attached && !l.conn.Reserved(schema) {
+			return false
+		}
+		return w.tick()
+	})
+	defer l.conn.BusyHandler(nil)
+	return l.try(pin, w)
+}
