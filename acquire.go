@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/proclock/proclock/internal/fserr"
 	"github.com/proclock/proclock/internal/fsx"
@@ -59,11 +58,11 @@ type Lock struct {
 	file  lockfs.File
 	key   turnKey
 	terms handoffTerms
-	// p and check serve the watch for the lock's loss (lost.go); loss is
-	// nil until the first Lost or Err, or Release.
-	p     *platform.Platform
-	check checker
-	loss  atomic.Pointer[lossWatch]
+	// p and check serve the watch for the lock's loss (lost.go).
+	p         *platform.Platform
+	check     checker
+	watchOnce sync.Once
+	watch     lossWatch
 
 	mu       sync.Mutex
 	left     bool // the turn is given up

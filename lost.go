@@ -3,7 +3,6 @@ package proclock
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
@@ -52,9 +51,8 @@ const lossLookEvery = time.Second
 // stop what it does under the lock, Release it, and Acquire it again if
 // it still needs it.
 func (l *Lock) Lost() <-chan struct{} {
-	w := l.watched()
-	defer w.mu.Unlock()
-	return w.lost
+	l.watchOnce.Do(l.startWatch)
+	return l.watch.lost
 }
 
 // Err returns nil while the lock is held, or after a clean Release; once
@@ -62,55 +60,45 @@ func (l *Lock) Lost() <-chan struct{} {
 // wraps the cause, matching ErrRemoved or ErrReplaced. The first call (of
 // Lost or Err) starts the watch and looks at once.
 func (l *Lock) Err() error {
-	w := l.watched()
-	defer w.mu.Unlock()
-	return w.err
+	l.watchOnce.Do(l.startWatch)
+	select {
+	case <-l.watch.lost:
+		return l.watch.err
+	default:
+		return nil
+	}
 }
 
-// watched is l's watch, started unless started, released or lost, and
-// returned locked. Watching starts before the first look, so that nothing
-// after the look goes unseen.
-func (l *Lock) watched() *lossWatch {
-	w := l.loss.Load()
-	if w == nil {
-		l.loss.CompareAndSwap(nil, &lossWatch{})
-		w = l.loss.Load()
+// lossWatch is a held lock's watch for its loss, started by the first
+// Lost or Err (Lock.watchOnce): a lock never asked costs no allocation.
+type lossWatch struct {
+	lost chan struct{}      // closed on loss
+	err  error              // the *LostError, set before lost is closed
+	quit context.CancelFunc // ends the watcher; nil without one
+	done chan struct{}      // closed when the watcher has returned
+}
+
+// neverLost is the channel of every lock released before it was asked.
+var neverLost = make(chan struct{})
+
+// startWatch starts the watch and looks at the lock. Watching starts
+// before the look, so that nothing after the look goes unseen.
+func (l *Lock) startWatch() {
+	l.watch.lost = make(chan struct{})
+	if l.check == nil {
+		return
 	}
-	w.mu.Lock()
-	if w.lost == nil {
-		w.lost = make(chan struct{})
-	}
-	if w.started || w.ended || l.check == nil {
-		return w
-	}
-	w.started = true
 	changes := l.watchChanges()
 	if err := l.check.Check(); err != nil {
-		w.lose(l.path, err)
+		l.lose(err)
 		if changes != nil {
 			changes.Stop()
 		}
-		return w
+		return
 	}
 	ctx, quit := context.WithCancel(context.Background())
-	w.quit, w.done = quit, make(chan struct{})
-	go l.watchFor(ctx, w, changes)
-	return w
-}
-
-// releasedWatch is the watch of every lock released before it was asked:
-// never lost, never watched.
-var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
-
-// lossWatch is a held lock's watch for its loss.
-type lossWatch struct {
-	mu      sync.Mutex
-	lost    chan struct{} // made by the first Lost or Err; closed on loss
-	err     error         // the *LostError, once lost
-	started bool
-	ended   bool               // released (stopWatch): no look is made after
-	quit    context.CancelFunc // ends the watcher; nil without one
-	done    chan struct{}      // closed when the watcher has returned
+	l.watch.quit, l.watch.done = quit, make(chan struct{})
+	go l.watchFor(ctx, changes)
 }
 
 // watchChanges starts the platform's watch of the lock's files; nil when
@@ -134,69 +122,48 @@ func (l *Lock) watchChanges() wake.Changes {
 
 // watchFor looks at the lock whenever changes tells of a change, or every
 // lossLookEvery without it, until ctx ends (Release) or the loss.
-func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes wake.Changes) {
-	defer close(w.done)
+func (l *Lock) watchFor(ctx context.Context, changes wake.Changes) {
+	defer close(l.watch.done)
 	if changes != nil {
 		defer changes.Stop()
 	}
 	for {
+		last := false
 		if changes != nil {
 			select {
 			case _, ok := <-changes.C():
-				if !ok {
-					l.lookForLoss(w) // the watch can see no more
-					return
-				}
+				last = !ok // the watch can see no more
 			case <-ctx.Done():
-				return
 			}
-		} else if err := l.p.Time().Sleep(ctx, lossLookEvery); err != nil {
+		} else if l.p.Time().Sleep(ctx, lossLookEvery) != nil {
 			return
 		}
-		if !l.lookForLoss(w) {
+		if ctx.Err() != nil {
+			return // released: no look after stopWatch
+		}
+		if err := l.check.Check(); err != nil {
+			l.lose(err)
+			return
+		}
+		if last {
 			return
 		}
 	}
 }
 
-// lookForLoss looks at the lock, unless it was released; it reports
-// whether to go on watching.
-func (l *Lock) lookForLoss(w *lossWatch) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ended {
-		return false
-	}
-	if err := l.check.Check(); err != nil {
-		w.lose(l.path, err)
-		return false
-	}
-	return true
-}
-
-// lose records the loss and tells of it; w.mu is held.
-func (w *lossWatch) lose(path string, cause error) {
-	w.err = &LostError{Path: path, Err: cause}
-	close(w.lost)
+// lose records the loss and tells of it.
+func (l *Lock) lose(cause error) {
+	l.watch.err = &LostError{Path: l.path, Err: cause}
+	close(l.watch.lost)
 }
 
 // stopWatch ends the watch before the lock is let go (or handed over):
-// no look is made after it returns, and the watcher has returned.
+// no look is made after it returns. l.mu is held.
 func (l *Lock) stopWatch() {
-	if l.loss.CompareAndSwap(nil, releasedWatch) {
-		return // never asked
-	}
-	w := l.loss.Load()
-	if w == releasedWatch {
-		return
-	}
-	w.mu.Lock()
-	w.ended = true
-	quit, done := w.quit, w.done
-	w.quit = nil
-	w.mu.Unlock()
-	if quit != nil {
-		quit()
-		<-done
+	l.watchOnce.Do(func() { l.watch.lost = neverLost })
+	if l.watch.quit != nil {
+		l.watch.quit()
+		<-l.watch.done
+		l.watch.quit = nil
 	}
 }

@@ -158,9 +158,9 @@ func (t *turnTable) park(key turnKey, done <-chan struct{}) {
 // release is l's Release: l is handed over to the next acquisition in line
 // (handOver), or let go and the turn left.
 func (t *turnTable) release(l *Lock) error {
-	l.stopWatch() // a lock let go of was not lost
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stopWatch() // a lock let go of was not lost
 	if l.released {
 		return nil
 	}

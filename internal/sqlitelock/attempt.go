@@ -56,19 +56,17 @@ type Attempt struct {
 
 // Lock is a held SQLite lock.
 type Lock struct {
-	fsys lockfs.FS
+	p    *platform.Platform
+	a    Attempt
 	path string
 	at   string // path made absolute when the attempt began: what Check judges
 	name string // what SQLite opens the file by (sqliteName)
-	conn sqlapi.SQLConn
-	// conns lends conn; attached is set once the database is attached to
-	// it, broken once a call into go-sqlite3 panicked on it.
-	conns    Conns
+	// conn is lent by a.Conns; attached is set once the database is
+	// attached to it, broken once a call into go-sqlite3 panicked on it.
+	conn     sqlapi.SQLConn
 	attached bool
 	broken   bool
 	id       lockfs.FileID // the pinned file's
-	remove   bool
-	guard    func(ctx context.Context, path string) (release func(), err error)
 	// kept is the pinned file while it holds the flock(2) lock (flocked)
 	// or SQLite's byte-range locks (ranged, nil through SQL).
 	kept     lockfs.File
@@ -138,7 +136,7 @@ func heldBy(path string, r *lockrec.Record) *lockrec.HeldError {
 }
 
 func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
-	l := &Lock{fsys: p.FS, path: path, at: fsx.Abs(p.FS, path), name: path, conns: a.Conns, remove: a.RemoveOnRelease, guard: a.Guard}
+	l := &Lock{p: p, a: a, path: path, at: fsx.Abs(p.FS, path), name: path}
 	open := p.FS.OpenNoFollow
 	if rl, ok := byteLocks(p); ok {
 		l.ranged, open = rl, rl.OpenLockable // a write lock needs the file open for writing
@@ -181,11 +179,11 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		}
 		l.conn = conn
 	}
-	if err := l.take(ctx, p, a.Retry, pin); err != nil {
+	if err := l.take(ctx, pin); err != nil {
 		l.detach()
-		return nil, l.notTaken(p, a, err)
+		return nil, l.notTaken(err)
 	}
-	if err := l.settle(ctx, p, a, pin); err != nil {
+	if err := l.settle(ctx, pin); err != nil {
 		return nil, err
 	}
 	l.held = true
@@ -195,14 +193,14 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 // settle takes the steps after SQLite's lock is taken on pin: the path
 // still names it, the flock(2) lock, the mark, and no stamp written into
 // it meanwhile (docs/protocol.md, "The steps").
-func (l *Lock) settle(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File) error {
+func (l *Lock) settle(ctx context.Context, pin lockfs.File) error {
 	if now, err := l.fileID(); err != nil || !now.SameOpen(l.id) {
 		l.detach()
 		return errSwapped
 	}
-	err := l.flock(ctx, p, a, pin)
+	err := l.flock(ctx, pin)
 	if err == nil {
-		err = l.mark(ctx, p, a)
+		err = l.mark(ctx)
 	}
 	if err != nil {
 		l.detach()
@@ -220,16 +218,16 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, a Attempt, pin 
 }
 
 // notTaken is the outcome of an attempt whose take failed with err.
-func (l *Lock) notTaken(p *platform.Platform, a Attempt, err error) error {
-	path := l.path
+func (l *Lock) notTaken(err error) error {
+	p, path := l.p, l.path
 	switch {
 	case l.parked:
-		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, a.Self, path)), Done: l.parkedDone}
+		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parkedDone}
 	case errors.Is(err, sqlapi.SQLiteBusy):
-		return heldBy(path, liveHolder(p, a.Self, path))
+		return heldBy(path, liveHolder(p, l.a.Self, path))
 	case !l.attached && errors.Is(err, fs.ErrPermission):
 		// Readable (it is pinned) but not writable by this user.
-		return readOnly(p, a.Conns, path, err)
+		return readOnly(p, l.a.Conns, path, err)
 	case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
 		// Stamped since it was pinned: for the caller to judge.
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrStamped}
@@ -249,12 +247,12 @@ func (l *Lock) notTaken(p *platform.Platform, a Attempt, err error) error {
 // other (docs/design.md, "flock(1)"). A first attempt waits out a brief
 // one (an IsHeld's) for up to BusyTimeout. A filesystem that refuses
 // flock(2) goes without it.
-func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin lockfs.File) error {
-	fl, ok := p.FS.(fsx.Flocker)
-	if !ok || a.NoFlock {
+func (l *Lock) flock(ctx context.Context, pin lockfs.File) error {
+	fl, ok := l.p.FS.(fsx.Flocker)
+	if !ok || l.a.NoFlock {
 		return nil
 	}
-	clock := p.Time()
+	clock := l.p.Time()
 	start := clock.Now()
 	for {
 		got, err := fl.TryFlock(pin, true)
@@ -265,7 +263,7 @@ func (l *Lock) flock(ctx context.Context, p *platform.Platform, a Attempt, pin l
 			l.kept, l.flocked = pin, true
 			return nil
 		}
-		if a.Retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(ctx, time.Millisecond) != nil {
+		if l.a.Retry != RetryBusy || clock.Now().Sub(start) >= BusyTimeout || clock.Sleep(ctx, time.Millisecond) != nil {
 			return &lockrec.HeldError{Path: l.path, Reason: lockrec.FlockReason}
 		}
 	}

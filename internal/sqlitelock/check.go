@@ -15,7 +15,7 @@ func (l *Lock) Check() error {
 	if l.released {
 		return nil
 	}
-	id, err := l.fsys.FileID(l.at)
+	id, err := l.p.FS.FileID(l.at)
 	if lost := lockrec.Gone(l.at, err, err == nil && !id.SameOpen(l.id)); lost != nil {
 		// The mark may be gone with it, unless the directory kept still
 		// has the file locked (the path names another directory now).
@@ -27,7 +27,7 @@ func (l *Lock) Check() error {
 	if l.nonce == "" {
 		return nil // no mark of its own (never the case of a holder)
 	}
-	lost := l.checkMark(lockrec.ReadMark(l.fsys, l.at), lockrec.MarkPath(l.at))
+	lost := l.checkMark(lockrec.ReadMark(l.p.FS, l.at), lockrec.MarkPath(l.at))
 	if lost != nil {
 		l.markLost = true // another's, perhaps, by the time of the release
 	}
@@ -45,7 +45,7 @@ func (l *Lock) checkMark(m lockrec.Mark, name string) error {
 		if m.Raw != nil || m.Foreign() {
 			return lockrec.Gone(name, nil, true)
 		}
-		if info, err := l.fsys.Lstat(name); err == nil && !info.Mode().IsRegular() {
+		if info, err := l.p.FS.Lstat(name); err == nil && !info.Mode().IsRegular() {
 			return lockrec.Gone(name, nil, true)
 		}
 		return nil

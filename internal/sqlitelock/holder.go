@@ -21,10 +21,11 @@ const markTries = 3
 // writer is dead for certain. Any other may be a releasing holder's or a
 // backing-off process's: held by its writer, for now (docs/protocol.md,
 // "The steps").
-func (l *Lock) mark(ctx context.Context, p *platform.Platform, a Attempt) error {
+func (l *Lock) mark(ctx context.Context) error {
+	p, self := l.p, l.a.Self
 	rec := lockrec.Record{Format: lockrec.Format, AcquiredAt: p.Time().Now(), Nonce: rand.Text(), LockDev: l.id.Dev, LockIno: l.id.Ino}
-	if a.Self != nil {
-		rec.Identity = *a.Self
+	if self != nil {
+		rec.Identity = *self
 	}
 	for range markTries {
 		err := lockrec.CreateMark(p.FS, l.path, rec)
@@ -42,10 +43,10 @@ func (l *Lock) mark(ctx context.Context, p *platform.Platform, a Attempt) error 
 		case m.Foreign():
 			// A user's file: never removed, and no mark beside it.
 			return &fs.PathError{Op: "lock", Path: lockrec.MarkPath(l.path), Err: lockrec.ErrNotLockFile}
-		case !m.Names(l.id) && (a.Self == nil || !m.Dead(p, a.Self)):
+		case !m.Names(l.id) && (self == nil || !m.Dead(p, self)):
 			return heldBy(l.path, m.Record)
 		}
-		if err := l.clearMark(ctx, p, a, m); err != nil {
+		if err := l.clearMark(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -56,9 +57,10 @@ func (l *Lock) mark(ctx context.Context, p *platform.Platform, a Attempt) error 
 // still name the pinned file. A process without an identity takes no
 // guard (a guard is a stamp), and clears only marks naming its pinned
 // file, which nobody else can clear while it holds that file's lock.
-func (l *Lock) clearMark(ctx context.Context, p *platform.Platform, a Attempt, m lockrec.Mark) error {
-	if a.Guard != nil {
-		release, err := a.Guard(ctx, l.path)
+func (l *Lock) clearMark(ctx context.Context, m lockrec.Mark) error {
+	p := l.p
+	if l.a.Guard != nil {
+		release, err := l.a.Guard(ctx, l.path)
 		if err != nil {
 			return err
 		}
@@ -70,7 +72,7 @@ func (l *Lock) clearMark(ctx context.Context, p *platform.Platform, a Attempt, m
 	if err := lockrec.RemoveMarkIf(p.FS, l.path, m.Raw); err != nil {
 		return err
 	}
-	lockrec.Sweep(p, a.Self, l.path) // a crash's leftovers go too
+	lockrec.Sweep(p, l.a.Self, l.path) // a crash's leftovers go too
 	return nil
 }
 
@@ -82,7 +84,7 @@ func (l *Lock) unmark() error {
 		return nil
 	}
 	if !l.held || l.markLost {
-		m := lockrec.ReadMark(l.fsys, l.at)
+		m := lockrec.ReadMark(l.p.FS, l.at)
 		if m.Record == nil || m.Record.Nonce != l.nonce {
 			l.nonce = ""
 			return nil

@@ -20,7 +20,7 @@ func (l *Lock) Release() error {
 	l.released = true
 	var errs []error
 	inUse := false
-	if l.remove {
+	if l.a.RemoveOnRelease {
 		// A file with other names stays: removing one would make them
 		// two locks (docs/protocol.md, "One file, many names").
 		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) && id.Links <= 1 {
@@ -34,7 +34,7 @@ func (l *Lock) Release() error {
 	if l.kept != nil {
 		// The flock(2) lock goes first: whoever takes SQLite's next
 		// finds it gone.
-		if fl, ok := l.fsys.(fsx.Flocker); ok && l.flocked {
+		if fl, ok := l.p.FS.(fsx.Flocker); ok && l.flocked {
 			errs = append(errs, fl.Unflock(l.kept))
 		}
 		errs = append(errs, l.kept.Close())
@@ -72,7 +72,7 @@ func (l *Lock) detach() (err error) {
 	if l.attached && exec(conn, "DETACH "+schema) != nil {
 		return closeConn(conn)
 	}
-	l.conns.Put(conn)
+	l.a.Conns.Put(conn)
 	return nil
 }
 

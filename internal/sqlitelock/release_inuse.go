@@ -15,10 +15,10 @@ import (
 // still names it and it holds no stamp (docs/protocol.md, "RemoveOnRelease
 // removes P before the mark"). Without an identity (no guard) it stays.
 func (l *Lock) removeUnopened() error {
-	if l.guard == nil {
+	if l.a.Guard == nil {
 		return nil
 	}
-	release, err := l.guard(context.Background(), l.at)
+	release, err := l.a.Guard(context.Background(), l.at)
 	if _, held := errors.AsType[*lockrec.HeldError](err); held {
 		return nil // being converted or cleared: not this process's to remove
 	}
@@ -26,11 +26,11 @@ func (l *Lock) removeUnopened() error {
 		return err
 	}
 	defer release()
-	seen, err := lockrec.Read(l.fsys, l.at)
+	seen, err := lockrec.Read(l.p.FS, l.at)
 	if err != nil || !seen.ID.Same(l.id) || (seen.Kind != lockrec.SQLite && seen.Kind != lockrec.Empty) {
 		return nil // gone, another file already, or stamped since
 	}
-	if err := removeIfThere(l.fsys, l.at); err != nil && !fsx.InUse(err) {
+	if err := removeIfThere(l.p.FS, l.at); err != nil && !fsx.InUse(err) {
 		return err
 	}
 	return nil

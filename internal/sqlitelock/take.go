@@ -28,8 +28,9 @@ const (
 const afterWake = 100 * time.Microsecond
 
 // take takes SQLite's lock on pin, through the byte-range locks or SQL,
-// once or as retry says.
-func (l *Lock) take(ctx context.Context, p *platform.Platform, retry Retry, pin lockfs.File) (err error) {
+// once or as l.a.Retry says.
+func (l *Lock) take(ctx context.Context, pin lockfs.File) (err error) {
+	p, retry := l.p, l.a.Retry
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r}
