@@ -122,8 +122,10 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if err := t.mech.ready(); err != nil {
-		return nil, err
+	if m, ok := t.mech.(*fileMechanism); ok {
+		if _, err := m.self(); err != nil {
+			return nil, err // it cannot work without this process's identity
+		}
 	}
 	if err := t.refuseNetworkFS(p.FS); err != nil {
 		if !opts.AllowNetworkFS {
@@ -173,21 +175,22 @@ type lockTarget struct {
 	mech mechanism
 }
 
-// target checks p and path and makes the lock's turn key: the platform's
-// FS (both mechanisms on one FS share the lock's files, so they share its
-// turns), the identity of the file's directory (which every name of it
-// shares), then its base name.
+// target checks p and path and makes the lock's turn key.
 func target(p *platform.Platform, path string) (lockTarget, error) {
 	t, err := unkeyedTarget(p, path)
-	if err != nil {
-		return lockTarget{}, err
+	if err == nil {
+		err = t.setKey(p)
 	}
+	return t, err
+}
+
+// setKey makes t's turn key: the platform's FS (both mechanisms on one FS
+// share the lock's files, so they share its turns), the identity of the
+// file's directory (which every name of it shares), then its base name.
+func (t *lockTarget) setKey(p *platform.Platform) error {
 	dirID, err := p.FS.DirID(t.dir)
-	if err != nil {
-		return lockTarget{}, err
-	}
-	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: filepath.Base(path)}
-	return t, nil
+	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: filepath.Base(t.path)}
+	return err
 }
 
 // unkeyedTarget is target without the key, and the stat it costs.

@@ -16,8 +16,6 @@ import (
 // mechanism is one way of holding a lock at one path; both share the
 // lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
-	// ready fails when the mechanism cannot work at all.
-	ready() error
 	// attempt makes one attempt; a held lock is a *HeldError. The first
 	// rides out a lock that is just changing hands.
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
@@ -45,9 +43,6 @@ type sqliteMechanism struct {
 	noFlock bool // on a network filesystem (sqlitelock.Attempt.NoFlock)
 }
 
-// ready: without this process's identity the holder is unknown.
-func (m *sqliteMechanism) ready() error { return nil }
-
 // maxStampRounds bounds how often one attempt clears a dead holder's stamp
 // and tries again.
 const maxStampRounds = 3
@@ -62,12 +57,8 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 		a.Retry = sqlitelock.RetryBusy
 	}
 	if self != nil {
-		a.Guard = func(ctx context.Context, path string) (func(), error) {
-			g, err := stamplock.Guard(ctx, m.p, *self, path)
-			if err != nil {
-				return nil, err
-			}
-			return func() { g.Release() }, nil
+		a.Guard = func(ctx context.Context, path string) (interface{ Release() error }, error) {
+			return stamplock.Guard(ctx, m.p, *self, path)
 		}
 	}
 	for range maxStampRounds {
@@ -210,17 +201,18 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		st.State, st.Reason, st.cause = StateInaccessible, plainCause(err, st.Path), err
-		return st, nil
+		st.State = StateInaccessible
 	case errors.Is(err, lockrec.ErrNotLockFile):
-		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
-		return st, nil
+		st.State = StateForeign
 	case errors.Is(err, ErrHeld):
 		// The guard of a stale lock is held: Acquire is kept out.
 		st.State, st.Holder, st.AcquiredAt, st.HeldFor = StateHeld, nil, time.Time{}, 0
 		return st, nil
+	default:
+		return st, err
 	}
-	return st, err
+	st.Reason, st.cause = plainCause(err, st.Path), err
+	return st, nil
 }
 
 // fileMechanism holds a lock with a stamped lock file (package stamplock).
@@ -228,11 +220,6 @@ type fileMechanism struct {
 	p    *platform.Platform
 	path string
 	seen bool // the last attempt found it held (stamplock.AcquireSeen)
-}
-
-func (m *fileMechanism) ready() error {
-	_, err := m.self()
-	return err
 }
 
 // self is this process's identity, which the file mechanism needs to judge

@@ -20,7 +20,7 @@ import (
 const BusyTimeout = 10 * time.Millisecond
 
 // maxSwaps bounds the attempts dropped because the file at the path
-// changed while it was being locked.
+// changed while being locked.
 const maxSwaps = 8
 
 // Retry says how an attempt meets a busy lock.
@@ -32,25 +32,22 @@ const (
 	// RetryBusy waits out BusyTimeout, then retries a few times 5–25 ms
 	// apart: the first attempt of an acquisition.
 	RetryBusy
-	// RetryQueue waits in the kernel's queue where the FS's byte-range
-	// locks take SQLite's, else is RetryBusy (docs/design.md, "Waiting").
-	// ctx ending first gives a *ParkedError.
+	// RetryQueue waits in the kernel's queue where the byte-range locks
+	// are taken, else is RetryBusy; ctx ending first gives a *ParkedError.
 	RetryQueue
 )
 
 // Attempt says how to make one attempt.
 type Attempt struct {
-	Retry Retry
-	// Self is this process's identity, written to the mark; nil when
-	// unknown.
-	Self            *platform.Identity
+	Retry           Retry
+	Self            *platform.Identity // written to the mark; nil: unknown
 	RemoveOnRelease bool
 	Conns           Conns
 	// Guard takes the lock's guard, under which a dead holder's mark is
-	// removed, and returns its release; nil without an identity.
-	Guard func(ctx context.Context, path string) (release func(), err error)
-	// NoFlock leaves out the flock(2) lock (a network filesystem may make
-	// it a POSIX lock that conflicts with SQLite's).
+	// removed; nil without an identity.
+	Guard func(ctx context.Context, path string) (interface{ Release() error }, error)
+	// NoFlock leaves out the flock(2) lock: a network filesystem may make
+	// it a POSIX lock that conflicts with SQLite's.
 	NoFlock bool
 }
 
@@ -86,8 +83,7 @@ type Lock struct {
 	dir fsx.Dir
 }
 
-// At is the lock's path made absolute when it was taken: where Check
-// looks.
+// At is the lock's path made absolute when it was taken.
 func (l *Lock) At() string { return l.at }
 
 // fileID identifies the file at the lock's path, in the directory kept.
@@ -96,7 +92,7 @@ func (l *Lock) fileID() (lockfs.FileID, error) {
 }
 
 // removeName removes the lock's file or sidecar at name, in the directory
-// kept; one that is gone is no error.
+// kept, if it is there.
 func (l *Lock) removeName(name string) error {
 	return removeIfThere(l.dir, filepath.Base(name))
 }
@@ -107,11 +103,10 @@ func (l *Lock) removeName(name string) error {
 var ErrStamped = errors.New("sqlitelock: a stamp is at the lock's path")
 
 // Acquire makes one attempt to take the lock at path; ctx cuts its waits
-// short. The file at path is opened (or created) first and kept open,
-// which pins its inode, and once locked the path must still name it: a
-// holder with RemoveOnRelease unlinks the file while still holding it
-// (docs/design.md, "The pinned inode"). If it does not, the attempt is
-// made anew.
+// short. The file is pinned (kept open) before it is locked, and the path
+// must still name it after, else the attempt is made anew: a holder with
+// RemoveOnRelease unlinks its file while holding it (docs/design.md, "The
+// pinned inode").
 func Acquire(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	for range maxSwaps {
 		l, err := attempt(ctx, p, path, a)
@@ -141,10 +136,7 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	if rl, ok := byteLocks(p); ok {
 		l.ranged, open = rl, rl.OpenLockable // a write lock needs the file open for writing
 	} else {
-		if err := noSQLPath(p); err != nil {
-			return nil, &fs.PathError{Op: "lock", Path: path, Err: err}
-		}
-		name, done, err := sqliteName(p, path)
+		name, done, err := sqliteName(p, path, "lock")
 		if err != nil {
 			return nil, err
 		}
@@ -190,9 +182,8 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	return l, nil
 }
 
-// settle takes the steps after SQLite's lock is taken on pin: the path
-// still names it, the flock(2) lock, the mark, and no stamp written into
-// it meanwhile (docs/protocol.md, "The steps").
+// settle takes the steps after SQLite's lock is taken on pin
+// (docs/protocol.md, "The steps").
 func (l *Lock) settle(ctx context.Context, pin lockfs.File) error {
 	if now, err := l.fileID(); err != nil || !now.SameOpen(l.id) {
 		l.detach()
@@ -242,11 +233,10 @@ func (l *Lock) notTaken(err error) error {
 	return &fs.PathError{Op: "lock", Path: path, Err: err}
 }
 
-// flock takes a flock(2) lock on the pinned file once SQLite's lock is
-// taken, where the FS has them, so that flock(1) and proclock exclude each
-// other (docs/design.md, "flock(1)"). A first attempt waits out a brief
-// one (an IsHeld's) for up to BusyTimeout. A filesystem that refuses
-// flock(2) goes without it.
+// flock takes a flock(2) lock on the pinned file, where the FS has them,
+// so that flock(1) and proclock exclude each other (docs/design.md,
+// "flock(1)"). A first attempt waits out an IsHeld's for up to
+// BusyTimeout; a filesystem that refuses flock(2) goes without.
 func (l *Lock) flock(ctx context.Context, pin lockfs.File) error {
 	fl, ok := l.p.FS.(fsx.Flocker)
 	if !ok || l.a.NoFlock {
@@ -280,9 +270,8 @@ func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
 	return err == nil && !got // a lock got is let go of as f is closed
 }
 
-// readOnly is the outcome of an attempt on a lock file it could not open
-// or attach for writing (err), by a look that writes nothing (Probe): held
-// when the look says so, else ErrReadOnly for a permission error, else err.
+// readOnly is the outcome of an attempt that could not open or attach its
+// file for writing (err), by a look that writes nothing.
 func readOnly(p *platform.Platform, conns Conns, path string, err error) error {
 	state, why, perr := Probe(p, conns, path)
 	switch {
@@ -300,15 +289,13 @@ func readOnly(p *platform.Platform, conns Conns, path string, err error) error {
 	return err
 }
 
-// ErrReadOnly is matched by the error of an attempt on a free or stale
-// lock whose file this user can read but not write, on either mechanism.
-// It matches fs.ErrPermission too.
+// ErrReadOnly is matched by the error of an attempt on a free lock whose
+// file this user can read but not write. It matches fs.ErrPermission.
 var ErrReadOnly = lockrec.ErrReadOnly
 
 // pinFile opens the file at path with open (which never follows a
-// symlink), creating it when there is none, and returns it with its
-// identity. Anything but a regular file holding a SQLite lock's bytes is
-// an error.
+// symlink), or creates it, and returns it with its identity. Anything but
+// a regular file with a SQLite lock's bytes is an error.
 func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error), pid int) (lockfs.File, lockfs.FileID, error) {
 	for range maxSwaps {
 		f, err := open(path)
@@ -342,11 +329,9 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 }
 
 // createDatabase creates the lock's file as the empty database, whole
-// before it appears at the path (lockrec.CreateWhole). Where it cannot
-// appear whole, a file that could not be written is emptied, never
+// (lockrec.CreateWhole). One placed but not written is emptied, never
 // removed: another SQLite process may have locked it already
-// (docs/protocol.md, "The path keeps its inode while a SQLite process
-// holds it").
+// (docs/protocol.md, "The path keeps its inode...").
 func createDatabase(fsys lockfs.FS, path string, pid int) (lockfs.File, error) {
 	f, placed, err := lockrec.CreateWhole(fsys, path, lockrec.EmptyDatabase(), pid)
 	if err != nil && placed {
@@ -359,8 +344,7 @@ func createDatabase(fsys lockfs.FS, path string, pid int) (lockfs.File, error) {
 	return f, nil
 }
 
-// selfPID is the pid of self, 0 when unknown: what names this process's
-// temporary files.
+// selfPID is the pid of self, 0 when unknown.
 func selfPID(self *platform.Identity) int {
 	if self == nil {
 		return 0
@@ -368,8 +352,7 @@ func selfPID(self *platform.Identity) int {
 	return self.PID
 }
 
-// identify checks that f is a regular file and returns its identity and
-// size.
+// identify returns the identity and size of f, a regular file.
 func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64, error) {
 	info, err := f.Stat()
 	if err == nil {
@@ -387,8 +370,8 @@ func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64,
 var errNotRegular = fmt.Errorf("not a regular file: %w", lockrec.ErrNotLockFile)
 
 // stampedSince reports whether the pinned file no longer holds a SQLite
-// lock's bytes: a stat, and a read only when its size is not a SQLite
-// lock's (a stamp is never lockrec.DatabaseSize long).
+// lock's bytes, reading it only when its size says it may not (a stamp is
+// never lockrec.DatabaseSize long).
 func stampedSince(f lockfs.File) (bool, error) {
 	info, err := f.Stat()
 	if err != nil || info.Size() == 0 || info.Size() == lockrec.DatabaseSize {
@@ -410,8 +393,7 @@ func contentError(kind lockrec.Kind, op, path string) error {
 	return &fs.PathError{Op: op, Path: path, Err: lockrec.ErrNotLockFile}
 }
 
-// checkKind fails for anything at path but a regular file, and for a
-// path that does not exist.
+// checkKind fails for anything at path but a regular file.
 func checkKind(fsys lockfs.FS, path string) error {
 	info, err := fsys.Lstat(path)
 	if err != nil {
@@ -420,8 +402,7 @@ func checkKind(fsys lockfs.FS, path string) error {
 	return kindError(info, path)
 }
 
-// kindError fails for a directory, a symlink, or any other file that is
-// not a regular one (a socket, which open(2) refuses with ENXIO).
+// kindError fails for what is not a regular file.
 func kindError(info fs.FileInfo, path string) error {
 	err := errNotRegular
 	switch {
@@ -435,13 +416,11 @@ func kindError(info fs.FileInfo, path string) error {
 	return &fs.PathError{Op: "lock", Path: path, Err: err}
 }
 
-// ErrSymlink is matched by the error for a symlink at a lock's path: a
-// lock is the file at the path, never what a link there names. It matches
-// lockrec.ErrNotLockFile too.
+// ErrSymlink is matched by the error for a symlink at a lock's path,
+// which is never followed. It matches lockrec.ErrNotLockFile too.
 var ErrSymlink = fmt.Errorf("lock path is a symlink: %w", lockrec.ErrNotLockFile)
 
-// openError explains a failure to open the database at path; a file that
-// went missing is fs.ErrNotExist, for the caller to retry.
+// openError explains a failure to open the database at path.
 func openError(fsys lockfs.FS, path string, err error) error {
 	if ferr := checkKind(fsys, path); ferr != nil {
 		return ferr

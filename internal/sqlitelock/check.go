@@ -7,10 +7,9 @@ import (
 )
 
 // Check reports whether the lock is still whole, writing nothing: nil
-// while the path names the file locked and the mark is this holder's;
-// else the cause of its loss, matching lockrec.ErrRemoved or
-// lockrec.ErrReplaced. A look that fails for another reason proves
-// nothing, and gives nil. It must not run concurrently with Release.
+// while the path names the file locked and the mark is this holder's, else
+// the cause of its loss. A look that fails proves nothing: nil. It must
+// not run concurrently with Release.
 func (l *Lock) Check() error {
 	if l.released {
 		return nil

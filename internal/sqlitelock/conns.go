@@ -3,6 +3,7 @@ package sqlitelock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,15 +18,13 @@ import (
 const schema = "lock"
 
 // lockSQL takes the lock, on a connection in exclusive locking mode
-// (setupSQL): no journal, and an open exclusive transaction, which goes on
-// from the attach's shared lock and is kept until the database is
-// detached.
+// (setupSQL): no journal, and an exclusive transaction kept until the
+// database is detached.
 const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
 
 // setupSQL is run on each connection a ConnCache opens: in exclusive
 // locking mode an attached file keeps the shared lock its schema was read
-// under, which spares BEGIN EXCLUSIVE a second round of lock calls. An
-// attempt never waits holding only that shared lock (try).
+// under, which spares BEGIN EXCLUSIVE a second round of lock calls.
 const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
 
 // Conns lends in-memory connections of the platform's SQLite, in
@@ -36,10 +35,9 @@ type Conns interface {
 	Put(sqlapi.SQLConn)
 }
 
-// ConnCache keeps a few idle connections, for the Conns of any number of
-// SQLite values: opening one costs far more than attaching a file to it.
-// The cap is over all SQLite values, so that platforms that come and go
-// never pile connections up. The root package holds the one instance.
+// ConnCache keeps a few idle connections, since opening one costs far
+// more than attaching a file to it. The cap is over all SQLite values, so
+// that platforms that come and go never pile connections up.
 type ConnCache struct {
 	max  int
 	mu   sync.Mutex
@@ -123,27 +121,20 @@ func (p cachedConns) Put(conn sqlapi.SQLConn) {
 }
 
 // ErrNoConnections is matched by the error of an attempt or a probe that
-// has no way to take SQLite's lock: its SQLite opens no connections
-// (sqlapi.SQLConnector) and does not lock with the FS's byte-range locks.
+// has no way to take SQLite's lock: no connections, no byte-range locks.
 var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (it has no Connect method)")
 
-// noSQLPath is nil when p can take SQLite's lock through SQL, else an
-// error matching ErrNoConnections that says what is missing.
-func noSQLPath(p *platform.Platform) error {
-	if _, ok := p.SQLite.(sqlapi.SQLConnector); ok {
-		return nil
-	}
-	if p.SQLite.LocksBytes() {
-		return fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
-	}
-	return ErrNoConnections
-}
-
 // sqliteName is the name SQLite is to open the file at path by, within its
-// pathname limit (sqlapi.SQLiteNamer), and the function that ends the
-// name's life once SQLite has opened the file. A path over the limit that
-// cannot be named shorter is refused before anything is created.
-func sqliteName(p *platform.Platform, path string) (string, func(), error) {
+// pathname limit (sqlapi.SQLiteNamer), and the end of the name's life. It
+// fails for op when p can take no lock through SQL (ErrNoConnections).
+func sqliteName(p *platform.Platform, path, op string) (string, func(), error) {
+	if _, ok := p.SQLite.(sqlapi.SQLConnector); !ok {
+		err := ErrNoConnections
+		if p.SQLite.LocksBytes() {
+			err = fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
+		}
+		return "", nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
 	name, done, err := path, func() {}, error(nil)
 	if n, ok := p.SQLite.(sqlapi.SQLiteNamer); ok {
 		name, done, err = n.SQLiteName(path)
@@ -158,9 +149,8 @@ func sqliteName(p *platform.Platform, path string) (string, func(), error) {
 	return name, done, err
 }
 
-// attachSQL attaches the database SQLite knows by name, to read and write
-// it or only to read it, never to create it: proclock creates the file
-// (pinFile). Attaching reads the schema: BUSY against a holder.
+// attachSQL attaches the database SQLite knows by name, never creating it
+// (pinFile does). Attaching reads the schema: BUSY against a holder.
 func attachSQL(name string, readOnly bool) string {
 	uri := fileURI(name, readOnly)
 	return "ATTACH DATABASE '" + strings.ReplaceAll(uri, "'", "''") + "' AS " + schema
@@ -169,10 +159,8 @@ func attachSQL(name string, readOnly bool) string {
 // uriEscaper escapes what SQLite's URI filenames take for syntax.
 var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
-// fileURI names path as a SQLite URI filename. The VFS opens the URI's
-// path as it is, so a windows drive letter comes first ("file:C:/x"), and
-// a UNC path keeps its two slashes after the empty authority
-// ("file:////host/share").
+// fileURI names path as a SQLite URI filename, whose path the VFS opens
+// as it is: "file:C:/x" on windows, "file:////host/share" for UNC.
 func fileURI(path string, readOnly bool) string {
 	p := filepath.ToSlash(path)
 	if strings.HasPrefix(p, "/") {

@@ -14,13 +14,11 @@ import (
 // again to create its own.
 const markTries = 3
 
-// mark creates this holder's mark, "<path>.holder", with O_EXCL, naming
-// the pinned file. A mark already there is removed (clearMark) only when
-// it is no holder's: it names the pinned file, whose kernel lock this
-// process now holds (a holder removes its mark before it lets go), or its
-// writer is dead for certain. Any other may be a releasing holder's or a
-// backing-off process's: held by its writer, for now (docs/protocol.md,
-// "The steps").
+// mark creates this holder's mark with O_EXCL, naming the pinned file. A
+// mark already there is removed only when no holder's: it names the
+// pinned file, whose kernel lock this process holds, or its writer is
+// dead for certain. Any other is held by its writer, for now
+// (docs/protocol.md, "The steps").
 func (l *Lock) mark(ctx context.Context) error {
 	p, self := l.p, l.a.Self
 	rec := lockrec.Record{Format: lockrec.Format, AcquiredAt: p.Time().Now(), Nonce: rand.Text(), LockDev: l.id.Dev, LockIno: l.id.Ino}
@@ -53,18 +51,17 @@ func (l *Lock) mark(ctx context.Context) error {
 	return heldBy(l.path, lockrec.ReadHolder(p.FS, l.path))
 }
 
-// clearMark removes mark m under the guard, once the path is seen to
-// still name the pinned file. A process without an identity takes no
-// guard (a guard is a stamp), and clears only marks naming its pinned
-// file, which nobody else can clear while it holds that file's lock.
+// clearMark removes mark m under the guard, while the path names the
+// pinned file. Without an identity there is no guard (a guard is a
+// stamp): only a mark naming the pinned file is cleared then.
 func (l *Lock) clearMark(ctx context.Context, m lockrec.Mark) error {
 	p := l.p
 	if l.a.Guard != nil {
-		release, err := l.a.Guard(ctx, l.path)
+		g, err := l.a.Guard(ctx, l.path)
 		if err != nil {
 			return err
 		}
-		defer release()
+		defer g.Release()
 	}
 	if now, err := p.FS.FileID(l.path); err != nil || !now.SameOpen(l.id) {
 		return errSwapped
@@ -95,8 +92,7 @@ func (l *Lock) unmark() error {
 }
 
 // liveHolder is the record of a busy lock's mark, unless its writer is
-// dead for certain: the kernel's lock is then another's that has not
-// written its mark yet.
+// dead: the lock is then another's, not marked yet.
 func liveHolder(p *platform.Platform, self *platform.Identity, path string) *lockrec.Record {
 	m := lockrec.ReadMark(p.FS, path)
 	if !m.Record.Known() || m.Dead(p, self) {

@@ -11,11 +11,10 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Probe reports whether the lock at path is held (lockrec.StateAbsent,
-// StateFree or StateHeld), writing nothing: one try at a shared lock with
-// no busy timeout, which a concurrent Acquire absorbs in its own. A lock
-// held only by a flock(2) lock is held, and why says so. A stamp at the
-// path is an error matching ErrStamped, for the caller to judge.
+// Probe reports whether the lock at path is absent, free or held, writing
+// nothing: one try at a shared lock, which a concurrent Acquire absorbs in
+// its busy timeout. why names a flock(2) lock that holds it. A stamp is an
+// error matching ErrStamped, for the caller to judge.
 func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State, why string, err error) {
 	info, err := p.FS.Lstat(path)
 	switch {
@@ -57,10 +56,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 
 // probeSQL is Probe through SQL, of the file at path, open as f.
 func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lockrec.State, string, error) {
-	if err := noSQLPath(p); err != nil {
-		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
-	}
-	name, done, err := sqliteName(p, path)
+	name, done, err := sqliteName(p, path, "probe")
 	if err != nil {
 		return lockrec.StateAbsent, "", err
 	}
@@ -107,9 +103,7 @@ func classifyOpen(p *platform.Platform, f lockfs.File, path string) (lockrec.Sta
 	return probed(p, kind, path)
 }
 
-// classify tells, by its bytes, what is at path when SQLite cannot: free
-// for an empty file or a database, absent, or an error for a stamp
-// (ErrStamped) or what is not a lock file.
+// classify tells by its bytes what is at path when SQLite cannot.
 func classify(p *platform.Platform, path string) (lockrec.State, error) {
 	seen, err := lockrec.Read(p.FS, path)
 	switch {

@@ -19,8 +19,7 @@ const (
 )
 
 // byteLocks returns the FS's byte-range locks where the platform's SQLite
-// locks files with them: the mechanism then takes SQLite's locks itself,
-// excluding every connection to the file without opening one.
+// locks files with them: the mechanism then takes SQLite's locks itself.
 func byteLocks(p *platform.Platform) (lockfs.RangeLocker, bool) {
 	if !p.SQLite.LocksBytes() {
 		return nil, false
@@ -44,10 +43,9 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 }
 
 // queueRange takes SQLite's exclusive lock on pin, waiting in the
-// kernel's queue on a goroutine of its own, since the kernel's wait cannot
-// be cut short. When ctx ends first it returns at once and parks the wait:
-// the goroutine closes pin the moment the lock is granted, letting go of
-// it unused, then closes l.parkedDone.
+// kernel's queue on a goroutine of its own, since that wait cannot be cut
+// short. When ctx ends first it parks the wait: the goroutine closes pin
+// once granted, letting go unused, then l.parkedDone.
 func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 	if err := l.lockRange(pin); !errors.Is(err, sqlapi.SQLiteBusy) {
 		return err
@@ -77,9 +75,8 @@ func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 }
 
 // ParkedError is the error of an attempt whose ctx ended while it waited
-// in the kernel's queue (RetryQueue). It matches Err (ctx's) and Held, the
-// held error of the holder waited for. The wait is let go of the moment it
-// is granted, never held; Done is closed then.
+// in the kernel's queue. It matches Err (ctx's) and Held (the holder
+// waited for). Done is closed once the wait is granted and let go of.
 type ParkedError struct {
 	Err  error
 	Held error

@@ -8,11 +8,10 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// Release lets go of the lock, once. While still holding it, it removes
-// the database file with RemoveOnRelease (if still the one locked), then
-// the mark, in that order: a file-mechanism process that found the file
-// without a mark could convert it just before the removal. Then the
-// flock(2) lock and SQLite's go.
+// Release lets go of the lock, once. Still holding it, it removes the file
+// (RemoveOnRelease) before the mark, else a file-mechanism process could
+// convert the file unmarked just before its removal; then the flock(2)
+// lock goes, and SQLite's.
 func (l *Lock) Release() error {
 	if l.released {
 		return nil
@@ -94,8 +93,7 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 }
 
 // KernelFile is the pinned file that holds the lock's kernel locks while
-// it is held; nil when none is on it. A process that inherits it holds
-// them as long as it keeps it open (flock(1)'s way).
+// it is held; nil when none is on it.
 func (l *Lock) KernelFile() lockfs.File {
 	if l.released || (!l.flocked && l.ranged == nil) {
 		return nil

@@ -14,17 +14,15 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Short retries of a first attempt after its busy timeout, to ride out a
-// probe or a holder that is just letting go.
+// Short retries of a first attempt after its busy timeout.
 const (
 	retries     = 3
 	retryMin    = 5 * time.Millisecond
 	retrySpread = 20 * time.Millisecond
 )
 
-// afterWake is how long a first attempt waits to try again once a holder
-// was seen letting go: it drops the kernel's lock a moment after it
-// removes its mark.
+// afterWake is the wait after a holder was seen letting go: it drops the
+// kernel's lock a moment after it removes its mark.
 const afterWake = 100 * time.Microsecond
 
 // take takes SQLite's lock on pin, through the byte-range locks or SQL,
@@ -46,7 +44,7 @@ func (l *Lock) take(ctx context.Context, pin lockfs.File) (err error) {
 		return l.try(pin, &busyWait{})
 	}
 	// Every wait goes through the platform's one pause under one kept
-	// watch, so that a holder letting go ends it at once.
+	// watch: a holder letting go ends it.
 	ctx, stop := wake.Watching(ctx, p)
 	defer stop()
 	_, kept := p.Wake.(wake.Watcher)
@@ -68,8 +66,8 @@ func (l *Lock) take(ctx context.Context, pin lockfs.File) (err error) {
 	return err
 }
 
-// busyWait is the waiting of a first attempt's busy timeout and retries;
-// its zero value never waits.
+// busyWait is a first attempt's busy timeout and retries; its zero value
+// never waits.
 type busyWait struct {
 	ctx   context.Context
 	p     *platform.Platform // nil: no waiting
@@ -79,8 +77,8 @@ type busyWait struct {
 	kept  bool // the Waker keeps a watch (wake.Watcher)
 	woke  bool // the last pause was ended by a wake-up
 	// holder is the pid the waits watch where the Waker keeps no watch
-	// (the fake world), looked up again after each wake-up
-	// (docs/testing.md, "Time").
+	// (the fake world: docs/testing.md, "Time"); looked again after a
+	// wake-up.
 	holder int
 	looked bool
 }
@@ -111,8 +109,8 @@ func (w *busyWait) tick() bool {
 }
 
 // try makes one try at SQLite's exclusive lock. Through SQL it lets go of
-// the attach's shared lock before each of w's ticks, so that it stalls
-// nobody while it waits.
+// the attach's shared lock before each of w's ticks, so that its waits
+// stall nobody.
 func (l *Lock) try(pin lockfs.File, w *busyWait) error {
 	if l.ranged != nil {
 		return l.lockRange(pin)
