@@ -22,11 +22,10 @@ import (
 type Mechanism string
 
 const (
-	// MechanismSQLite: an exclusive SQLite lock, dropped by the kernel
-	// when its holder exits. Used where the platform has SQLite.
+	// MechanismSQLite: an exclusive SQLite lock, where the platform has
+	// SQLite.
 	MechanismSQLite Mechanism = "sqlite"
-	// MechanismFile: a lock file stamped with its holder's identity,
-	// reclaimed when the holder is dead for certain.
+	// MechanismFile: a lock file stamped with its holder's identity.
 	MechanismFile Mechanism = "file"
 )
 
@@ -34,12 +33,11 @@ const (
 type Options struct {
 	// Wait makes Acquire wait for the holder to let go, until ctx ends.
 	Wait bool
-	// RemoveOnRelease removes the lock's files on Release. The file
-	// mechanism always removes its lock file; with SQLite, the database
-	// file stays unless this is set.
+	// RemoveOnRelease removes the SQLite lock's database file on
+	// Release (the file mechanism always removes its lock file).
 	RemoveOnRelease bool
-	// AllowNetworkFS allows a lock on a network filesystem, where the
-	// OS can tell one (linux, darwin). Locks there are not reliable.
+	// AllowNetworkFS allows a lock on a network filesystem, where locks
+	// are not reliable (refused where the OS tells: linux, darwin).
 	AllowNetworkFS bool
 }
 
@@ -53,11 +51,9 @@ type Lock struct {
 	mech    Mechanism
 	holder  *platform.Identity
 	release func() error
-	// file holds the lock's kernel locks, or is the stamped lock file;
-	// nil when none (internal/lockfile).
-	file  lockfs.File
-	key   turnKey
-	terms handoffTerms
+	file    lockfs.File // holds the kernel locks, or is the stamp (internal/lockfile)
+	key     turnKey
+	terms   handoffTerms
 	// p and check serve the watch for the lock's loss (lost.go).
 	p         *platform.Platform
 	check     checker
@@ -79,10 +75,10 @@ func (l *Lock) Holder() *platform.Identity { return l.holder }
 // Mechanism returns how the lock is held.
 func (l *Lock) Mechanism() Mechanism { return l.mech }
 
-// Release lets go of the lock. Once it has succeeded, calling it again does
-// nothing; one that failed may be called again to retry. With another
-// acquisition of this process waiting on the same terms, Release hands it
-// the lock still held (docs/design.md, "Waiting"). Its error is an *Error.
+// Release lets go of the lock, or hands it still held to an acquisition of
+// this process waiting on the same terms (docs/design.md, "Waiting"). Once
+// it has succeeded, calling it again does nothing; one that failed (an
+// *Error) may be retried.
 func (l *Lock) Release() error {
 	if err := turns.release(l); err != nil {
 		return pathError("release", l.path, err)
@@ -102,9 +98,8 @@ func (l *Lock) Release() error {
 // The lock stays held until Release or the process's exit, even when the
 // *Lock is dropped (see Lock).
 //
-// Bad input (an empty path, a directory at path, a missing parent
-// directory, a path too long for the system) gives an *Error wrapping a
-// *fs.PathError or a documented sentinel, and creates nothing.
+// Bad input (an empty path, a directory, a missing parent directory, a
+// path too long) gives an *Error and creates nothing.
 func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "acquire", Path: path, Err: err}
@@ -143,8 +138,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err != nil {
 		held := &HeldError{Path: path, Holder: selfIdentity(p)}
 		if errors.Is(err, errTurnParked) {
-			// Only a wait of this process is queued, behind the holder
-			// the lock's files name.
+			// Only a wait of this process is queued, behind this holder.
 			held.Holder = t.mech.recorded().Holder
 		}
 		if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
@@ -184,9 +178,9 @@ func target(p *platform.Platform, path string) (lockTarget, error) {
 	return t, err
 }
 
-// setKey makes t's turn key: the platform's FS (both mechanisms on one FS
-// share the lock's files, so they share its turns), the identity of the
-// file's directory (which every name of it shares), then its base name.
+// setKey makes t's turn key: the platform's FS (both mechanisms share its
+// files, so they share its turns), the directory's identity (which every
+// name of it shares), and the base name.
 func (t *lockTarget) setKey(p *platform.Platform) error {
 	dirID, err := p.FS.DirID(t.dir)
 	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: filepath.Base(t.path)}
@@ -224,8 +218,8 @@ func unkeyedTarget(p *platform.Platform, path string) (lockTarget, error) {
 	return lockTarget{path: path, dir: filepath.Dir(path), mech: mechanismFor(p, path)}, nil
 }
 
-// selfIdentity is this process's identity, or nil when unknown (or
-// without a pid, which no reader could judge).
+// selfIdentity is this process's identity; nil when unknown or without a
+// pid, which no reader could judge.
 func selfIdentity(p *platform.Platform) *platform.Identity {
 	if p.Process == nil {
 		return nil

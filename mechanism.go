@@ -20,10 +20,9 @@ type mechanism interface {
 	// rides out a lock that is just changing hands.
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
 	// inspect reports the lock's state, writing nothing; with detail,
-	// also who holds it, where that needs more reading.
+	// also what needs more reading.
 	inspect(detail bool) (Status, error)
-	// recorded is what the lock's files say of its holder, unprobed: for
-	// a lock held in this process.
+	// recorded is what the lock's files say of a holder in this process.
 	recorded() Status
 }
 
@@ -35,8 +34,7 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 	return &fileMechanism{p: p, path: path}
 }
 
-// sqliteMechanism holds a lock with an exclusive SQLite lock (package
-// sqlitelock).
+// sqliteMechanism holds a lock with SQLite's lock (package sqlitelock).
 type sqliteMechanism struct {
 	p       *platform.Platform
 	path    string
@@ -49,7 +47,7 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), NoFlock: m.noFlock}
+	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: idleConns.For(m.p.SQLite), NoFlock: m.noFlock}
 	switch {
 	case opts.Wait:
 		a.Retry = sqlitelock.RetryQueue
@@ -81,8 +79,7 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 }
 
 // clearStamp judges a stamp found at the path: held when its holder lives
-// or cannot be judged (as it cannot without this process's identity); nil
-// once a dead holder's stamp is cleared (or gone), for another try.
+// or cannot be judged; nil once a dead holder's stamp is cleared.
 func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
 	if self == nil {
 		return heldBy(m.path, stampOf(m.p, m.path))
@@ -157,7 +154,7 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	found, why, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
+	found, why, err := sqlitelock.Probe(m.p, idleConns.For(m.p.SQLite), m.path)
 	state := State(found)
 	switch {
 	case errors.Is(err, sqlitelock.ErrStamped):
@@ -222,8 +219,7 @@ type fileMechanism struct {
 	seen bool // the last attempt found it held (stamplock.AcquireSeen)
 }
 
-// self is this process's identity, which the file mechanism needs to judge
-// holders and stamp its own files.
+// self is this process's identity, which the file mechanism needs.
 func (m *fileMechanism) self() (platform.Identity, error) {
 	if m.p.Process == nil {
 		return platform.Identity{}, &identityError{errNoProcess}
@@ -289,9 +285,7 @@ func (m *fileMechanism) inspect(detail bool) (Status, error) {
 	return inspectFile(m.p, here, m.path, detail)
 }
 
-// inspectFile reports on the lock at path as the file mechanism judges it:
-// by its mark when a SQLite holder's is live, else by the file. With
-// detail it also looks at the guard of a stale lock.
+// inspectFile reports on the lock at path as the file mechanism judges it.
 func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
 	look := stamplock.Look

@@ -143,7 +143,7 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		defer done()
 		l.name = name
 	}
-	pin, pinned, err := pinFile(p.FS, path, open, selfPID(a.Self))
+	pin, pinned, err := pinFile(p.FS, path, open, a.Self)
 	if l.ranged != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// Not to be opened for writing: what is there, by a look.
 		return nil, readOnly(p, a.Conns, path, err)
@@ -296,11 +296,23 @@ var ErrReadOnly = lockrec.ErrReadOnly
 // pinFile opens the file at path with open (which never follows a
 // symlink), or creates it, and returns it with its identity. Anything but
 // a regular file with a SQLite lock's bytes is an error.
-func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error), pid int) (lockfs.File, lockfs.FileID, error) {
+func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error), self *platform.Identity) (lockfs.File, lockfs.FileID, error) {
 	for range maxSwaps {
 		f, err := open(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			f, err = createDatabase(fsys, path, pid)
+			pid := 0 // names this process's temporary file
+			if self != nil {
+				pid = self.PID
+			}
+			var placed bool
+			f, placed, err = lockrec.CreateWhole(fsys, path, lockrec.EmptyDatabase(), pid)
+			if err != nil && placed {
+				// Emptied, never removed: another SQLite process may have
+				// locked it already (docs/protocol.md, "The path keeps its
+				// inode while a SQLite process holds it").
+				f.Truncate(0)
+				f.Close()
+			}
 			if errors.Is(err, fs.ErrExist) {
 				continue // created by another process meanwhile
 			}
@@ -311,14 +323,7 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 			}
 			return nil, lockfs.FileID{}, err
 		}
-		id, size, err := identify(fsys, f, path)
-		if err == nil && size != 0 {
-			// A stamp, or someone's database, is never attached.
-			var kind lockrec.Kind
-			if kind, _, err = lockrec.ReadOpen(f); err == nil {
-				err = contentError(kind, "lock", path)
-			}
-		}
+		id, err := identify(fsys, f, path)
 		if err != nil {
 			f.Close()
 			return nil, lockfs.FileID{}, err
@@ -328,41 +333,25 @@ func pinFile(fsys lockfs.FS, path string, open func(string) (lockfs.File, error)
 	return nil, lockfs.FileID{}, errSwapped
 }
 
-// createDatabase creates the lock's file as the empty database, whole
-// (lockrec.CreateWhole). One placed but not written is emptied, never
-// removed: another SQLite process may have locked it already
-// (docs/protocol.md, "The path keeps its inode...").
-func createDatabase(fsys lockfs.FS, path string, pid int) (lockfs.File, error) {
-	f, placed, err := lockrec.CreateWhole(fsys, path, lockrec.EmptyDatabase(), pid)
-	if err != nil && placed {
-		f.Truncate(0) // a part of a database reads as torn for 30 s
-		f.Close()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-// selfPID is the pid of self, 0 when unknown.
-func selfPID(self *platform.Identity) int {
-	if self == nil {
-		return 0
-	}
-	return self.PID
-}
-
-// identify returns the identity and size of f, a regular file.
-func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, int64, error) {
+// identify is the identity of f, open at path, when it is a regular file
+// with a SQLite lock's bytes: a stamp, or someone's database, is never
+// attached.
+func identify(fsys lockfs.FS, f lockfs.File, path string) (lockfs.FileID, error) {
 	info, err := f.Stat()
 	if err == nil {
 		err = kindError(info, path)
 	}
 	if err != nil {
-		return lockfs.FileID{}, 0, err
+		return lockfs.FileID{}, err
 	}
 	id, err := fsys.FileIDOf(f)
-	return id, info.Size(), err
+	if err == nil && info.Size() != 0 {
+		var kind lockrec.Kind
+		if kind, _, err = lockrec.ReadOpen(f); err == nil {
+			err = contentError(kind, "lock", path)
+		}
+	}
+	return id, err
 }
 
 // errNotRegular is matched by the error for a FIFO, socket or device at a

@@ -39,31 +39,33 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
+	var held bool
 	if rl, ok := byteLocks(p); ok {
-		held, err := rl.RangeWriteLocked(f, pendingByte, lockBytes)
-		switch {
-		case err != nil:
+		if held, err = rl.RangeWriteLocked(f, pendingByte, lockBytes); err != nil {
 			return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
-		case held:
-			return lockrec.StateHeld, "", nil
-		case flockedOpen(p.FS, f):
-			return lockrec.StateHeld, lockrec.FlockReason, nil
 		}
-		return lockrec.StateFree, "", nil
+	} else if state, err := probeSQL(p, conns, path); err != nil || state != lockrec.StateFree {
+		return state, "", err
 	}
-	return probeSQL(p, conns, path, f)
+	switch {
+	case held:
+		return lockrec.StateHeld, "", nil
+	case flockedOpen(p.FS, f):
+		return lockrec.StateHeld, lockrec.FlockReason, nil
+	}
+	return lockrec.StateFree, "", nil
 }
 
-// probeSQL is Probe through SQL, of the file at path, open as f.
-func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lockrec.State, string, error) {
+// probeSQL is Probe's look through SQL.
+func probeSQL(p *platform.Platform, conns Conns, path string) (lockrec.State, error) {
 	name, done, err := sqliteName(p, path, "probe")
 	if err != nil {
-		return lockrec.StateAbsent, "", err
+		return lockrec.StateAbsent, err
 	}
 	defer done()
 	conn, err := conns.Get()
 	if err != nil {
-		return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
+		return lockrec.StateAbsent, &fs.PathError{Op: "probe", Path: path, Err: err}
 	}
 	// Attaching read-only takes a shared lock to read the schema: busy at
 	// once beside an exclusive holder.
@@ -77,18 +79,15 @@ func probeSQL(p *platform.Platform, conns Conns, path string, f lockfs.File) (lo
 		conns.Put(conn)
 	}
 	switch {
-	case err == nil && state == lockrec.StateFree && flockedOpen(p.FS, f):
-		return lockrec.StateHeld, lockrec.FlockReason, nil
 	case err == nil:
-		return state, "", nil
+		return state, nil
 	case errors.Is(err, sqlapi.SQLiteNotADB) || errors.Is(err, sqlapi.SQLiteCorrupt):
-		state, err := classify(p, path) // not a database, or being rewritten
-		return state, "", err
+		return classify(p, path) // not a database, or being rewritten
 	}
 	if err = openError(p.FS, path, err); errors.Is(err, fs.ErrNotExist) {
-		return lockrec.StateAbsent, "", nil
+		return lockrec.StateAbsent, nil
 	}
-	return lockrec.StateAbsent, "", err
+	return lockrec.StateAbsent, err
 }
 
 // classifyOpen is classify, of the file at path opened as f.
