@@ -118,7 +118,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		return nil, err
 	}
 	if m, ok := t.mech.(*fileMechanism); ok {
-		if _, err := m.self(); err != nil {
+		if _, err := self(m.p); err != nil {
 			return nil, err // it cannot work without this process's identity
 		}
 	}
@@ -221,11 +221,8 @@ func unkeyedTarget(p *platform.Platform, path string) (lockTarget, error) {
 // selfIdentity is this process's identity; nil when unknown or without a
 // pid, which no reader could judge.
 func selfIdentity(p *platform.Platform) *platform.Identity {
-	if p.Process == nil {
-		return nil
-	}
-	id, err := p.Process.Self()
-	if err != nil || id.PID <= 0 {
+	id, err := self(p)
+	if err != nil {
 		return nil
 	}
 	return &id

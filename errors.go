@@ -21,16 +21,12 @@ var ErrHeld = lockrec.ErrHeld
 // HeldError is the error Acquire returns when someone else holds the lock.
 // errors.Is(err, ErrHeld) holds for every HeldError.
 type HeldError struct {
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Holder is the holder's recorded identity; nil when unknown.
-	Holder *platform.Identity
+	Path   string             // as the caller gave it
+	Holder *platform.Identity // as recorded; nil when unknown
 	// Reason says, when Holder is nil, what is known of the holder
-	// ("a flock(2) lock"); "" when nothing is.
+	// ("a flock(2) lock").
 	Reason string
-	// Since is when the holder took the lock, as it recorded it; zero
-	// when unknown.
-	Since time.Time
+	Since  time.Time // when the holder took the lock; zero when unknown
 }
 
 func (e *HeldError) Error() string {
@@ -49,11 +45,8 @@ var ErrLost = errors.New("lock lost")
 
 // LostError says that a held lock was lost, and why.
 type LostError struct {
-	// Path is the lock's path (for a cluster lock, its name), as the
-	// caller gave it.
-	Path string
-	// Err is the cause, wrapping the system's error where there is one.
-	Err error
+	Path string // as the caller gave it (for a cluster lock, its name)
+	Err  error  // the cause
 }
 
 func (e *LostError) Error() string {
@@ -97,12 +90,9 @@ var ErrSidecarName = errors.New("the name of a file proclock keeps beside a lock
 // line: what failed, on which path, and the cause in plain words. Unwrap
 // gives the cause in full, for errors.Is and errors.As.
 type Error struct {
-	// Op is what failed: "acquire", "inspect" or "release".
-	Op string
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Err is the cause.
-	Err error
+	Op   string // "acquire", "inspect" or "release"
+	Path string // as the caller gave it
+	Err  error  // the cause
 }
 
 func (e *Error) Error() string {
@@ -126,8 +116,8 @@ func plainCause(err error, path string) string {
 	if netErr, ok := errors.AsType[*networkFSError](err); ok {
 		return netErr.Error()
 	}
-	if idErr, ok := errors.AsType[*identityError](err); ok {
-		return idErr.Error()
+	if errors.Is(err, errNoIdentity) {
+		return err.Error()
 	}
 	switch {
 	case errors.Is(err, fs.ErrInvalid):

@@ -37,9 +37,8 @@ type Status struct {
 	// Reason says why a lock is stale ("pid gone", "unstamped past 30
 	// s", ...), inaccessible or foreign, or what is known of a holder
 	// that is not ("a flock(2) lock").
-	Reason string `json:"reason,omitempty"`
-	// Holder is the recorded holder, when known.
-	Holder *platform.Identity `json:"holder,omitempty"`
+	Reason string             `json:"reason,omitempty"`
+	Holder *platform.Identity `json:"holder,omitempty"` // as recorded, when known
 	// OtherPIDNamespace and OtherTimeNamespace are set when the holder,
 	// of this host, is in another pid namespace (its file lock is never
 	// reclaimed) or time namespace than this process, as far as both are
@@ -50,18 +49,15 @@ type Status struct {
 	// is how long ago that was, by the platform's clock.
 	AcquiredAt time.Time     `json:"acquiredAt,omitzero"`
 	HeldFor    time.Duration `json:"heldFor,omitempty"`
-	// HeldHere: an acquisition in this process holds the lock.
-	HeldHere  bool      `json:"heldHere,omitempty"`
-	Mechanism Mechanism `json:"mechanism"`
+	HeldHere   bool          `json:"heldHere,omitempty"` // by an acquisition in this process
+	Mechanism  Mechanism     `json:"mechanism"`
 
-	// cause is the error that made the lock inaccessible or foreign.
-	cause error
+	cause error // what made the lock inaccessible or foreign
 }
 
 // IsHeld reports whether another process, or an acquisition in this one,
-// holds the lock at path, without taking it and without writing anything.
-// The answer may be out of date by the time it arrives: only Acquire
-// decides. ctx is looked at once, before anything starts.
+// holds the lock at path, writing nothing. The answer may be out of date
+// by the time it arrives: only Acquire decides. ctx is looked at once.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
 	st, err := inspect(ctx, p, path, false)
 	if err == nil && (st.State == StateInaccessible || st.State == StateForeign) {
@@ -72,9 +68,8 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 }
 
 // Inspect reports the state of the lock at path, its holder and since when,
-// and its mechanism, for people and tools. Like IsHeld it writes nothing,
-// and it never takes a lock from a live holder, however long it has held:
-// a stuck holder is for a watchdog to kill, and HeldFor shows how long.
+// and its mechanism, for people and tools, writing nothing. A stuck holder
+// is for a watchdog to kill: HeldFor shows how long it has held.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, error) {
 	return inspect(ctx, p, path, true)
 }

@@ -9,21 +9,17 @@ import (
 	"github.com/proclock/proclock/internal/wake"
 )
 
-// ErrRemoved is matched (errors.Is) by a lost lock's error (Lock.Err) when
-// one of its files is no longer at its path: the lock file or its mark
-// (path.holder) removed or renamed away, the directory removed or moved,
-// the filesystem unmounted.
+// ErrRemoved is matched by a lost lock's error (Lock.Err) when one of its
+// files is no longer at its path: removed or renamed away, its directory
+// removed or moved, its filesystem unmounted.
 var ErrRemoved = lockrec.ErrRemoved
 
 // ErrReplaced is matched by a lost lock's error when another file is at
-// the path of one of its files (renamed or created over it), or when the
-// lock file's bytes are no longer its holder's stamp (written over).
+// the path of one of its files, or its stamp was written over.
 var ErrReplaced = lockrec.ErrReplaced
 
 // checker looks at a held lock's files: nil while whole, else the cause
-// of its loss. At is the lock's path made absolute when taken, which
-// Check judges and the watch watches, whatever the working directory is
-// later. An interface, so that a lock never asked costs no allocation.
+// of its loss. At is the path it judges, made absolute when taken.
 type checker interface {
 	Check() error
 	At() string
@@ -34,31 +30,25 @@ type checker interface {
 const lossLookEvery = time.Second
 
 // Lost returns a channel that is closed once the lock is known to be lost
-// without Release: its file or its mark (path.holder) removed or replaced
-// at its path, or its directory or filesystem gone. Err then says why. A
-// Release never closes it.
+// without Release: its file or its mark (path.holder) removed or replaced,
+// or its directory or filesystem gone. Err then says why. A Release never
+// closes it.
 //
-// The first call to Lost or Err starts watching and looks at the lock at
-// once. On linux the watch is inotify, shared by all the locks of the
-// process, and tells within microseconds; elsewhere the lock is looked at
-// every second (docs/design.md, "A lock that knows when it is lost"). A
-// platform whose Clock's sleeps return at once needs a Wake that tells of
-// changes, or the looks spin: give a fake process's Wake.
+// The first call to Lost or Err starts watching (docs/design.md, "A lock
+// that knows when it is lost"). A platform whose Clock's sleeps return at
+// once needs a Wake that tells of changes, or the looks spin.
 //
-// A lost lock is not given up: what is left of it keeps excluding others
-// as long as it can, and it is never taken back by itself
-// (docs/protocol.md, "A held lock's files removed"). Its holder should
-// stop what it does under the lock, Release it, and Acquire it again if
-// it still needs it.
+// A lost lock is not given up, nor taken back (docs/protocol.md, "A held
+// lock's files removed"): its holder should stop what it does under it,
+// Release it, and Acquire it again if need be.
 func (l *Lock) Lost() <-chan struct{} {
 	l.watchOnce.Do(l.startWatch)
 	return l.watch.lost
 }
 
 // Err returns nil while the lock is held, or after a clean Release; once
-// the lock is known to be lost (Lost), a *LostError, matching ErrLost, that
-// wraps the cause, matching ErrRemoved or ErrReplaced. The first call (of
-// Lost or Err) starts the watch and looks at once.
+// it is known lost (Lost), a *LostError, matching ErrLost, wrapping a cause
+// that matches ErrRemoved or ErrReplaced.
 func (l *Lock) Err() error {
 	l.watchOnce.Do(l.startWatch)
 	select {
@@ -102,7 +92,7 @@ func (l *Lock) startWatch() {
 }
 
 // watchChanges starts the platform's watch of the lock's files; nil when
-// it has none (or it failed): the lock is then looked at periodically.
+// it has none: the lock is then looked at every lossLookEvery.
 func (l *Lock) watchChanges() wake.Changes {
 	if l.p == nil {
 		return nil

@@ -219,40 +219,29 @@ type fileMechanism struct {
 	seen bool // the last attempt found it held (stamplock.AcquireSeen)
 }
 
-// self is this process's identity, which the file mechanism needs.
-func (m *fileMechanism) self() (platform.Identity, error) {
-	if m.p.Process == nil {
-		return platform.Identity{}, &identityError{errNoProcess}
+// self is this process's identity, or why there is none: the file
+// mechanism cannot work without it.
+func self(p *platform.Platform) (platform.Identity, error) {
+	if p.Process == nil {
+		return platform.Identity{}, fmt.Errorf("%w: platform has no Process", errNoIdentity)
 	}
-	id, err := m.p.Process.Self()
+	id, err := p.Process.Self()
 	if err == nil && id.PID <= 0 {
 		// Others would take a stamp without a pid for junk.
-		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
+		err = fmt.Errorf("identity has no process id: pid %d", id.PID)
 	}
 	if err != nil {
-		return platform.Identity{}, &identityError{err}
+		return platform.Identity{}, fmt.Errorf("%w: %w", errNoIdentity, err)
 	}
 	return id, nil
 }
 
-// identityError says the file mechanism cannot work without this
-// process's identity, and why it has none.
-type identityError struct{ err error }
-
-func (e *identityError) Error() string {
-	return "the file mechanism needs this process's identity: " + e.err.Error()
-}
-
-func (e *identityError) Unwrap() error { return e.err }
-
-// errNoPID says a platform's identity of this process has no usable pid.
-var errNoPID = errors.New("identity has no process id")
-
-// errNoProcess says the platform has no Process.
-var errNoProcess = errors.New("platform has no Process")
+// errNoIdentity is matched by the error of the file mechanism without this
+// process's identity.
+var errNoIdentity = errors.New("the file mechanism needs this process's identity")
 
 func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
-	here, err := m.self()
+	here, err := self(m.p)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +267,7 @@ func (m *fileMechanism) recorded() Status {
 }
 
 func (m *fileMechanism) inspect(detail bool) (Status, error) {
-	here, err := m.self()
+	here, err := self(m.p)
 	if err != nil {
 		return Status{Path: m.path, Mechanism: MechanismFile}, err
 	}
@@ -319,21 +308,14 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	switch {
 	case state == StateStale && pr.Reason == stamplock.ReasonFree:
 		st.State = StateFree
+	case state == StateStale && pr.Reason == stamplock.ReasonUnstamped:
+		st.Reason = "unstamped past 30 s"
+	case state == StateStale && pr.Reason == stamplock.ReasonUnreadable:
+		st.Reason = "unreadable past 30 s"
 	case state == StateStale:
-		st.Reason = staleReason(pr.Reason)
+		st.Reason = string(pr.Reason)
 	case pr.Reason == stamplock.ReasonLocked:
 		st.Reason = pr.LockedBy
 	}
 	return st, nil
-}
-
-// staleReason words why a lock file is stale, as Inspect reports it.
-func staleReason(r platform.Reason) string {
-	switch r {
-	case stamplock.ReasonUnstamped:
-		return "unstamped past 30 s"
-	case stamplock.ReasonUnreadable:
-		return "unreadable past 30 s"
-	}
-	return string(r)
 }

@@ -75,16 +75,6 @@ func (l *Lock) detach() (err error) {
 	return nil
 }
 
-// unattach detaches the lock's database, letting go of any lock on it,
-// and keeps the connection for another try.
-func (l *Lock) unattach() error {
-	if err := exec(l.conn, "DETACH "+schema); err != nil {
-		return err
-	}
-	l.attached = false
-	return nil
-}
-
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -94,9 +84,4 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 
 // KernelFile is the pinned file that holds the lock's kernel locks while
 // it is held; nil when none is on it.
-func (l *Lock) KernelFile() lockfs.File {
-	if l.released || (!l.flocked && l.ranged == nil) {
-		return nil
-	}
-	return l.kept
-}
+func (l *Lock) KernelFile() lockfs.File { return l.kept }

@@ -126,9 +126,10 @@ func (l *Lock) try(pin lockfs.File, w *busyWait) error {
 		if !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
 		}
-		if derr := l.unattach(); derr != nil {
+		if derr := exec(l.conn, "DETACH "+schema); derr != nil {
 			return derr
 		}
+		l.attached = false
 		if !w.tick() {
 			return err
 		}
