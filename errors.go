@@ -113,13 +113,9 @@ func pathError(op, path string, err error) error {
 // plainCause words err, the cause of a failure on the lock at path, for
 // people: no path but a sidecar's base name, no SQLite internals.
 func plainCause(err error, path string) string {
-	if netErr, ok := errors.AsType[*networkFSError](err); ok {
-		return netErr.Error()
-	}
-	if errors.Is(err, errNoIdentity) {
-		return err.Error()
-	}
 	switch {
+	case errors.Is(err, ErrNetworkFS), errors.Is(err, errNoIdentity):
+		return err.Error() // in plain words already
 	case errors.Is(err, fs.ErrInvalid):
 		return "empty path"
 	case errors.Is(err, sqlitelock.ErrReadOnly):
