@@ -11,20 +11,14 @@ import (
 // panicked; its connection is closed, never reused (docs/design.md).
 var ErrPanic = errors.New("sqlitelock: go-sqlite3 panicked")
 
-// panicError carries what go-sqlite3 panicked with.
-type panicError struct{ value any }
-
-func (e *panicError) Error() string {
-	return fmt.Sprintf("sqlitelock: go-sqlite3 panicked: %v", e.value)
-}
-
-func (e *panicError) Is(target error) bool { return target == ErrPanic }
+// panicked is the error of a call into go-sqlite3 that panicked with r.
+func panicked(r any) error { return fmt.Errorf("%w: %v", ErrPanic, r) }
 
 // guarded calls f; a panic in go-sqlite3 is an error matching ErrPanic.
 func guarded(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = panicked(r)
 		}
 	}()
 	return f()

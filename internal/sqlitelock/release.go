@@ -60,7 +60,7 @@ func (l *Lock) detach() (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil { // from InTransaction
-			err = errors.Join(&panicError{value: r}, closeConn(conn))
+			err = errors.Join(panicked(r), closeConn(conn))
 		}
 	}()
 	if conn.InTransaction() {

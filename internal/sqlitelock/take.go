@@ -31,7 +31,7 @@ func (l *Lock) take(ctx context.Context, pin lockfs.File) (err error) {
 	p, retry := l.p, l.a.Retry
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = panicked(r)
 		}
 		if errors.Is(err, ErrPanic) {
 			l.broken = true
@@ -49,7 +49,16 @@ func (l *Lock) take(ctx context.Context, pin lockfs.File) (err error) {
 	defer stop()
 	_, kept := p.Wake.(wake.Watcher)
 	w := &busyWait{ctx: ctx, p: p, start: p.Time().Now(), path: l.path, names: lockrec.Watched(l.path), kept: kept}
-	err = l.tryBusy(pin, w)
+	if l.ranged == nil {
+		l.conn.BusyHandler(func(context.Context, int) bool {
+			if l.attached && !l.conn.Reserved(schema) {
+				return false // no waiting on a mere shared lock (try)
+			}
+			return w.tick()
+		})
+		defer l.conn.BusyHandler(nil)
+	}
+	err = l.try(pin, w)
 	for range retries {
 		if !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
@@ -108,51 +117,37 @@ func (w *busyWait) tick() bool {
 	return w.pause(d) == nil
 }
 
-// try makes one try at SQLite's exclusive lock. Through SQL it lets go of
-// the attach's shared lock before each of w's ticks, so that its waits
-// stall nobody.
+// try takes SQLite's exclusive lock, trying again at each of w's ticks
+// while it is busy. Through SQL it lets go of the attach's shared lock
+// before each tick, so that its waits stall nobody.
 func (l *Lock) try(pin lockfs.File, w *busyWait) error {
-	if l.ranged != nil {
-		return l.lockRange(pin)
-	}
 	for {
-		if !l.attached {
-			if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
-				return err
-			}
-			l.attached = true
-		}
-		err := exec(l.conn, lockSQL)
+		err := l.tryOnce(pin)
 		if !errors.Is(err, sqlapi.SQLiteBusy) {
 			return err
 		}
-		if derr := exec(l.conn, "DETACH "+schema); derr != nil {
-			return derr
+		if l.attached {
+			if derr := exec(l.conn, "DETACH "+schema); derr != nil {
+				return derr
+			}
+			l.attached = false
 		}
-		l.attached = false
 		if !w.tick() {
 			return err
 		}
 	}
 }
 
-// tryBusy is try, waiting out the busy timeout: through the byte-range
-// locks by ticks between tries, through SQL by SQLite's busy handler.
-func (l *Lock) tryBusy(pin lockfs.File, w *busyWait) error {
+// tryOnce makes one try at SQLite's exclusive lock.
+func (l *Lock) tryOnce(pin lockfs.File) error {
 	if l.ranged != nil {
-		err := l.try(pin, w)
-		for errors.Is(err, sqlapi.SQLiteBusy) && w.tick() {
-			err = l.try(pin, w)
-		}
-		return err
+		return l.lockRange(pin)
 	}
-	l.conn.BusyHandler(func(context.Context, int) bool {
-		// No waiting on a mere shared lock (try).
-		if l.attached && !l.conn.Reserved(schema) {
-			return false
+	if !l.attached {
+		if err := exec(l.conn, attachSQL(l.name, false)); err != nil {
+			return err
 		}
-		return w.tick()
-	})
-	defer l.conn.BusyHandler(nil)
-	return l.try(pin, w)
+		l.attached = true
+	}
+	return exec(l.conn, lockSQL)
 }
