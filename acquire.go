@@ -100,19 +100,15 @@ func (l *Lock) Release() error {
 //
 // Bad input (an empty path, a directory, a missing parent directory, a
 // path too long) gives an *Error and creates nothing.
-func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
+func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (_ *Lock, err error) {
+	defer func() {
+		if err != nil {
+			err = pathError("acquire", path, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Op: "acquire", Path: path, Err: err}
+		return nil, err
 	}
-	l, err := acquire(ctx, p, path, opts)
-	if err != nil {
-		return nil, pathError("acquire", path, err)
-	}
-	return l, nil
-}
-
-// acquire is Acquire; its errors are the causes, for Acquire to word.
-func acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	t, err := target(p, path)
 	if err != nil {
 		return nil, err

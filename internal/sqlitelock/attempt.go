@@ -70,12 +70,11 @@ type Lock struct {
 	flocked  bool
 	ranged   lockfs.RangeLocker
 	released bool
-	// parked: the attempt gave up its wait in the kernel's queue; the
-	// waiting goroutine closes the pinned file, then parkedDone.
-	parked     bool
-	parkedDone <-chan struct{}
-	nonce      string // of this holder's mark, once written
-	held       bool
+	// parked is set once the attempt gave up its wait in the kernel's
+	// queue: the waiting goroutine closes the pinned file, then parked.
+	parked <-chan struct{}
+	nonce  string // of this holder's mark, once written
+	held   bool
 	// markLost: Check saw the lock lost; the mark may be another's now.
 	markLost bool
 	// dir is the lock's directory, kept from the attempt to Release, so
@@ -157,7 +156,7 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		return nil, err
 	}
 	defer func() {
-		if (l.kept != pin || !l.held) && !l.parked {
+		if (l.kept != pin || !l.held) && l.parked == nil {
 			pin.Close() // drops the locks on it
 		}
 		if !l.held {
@@ -212,8 +211,8 @@ func (l *Lock) settle(ctx context.Context, pin lockfs.File) error {
 func (l *Lock) notTaken(err error) error {
 	p, path := l.p, l.path
 	switch {
-	case l.parked:
-		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parkedDone}
+	case l.parked != nil:
+		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parked}
 	case errors.Is(err, sqlapi.SQLiteBusy):
 		return heldBy(path, liveHolder(p, l.a.Self, path))
 	case !l.attached && errors.Is(err, fs.ErrPermission):

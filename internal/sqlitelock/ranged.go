@@ -45,7 +45,7 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 // queueRange takes SQLite's exclusive lock on pin, waiting in the
 // kernel's queue on a goroutine of its own, since that wait cannot be cut
 // short. When ctx ends first it parks the wait: the goroutine closes pin
-// once granted, letting go unused, then l.parkedDone.
+// once granted, letting go unused, then l.parked.
 func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 	if err := l.lockRange(pin); !errors.Is(err, sqlapi.SQLiteBusy) {
 		return err
@@ -69,7 +69,7 @@ func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 		return nil
 	case <-ctx.Done():
 		close(giveUp)
-		l.parked, l.parkedDone = true, done
+		l.parked = done
 		return ctx.Err()
 	}
 }
