@@ -70,13 +70,13 @@ func termsOf(p *platform.Platform, opts Options) handoffTerms {
 	return handoffTerms{ok: true, sqlite: p.SQLite, process: p.Process, remove: opts.RemoveOnRelease, netFS: opts.AllowNetworkFS}
 }
 
-// errTurnTaken says another acquisition of this process holds or is
-// attempting the lock, and the caller would not wait.
-var errTurnTaken = errors.New("proclock: lock taken in this process")
-
-// errTurnParked says the turn is kept by a wait of this process's still
-// queued in the kernel (park), and the caller would not wait.
-var errTurnParked = errors.New("proclock: a wait of this process is queued for the lock")
+// enter's errors for a caller that would not wait: another acquisition
+// of this process holds or attempts the lock, or a wait of this process
+// is still queued in the kernel for it (park).
+var (
+	errTurnTaken  = errors.New("proclock: lock taken in this process")
+	errTurnParked = errors.New("proclock: a wait of this process is queued for the lock")
+)
 
 // enter takes key's turn: at once when it is free, else, with wait, after
 // every acquisition queued before it has left, or not at all when ctx ends

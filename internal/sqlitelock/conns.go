@@ -13,19 +13,16 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// The lock's database is attached to a borrowed connection under this
-// schema name.
-const schema = "lock"
-
-// lockSQL takes the lock, on a connection in exclusive locking mode
-// (setupSQL): no journal, and an exclusive transaction kept until the
-// database is detached.
-const lockSQL = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
-
-// setupSQL is run on each connection a ConnCache opens: in exclusive
-// locking mode an attached file keeps the shared lock its schema was read
-// under, which spares BEGIN EXCLUSIVE a second round of lock calls.
-const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
+// The SQL path: the lock's database is attached to a borrowed connection
+// as schema, and lockSQL takes the lock, without a journal, until the
+// database is detached. Connections are in exclusive locking mode
+// (setupSQL), so an attached file keeps the shared lock its schema was
+// read under, which spares BEGIN EXCLUSIVE a second round of lock calls.
+const (
+	schema   = "lock"
+	lockSQL  = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
+	setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
+)
 
 // Conns lends in-memory connections of the platform's SQLite, in
 // exclusive locking mode (setupSQL), to attach a lock's database to.
@@ -52,8 +49,8 @@ type idleConn struct {
 // NewConnCache returns a cache that keeps at most max idle connections.
 func NewConnCache(max int) *ConnCache { return &ConnCache{max: max} }
 
-// For returns the Conns that lends connections of sq, kept in c between
-// uses. sq must be comparable: it keys the cache.
+// For returns the Conns that lends connections of sq (comparable: it keys
+// the cache), kept in c between uses.
 func (c *ConnCache) For(sq platform.SQLite) Conns { return cachedConns{c, sq} }
 
 // take returns an idle connection of sq, most recent first, or nil.
