@@ -258,17 +258,6 @@ func (l *Lock) flock(ctx context.Context, pin lockfs.File) error {
 	}
 }
 
-// flockedOpen reports whether a flock(2) lock that conflicts with a
-// shared one is on f: flock(1)'s, as a look that writes nothing sees it.
-func flockedOpen(fsys lockfs.FS, f lockfs.File) bool {
-	fl, ok := fsys.(fsx.Flocker)
-	if !ok {
-		return false
-	}
-	got, err := fl.TryFlock(f, false)
-	return err == nil && !got // a lock got is let go of as f is closed
-}
-
 // readOnly is the outcome of an attempt that could not open or attach its
 // file for writing (err), by a look that writes nothing.
 func readOnly(p *platform.Platform, conns Conns, path string, err error) error {

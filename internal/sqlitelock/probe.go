@@ -50,7 +50,7 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 	switch {
 	case held:
 		return lockrec.StateHeld, "", nil
-	case flockedOpen(p.FS, f):
+	case lockrec.Flocked(p.FS, f):
 		return lockrec.StateHeld, lockrec.FlockReason, nil
 	}
 	return lockrec.StateFree, "", nil

@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// SQLite's lock bytes, 1 GiB into the file, which a one-page database
-// never reaches: the pending byte, the reserved byte and 510 shared bytes.
-// An exclusive lock is a write lock on all 512 (docs/design.md, "Locking
-// without SQL").
-const (
-	pendingByte = 0x40000000
-	lockBytes   = 2 + 510
-)
+// SQLite's exclusive lock is a write lock on all its lock bytes, which a
+// one-page database never reaches (docs/design.md, "Locking without SQL").
+const pendingByte, lockBytes = lockrec.SQLitePendingByte, lockrec.SQLiteLockBytes
 
 // byteLocks returns the FS's byte-range locks where the platform's SQLite
 // locks files with them: the mechanism then takes SQLite's locks itself.
