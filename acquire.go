@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/proclock/proclock/internal/fserr"
 	"github.com/proclock/proclock/internal/fsx"
@@ -23,11 +22,10 @@ import (
 type Mechanism string
 
 const (
-	// MechanismSQLite: an exclusive SQLite lock, dropped by the kernel
-	// when its holder exits. Used where the platform has SQLite.
+	// MechanismSQLite: an exclusive SQLite lock, where the platform has
+	// SQLite.
 	MechanismSQLite Mechanism = "sqlite"
-	// MechanismFile: a lock file stamped with its holder's identity,
-	// reclaimed when the holder is dead for certain.
+	// MechanismFile: a lock file stamped with its holder's identity.
 	MechanismFile Mechanism = "file"
 )
 
@@ -35,38 +33,32 @@ const (
 type Options struct {
 	// Wait makes Acquire wait for the holder to let go, until ctx ends.
 	Wait bool
-	// RemoveOnRelease removes the lock's files on Release. The file
-	// mechanism always removes its lock file; with SQLite, the database
-	// file stays unless this is set.
+	// RemoveOnRelease removes the SQLite lock's database file on
+	// Release (the file mechanism always removes its lock file).
 	RemoveOnRelease bool
-	// AllowNetworkFS allows a lock on a network filesystem, where the
-	// OS can tell one (linux, darwin). Locks there are not reliable.
+	// AllowNetworkFS allows a lock on a network filesystem, where locks
+	// are not reliable (refused where the OS tells: linux, darwin).
 	AllowNetworkFS bool
 }
 
 // Lock is a held lock. Release it when done; a process that exits or
 // crashes lets go of a SQLite lock at once, and its lock file becomes
 // reclaimable. A Lock that is dropped without Release stays held for the
-// rest of the process's life: proclock keeps every held lock reachable,
-// so the garbage collector never closes the file that holds it, as it may
-// an *os.File whose lock was dropped (gofrs/flock). Keep the Lock and
-// Release it, or let the process's exit let go.
+// rest of the process's life: proclock keeps every held lock reachable, so
+// the garbage collector never closes the file that holds it.
 type Lock struct {
 	path    string
 	mech    Mechanism
 	holder  *platform.Identity
 	release func() error
-	// file is the open file that holds the lock's kernel locks, or the
-	// stamped lock file; nil when none (internal/lockfile).
-	file  lockfs.File
-	key   turnKey
-	terms handoffTerms
-	// p and check serve the watch for the lock's loss (lost.go): check
-	// looks at the lock's files, nil while whole. loss is nil until the
-	// first Lost or Err, or Release.
-	p     *platform.Platform
-	check checker
-	loss  atomic.Pointer[lossWatch]
+	file    lockfs.File // holds the kernel locks, or is the stamp (internal/lockfile)
+	key     turnKey
+	terms   handoffTerms
+	// p and check serve the watch for the lock's loss (lost.go).
+	p         *platform.Platform
+	check     checker
+	watchOnce sync.Once
+	watch     lossWatch
 
 	mu       sync.Mutex
 	left     bool // the turn is given up
@@ -83,13 +75,10 @@ func (l *Lock) Holder() *platform.Identity { return l.holder }
 // Mechanism returns how the lock is held.
 func (l *Lock) Mechanism() Mechanism { return l.mech }
 
-// Release lets go of the lock. Once it has succeeded, calling it again does
-// nothing. A Release that fails (a lock file that could not be removed, say)
-// may be called again to retry; the lock is no longer this process's to use
-// either way. With another acquisition of this process waiting for the
-// lock on the same terms, Release hands it the lock still held instead
-// (docs/design.md, "Waiting"): to other processes it stays held. Its error
-// is an *Error, as Acquire's are.
+// Release lets go of the lock, or hands it still held to an acquisition of
+// this process waiting on the same terms (docs/design.md, "Waiting"). Once
+// it has succeeded, calling it again does nothing; one that failed (an
+// *Error) may be retried.
 func (l *Lock) Release() error {
 	if err := turns.release(l); err != nil {
 		return pathError("release", l.path, err)
@@ -109,28 +98,25 @@ func (l *Lock) Release() error {
 // The lock stays held until Release or the process's exit, even when the
 // *Lock is dropped (see Lock).
 //
-// Bad input (an empty path, a directory at path, a missing parent
-// directory, a path too long for the system) gives an *Error wrapping a
-// *fs.PathError or a documented sentinel, and creates nothing.
-func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
+// Bad input (an empty path, a directory, a missing parent directory, a
+// path too long) gives an *Error and creates nothing.
+func Acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (_ *Lock, err error) {
+	defer func() {
+		if err != nil {
+			err = pathError("acquire", path, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Op: "acquire", Path: path, Err: err}
+		return nil, err
 	}
-	l, err := acquire(ctx, p, path, opts)
-	if err != nil {
-		return nil, pathError("acquire", path, err)
-	}
-	return l, nil
-}
-
-// acquire is Acquire; its errors are the causes, for Acquire to word.
-func acquire(ctx context.Context, p *platform.Platform, path string, opts Options) (*Lock, error) {
 	t, err := target(p, path)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.mech.ready(); err != nil {
-		return nil, err
+	if m, ok := t.mech.(*fileMechanism); ok {
+		if _, err := self(m.p); err != nil {
+			return nil, err // it cannot work without this process's identity
+		}
 	}
 	if err := t.refuseNetworkFS(p.FS); err != nil {
 		if !opts.AllowNetworkFS {
@@ -148,8 +134,7 @@ func acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	if err != nil {
 		held := &HeldError{Path: path, Holder: selfIdentity(p)}
 		if errors.Is(err, errTurnParked) {
-			// This process only waits, in the kernel's queue, behind
-			// the holder its files name.
+			// Only a wait of this process is queued, behind this holder.
 			held.Holder = t.mech.recorded().Holder
 		}
 		if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
@@ -180,17 +165,26 @@ type lockTarget struct {
 	mech mechanism
 }
 
-// target checks p and path and makes the lock's turn key: the platform's
-// FS (both mechanisms on one FS share the lock's files, so they share its
-// turns), the identity of the file's directory (its device and inode,
-// which every name of it shares, symlinked or not), then its base name.
+// target checks p and path and makes the lock's turn key.
 func target(p *platform.Platform, path string) (lockTarget, error) {
-	return targetKeyed(p, path, true)
+	t, err := unkeyedTarget(p, path)
+	if err == nil {
+		err = t.setKey(p)
+	}
+	return t, err
 }
 
-// targetKeyed is target; without keyed it leaves the key out, and the
-// stat of the directory it costs.
-func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, error) {
+// setKey makes t's turn key: the platform's FS (both mechanisms share its
+// files, so they share its turns), the directory's identity (which every
+// name of it shares), and the base name.
+func (t *lockTarget) setKey(p *platform.Platform) error {
+	dirID, err := p.FS.DirID(t.dir)
+	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: filepath.Base(t.path)}
+	return err
+}
+
+// unkeyedTarget is target without the key, and the stat it costs.
+func unkeyedTarget(p *platform.Platform, path string) (lockTarget, error) {
 	if p == nil || p.FS == nil {
 		return lockTarget{}, errors.New("proclock: platform has no FS")
 	}
@@ -207,58 +201,25 @@ func targetKeyed(p *platform.Platform, path string, keyed bool) (lockTarget, err
 	if base == "." || base == ".." || base == string(filepath.Separator) || path[len(path)-1] == filepath.Separator {
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: lockfs.ErrIsDir}
 	}
-	if sidecarName(base) {
+	if strings.HasSuffix(base, lockrec.MarkSuffix) || strings.HasSuffix(base, lockrec.GuardSuffix) {
+		// Another lock's mark or guard (docs/protocol.md, "Names").
 		return lockTarget{}, &fs.PathError{Op: "acquire", Path: path, Err: ErrSidecarName}
 	}
-	t := lockTarget{path: path, dir: filepath.Dir(path)}
-	if !keyed {
-		return t, t.unkeyed(p)
-	}
-	dirID, err := p.FS.DirID(t.dir)
-	if err != nil {
-		return lockTarget{}, err
-	}
-	if err := t.unkeyed(p); err != nil {
-		return lockTarget{}, err
-	}
-	t.key = turnKey{world: p.FS, dirDev: dirID.Dev, dirIno: dirID.Ino, base: base}
-	return t, nil
-}
-
-// unkeyed sets t's mechanism, checking that p's values can key turns and
-// connections: all of target but its key, which costs a stat of the
-// directory.
-func (t *lockTarget) unkeyed(p *platform.Platform) error {
 	if !reflect.TypeOf(p.FS).Comparable() {
-		return fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
+		return lockTarget{}, fmt.Errorf("proclock: platform's FS is a %T, which cannot key turns; use a pointer", p.FS)
 	}
 	if p.SQLite != nil && !reflect.TypeOf(p.SQLite).Comparable() {
-		return fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
+		return lockTarget{}, fmt.Errorf("proclock: platform's SQLite is a %T, which cannot key its connections; use a pointer", p.SQLite)
 	}
-	t.mech = mechanismFor(p, t.path)
-	return nil
+	return lockTarget{path: path, dir: filepath.Dir(path), mech: mechanismFor(p, path)}, nil
 }
 
-// selfIdentity is this process's identity, or nil when unknown (or
-// without a pid, which no reader could judge).
+// selfIdentity is this process's identity; nil when unknown or without a
+// pid, which no reader could judge.
 func selfIdentity(p *platform.Platform) *platform.Identity {
-	if p.Process == nil {
-		return nil
-	}
-	id, err := p.Process.Self()
-	if err != nil || id.PID <= 0 {
+	id, err := self(p)
+	if err != nil {
 		return nil
 	}
 	return &id
-}
-
-// sidecarName reports whether base is the name of a file proclock keeps
-// beside another lock: its mark or guard (docs/protocol.md, "Names").
-func sidecarName(base string) bool {
-	for _, suffix := range []string{lockrec.MarkSuffix, lockrec.GuardSuffix} {
-		if strings.HasSuffix(base, suffix) {
-			return true
-		}
-	}
-	return false
 }

@@ -2,17 +2,12 @@
 // holder of the lock at a path is the only holder among all processes of
 // the host, and among all goroutines of its own process.
 //
-// Where the platform has SQLite (linux, darwin, windows, the BSDs), the
-// lock is an exclusive SQLite lock that the kernel drops the moment its
-// holder exits or crashes: nothing is ever reclaimed. Elsewhere (wasip1,
-// js, or a platform without SQLite) it is a lock file stamped with its
-// holder's identity, reclaimed only when that holder is dead for certain.
-// Either way the holder's identity (host, pid, start time, boot) is written
-// down, so that a process that finds the lock held can say who holds it.
-//
-// Everything reaches the world through a platform.Platform:
-// platform.Native() for the running OS, or a world from package fake in
-// tests, so that code using proclock can be tested hermetically.
+// Where the platform has SQLite, the lock is an exclusive SQLite lock that
+// the kernel drops when its holder exits: nothing is ever reclaimed.
+// Elsewhere (wasip1, js) it is a lock file stamped with its holder's
+// identity, reclaimed only when that holder is dead for certain. Either
+// way the holder is named. Everything reaches the world through a
+// platform.Platform: platform.Native(), or a fake world in tests.
 //
 //	lock, err := proclock.Acquire(ctx, platform.Native(), "myapp.lock", proclock.Options{})
 //	if errors.Is(err, proclock.ErrHeld) {
@@ -25,7 +20,6 @@
 //	}
 //	defer lock.Release()
 //
-// Acquisitions of one lock inside a process take turns in memory, first
-// come, first served; a waiting acquisition (Options.Wait) is cancelled
-// through its context.
+// Acquisitions of one lock inside a process take turns, first come, first
+// served; a waiting one (Options.Wait) is cancelled through its context.
 package proclock

@@ -21,17 +21,12 @@ var ErrHeld = lockrec.ErrHeld
 // HeldError is the error Acquire returns when someone else holds the lock.
 // errors.Is(err, ErrHeld) holds for every HeldError.
 type HeldError struct {
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Holder is the holder's recorded identity; nil when unknown.
-	Holder *platform.Identity
-	// Reason says, when Holder is nil, what is known of the holder:
-	// "a flock(2) lock" (flock(1)'s, or another program's flock(2)
-	// lock on the file); "" when nothing is.
+	Path   string             // as the caller gave it
+	Holder *platform.Identity // as recorded; nil when unknown
+	// Reason says, when Holder is nil, what is known of the holder
+	// ("a flock(2) lock").
 	Reason string
-	// Since is when the holder took the lock, as it recorded it; zero
-	// when unknown.
-	Since time.Time
+	Since  time.Time // when the holder took the lock; zero when unknown
 }
 
 func (e *HeldError) Error() string {
@@ -42,20 +37,16 @@ func (e *HeldError) Error() string {
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
 // ErrLost is matched (errors.Is) by the error a Lock reports (Lock.Err)
-// once it has learnt that it no longer holds its lock without having let go
-// of it: a host lock whose file or mark was removed or replaced at its path,
-// or whose filesystem went away; a cluster lock whose lease expired or was
-// revoked, or whose key was deleted. The error is a *LostError.
+// once it has learnt that it lost its lock without letting go: a host
+// lock's file or mark removed or replaced, its filesystem gone; a cluster
+// lock's lease expired or revoked, its key deleted. The error is a
+// *LostError.
 var ErrLost = errors.New("lock lost")
 
 // LostError says that a held lock was lost, and why.
 type LostError struct {
-	// Path is the lock's path (for a cluster lock, its name), as the
-	// caller gave it.
-	Path string
-	// Err is the cause: what was seen (the file removed, the lease
-	// expired, ...), wrapping the system's error where there is one.
-	Err error
+	Path string // as the caller gave it (for a cluster lock, its name)
+	Err  error  // the cause
 }
 
 func (e *LostError) Error() string {
@@ -76,42 +67,32 @@ func (e *LostError) Unwrap() error { return e.Err }
 var ErrNetworkFS = errors.New("proclock: lock directory is on a network filesystem")
 
 // ErrNotLockFile is matched by Acquire's (and IsHeld's) error when the file
-// at the lock's path is not recognisably a lock file: a script, text, a
-// database with tables, JSON without a pid, a FIFO, socket or device, a
-// file over 64 KiB. proclock never removes or changes such a file
-// (docs/protocol.md says what is a lock file).
+// at the lock's path is not recognisably a lock file (a script, a database
+// with tables, a FIFO, a file over 64 KiB: docs/protocol.md). proclock
+// never removes or changes such a file.
 var ErrNotLockFile = lockrec.ErrNotLockFile
 
-// ErrPathTooLong is matched by the error for a lock path proclock refuses
-// as too long before it creates anything: a base name over NAME_MAX, a
-// path with less than 64 bytes to spare under PATH_MAX (its sidecars need
-// them: docs/protocol.md, "Names"), or, for the SQLite mechanism where
-// SQLite cannot be given a short name for the file (everywhere but linux
-// with /proc), a path over SQLite's limit of 1016 bytes, made absolute. It
-// matches lockfs.ErrNameTooLong (the system's ENAMETOOLONG) too.
+// ErrPathTooLong is matched by the error for a lock path refused as too
+// long before anything is created: a base name over NAME_MAX, less than
+// 64 bytes to spare under PATH_MAX for its sidecars (docs/protocol.md,
+// "Names"), or over SQLite's 1016 bytes where SQLite cannot be given a
+// shorter name. It matches lockfs.ErrNameTooLong (ENAMETOOLONG) too.
 var ErrPathTooLong = lockrec.ErrPathTooLong
 
-// ErrSidecarName is matched by the error for a lock path whose name is
-// that of a file proclock keeps beside another lock (x.lock.holder,
-// x.lock.stale: docs/protocol.md, "Names"): the two locks
-// would take each other's files for their own.
+// ErrSidecarName is matched by the error for a lock path named as a file
+// proclock keeps beside another lock (x.lock.holder, x.lock.stale:
+// docs/protocol.md, "Names").
 var ErrSidecarName = errors.New("the name of a file proclock keeps beside a lock")
 
 // Error is the error Acquire, IsHeld and Inspect return when they cannot
-// take or read the lock at a path, for any other reason than its being
-// held (ErrHeld), and Release's when it cannot let go of it cleanly. Its message is one line: what failed, on which path, and
-// the cause in plain words ("permission denied", "no such directory",
-// "not a lock file", "name too long", "on a network filesystem", ...).
-// Unwrap gives the cause in full, with the system's and SQLite's own
-// words, for errors.Is and errors.As: errors.Is(err, fs.ErrPermission),
-// errors.Is(err, ErrNotLockFile) and so on.
+// take or read the lock at a path for another reason than its being held,
+// and Release's when it cannot let go of it cleanly. Its message is one
+// line: what failed, on which path, and the cause in plain words. Unwrap
+// gives the cause in full, for errors.Is and errors.As.
 type Error struct {
-	// Op is what failed: "acquire", "inspect" or "release".
-	Op string
-	// Path is the lock's path, as the caller gave it.
-	Path string
-	// Err is the cause.
-	Err error
+	Op   string // "acquire", "inspect" or "release"
+	Path string // as the caller gave it
+	Err  error  // the cause
 }
 
 func (e *Error) Error() string {
@@ -121,8 +102,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // pathError wraps err, the cause of a failure of op on the lock at path,
-// in an *Error; errors that already are one, held errors and a caller's
-// cancellation pass as they are.
+// in an *Error; an *Error and held errors pass as they are.
 func pathError(op, path string, err error) error {
 	if _, ok := errors.AsType[*Error](err); ok || err == nil || errors.Is(err, ErrHeld) {
 		return err
@@ -130,17 +110,12 @@ func pathError(op, path string, err error) error {
 	return &Error{Op: op, Path: path, Err: err}
 }
 
-// plainCause words err, the cause of a failure on the lock at path, in plain
-// words for people: never a path (but a sidecar's base name, when that is
-// what failed), never SQLite's internals. Status.Reason and Error use it.
+// plainCause words err, the cause of a failure on the lock at path, for
+// people: no path but a sidecar's base name, no SQLite internals.
 func plainCause(err error, path string) string {
-	if netErr, ok := errors.AsType[*networkFSError](err); ok {
-		return netErr.Error()
-	}
-	if idErr, ok := errors.AsType[*identityError](err); ok {
-		return idErr.Error()
-	}
 	switch {
+	case errors.Is(err, ErrNetworkFS), errors.Is(err, errNoIdentity):
+		return err.Error() // in plain words already
 	case errors.Is(err, fs.ErrInvalid):
 		return "empty path"
 	case errors.Is(err, sqlitelock.ErrReadOnly):
@@ -148,18 +123,19 @@ func plainCause(err error, path string) string {
 			"a lock shared by a group needs it group-writable (chmod g+w, and umask 002 for its users; docs/security.md)"
 	case errors.Is(err, fs.ErrPermission):
 		if side := sidecarOf(err, path); side != "" {
-			// Creating, removing or renaming the lock's other files
-			// needs the directory (docs/security.md).
 			return "permission denied on " + side + ", beside the lock: its directory must let this user create and remove files " +
 				"(for a group: group-writable, setgid, not sticky; docs/security.md)"
 		}
 		return "permission denied"
 	case errors.Is(err, ErrPathTooLong), errors.Is(err, lockfs.ErrNameTooLong):
-		return "name too long" + tooLongDetail(err) + sidecarNamed(err, path)
+		why := ""
+		if tl, ok := errors.AsType[*lockrec.TooLongError](err); ok {
+			why = ": " + tl.Why
+		}
+		return "name too long" + why + sidecarNamed(err, path)
 	case errors.Is(err, ErrNotLockFile):
-		// One wording for every kind (a script, a FIFO, a device, a
-		// symlink, ...), so that both mechanisms, and status and run,
-		// say the same of one path.
+		// One wording for every kind, so that both mechanisms, and
+		// status and run, say the same of one path.
 		if side := sidecarNamed(err, path); side != "" {
 			return "not a lock file" + side + ": proclock never changes it; lock another path"
 		}
@@ -178,17 +154,8 @@ func plainCause(err error, path string) string {
 	return detail(err)
 }
 
-// tooLongDetail is what a refusal of a long path says beyond "name too
-// long" (lockrec.TooLong's words), or "" for the system's own refusal.
-func tooLongDetail(err error) string {
-	if tl, ok := errors.AsType[*lockrec.TooLongError](err); ok {
-		return ": " + tl.Why
-	}
-	return ""
-}
-
 // sidecarNamed names the sidecar that failed, when it is not the lock's
-// own file: ": the mark x.lock.holder".
+// own file: " (on x.lock.holder)".
 func sidecarNamed(err error, path string) string {
 	if side := sidecarOf(err, path); side != "" {
 		return " (on " + side + ")"
@@ -206,17 +173,15 @@ func sidecarOf(err error, path string) string {
 	return filepath.Base(pe.Path)
 }
 
-// sqliteWorded is an error of a SQLite connection that has SQLite's words
-// for its result code ("database is locked"): internal/sqlconn's, where
-// connections live.
+// sqliteWorded is an error with SQLite's words for its result code
+// (internal/sqlconn's).
 type sqliteWorded interface {
 	error
 	SQLiteWords() string
 }
 
 // detail is the plainest words in err for an unforeseen cause: the
-// system's error text, else SQLite's words for its error code, else the
-// innermost message.
+// system's, else SQLite's, else the innermost message.
 func detail(err error) string {
 	if errno, ok := errors.AsType[syscall.Errno](err); ok {
 		return errno.Error()

@@ -25,10 +25,8 @@ const (
 	StateStale State = "stale"
 	// StateInaccessible: this process may not read the lock's file.
 	StateInaccessible State = "inaccessible"
-	// StateForeign: the file at the path is not a lock file (a script,
-	// text, a database with tables, a FIFO, ...): no lock can be taken
-	// there, and proclock never changes it. Acquire's error matches
-	// ErrNotLockFile.
+	// StateForeign: the file at the path is not a lock file, which
+	// proclock never changes; Acquire's error matches ErrNotLockFile.
 	StateForeign State = "foreign"
 )
 
@@ -36,39 +34,30 @@ const (
 type Status struct {
 	Path  string `json:"path"`
 	State State  `json:"state"`
-	// Reason says why a lock is stale ("pid gone", "pid reused", "other
-	// boot", "unstamped past 30 s", "unreadable past 30 s"), inaccessible
-	// ("permission denied"), or foreign ("not a lock file: ..."), or, for
-	// a lock held by an unknown holder, what is known of it ("a flock(2)
-	// lock", "a SQLite lock on the file").
-	Reason string `json:"reason,omitempty"`
-	// Holder is the recorded holder, when known.
-	Holder *platform.Identity `json:"holder,omitempty"`
+	// Reason says why a lock is stale ("pid gone", "unstamped past 30
+	// s", ...), inaccessible or foreign, or what is known of a holder
+	// that is not ("a flock(2) lock").
+	Reason string             `json:"reason,omitempty"`
+	Holder *platform.Identity `json:"holder,omitempty"` // as recorded, when known
 	// OtherPIDNamespace and OtherTimeNamespace are set when the holder,
-	// of this host, is in another pid namespace (its pid is not this
-	// process's to look up: a file lock of such a holder is never
-	// reclaimed) or another time namespace (its clocks are offset; its
-	// start time is judged on the host's clock) than this process, as
-	// far as both are known (docs/design.md, "Time namespaces").
+	// of this host, is in another pid namespace (its file lock is never
+	// reclaimed) or time namespace than this process, as far as both are
+	// known (docs/design.md, "Time namespaces").
 	OtherPIDNamespace  bool `json:"otherPidNamespace,omitempty"`
 	OtherTimeNamespace bool `json:"otherTimeNamespace,omitempty"`
 	// AcquiredAt is when the holder took the lock, when recorded; HeldFor
 	// is how long ago that was, by the platform's clock.
 	AcquiredAt time.Time     `json:"acquiredAt,omitzero"`
 	HeldFor    time.Duration `json:"heldFor,omitempty"`
-	// HeldHere is true when an acquisition in this process holds the
-	// lock.
-	HeldHere  bool      `json:"heldHere,omitempty"`
-	Mechanism Mechanism `json:"mechanism"`
+	HeldHere   bool          `json:"heldHere,omitempty"` // by an acquisition in this process
+	Mechanism  Mechanism     `json:"mechanism"`
 
-	// cause is the error that made the lock inaccessible or foreign.
-	cause error
+	cause error // what made the lock inaccessible or foreign
 }
 
 // IsHeld reports whether another process, or an acquisition in this one,
-// holds the lock at path, without taking it and without writing anything.
-// The answer may be out of date by the time it arrives: only Acquire
-// decides. ctx is looked at once, before anything starts.
+// holds the lock at path, writing nothing. The answer may be out of date
+// by the time it arrives: only Acquire decides. ctx is looked at once.
 func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error) {
 	st, err := inspect(ctx, p, path, false)
 	if err == nil && (st.State == StateInaccessible || st.State == StateForeign) {
@@ -79,29 +68,55 @@ func IsHeld(ctx context.Context, p *platform.Platform, path string) (bool, error
 }
 
 // Inspect reports the state of the lock at path, its holder and since when,
-// and its mechanism, for people and tools. Like IsHeld it writes nothing,
-// and it never takes a lock from a live holder, however long it has held:
-// a stuck holder is for a watchdog to kill, and HeldFor shows how long.
+// and its mechanism, for people and tools, writing nothing. A stuck holder
+// is for a watchdog to kill: HeldFor shows how long it has held.
 func Inspect(ctx context.Context, p *platform.Platform, path string) (Status, error) {
 	return inspect(ctx, p, path, true)
 }
 
-// inspect is Inspect; with detail unset it reads no identity where the
-// mechanism needs none to answer (SQLite's .holder), as IsHeld wants. Its
-// errors are *Error.
-func inspect(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
-	st, err := inspectCause(ctx, p, path, detail)
+// inspect is Inspect; without detail it reads only what IsHeld needs.
+// Its errors are *Error.
+func inspect(ctx context.Context, p *platform.Platform, path string, detail bool) (st Status, err error) {
+	defer func() {
+		if err != nil {
+			err = pathError("inspect", path, err)
+		} else if detail {
+			st.setNamespaces(selfIdentity(p))
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return Status{Path: path}, err
+	}
+	t, err := unkeyedTarget(p, path)
+	// With no turn to look up, the directory's stat for a key is spared.
+	keyed := err == nil && !turns.empty()
+	if keyed {
+		err = t.setKey(p)
+	}
 	if err != nil {
-		return st, pathError("inspect", path, err)
+		return Status{Path: path}, err
 	}
-	if detail {
-		st.setNamespaces(selfIdentity(p))
+	if keyed && turns.held(t.key) {
+		// Never probed: a process never opens SQLite against its own
+		// holder.
+		st := t.mech.recorded()
+		st.State, st.HeldHere = StateHeld, true
+		if st.Holder == nil {
+			st.Holder = selfIdentity(p)
+		}
+		return st, nil
 	}
-	return st, nil
+	st, err = t.mech.inspect(detail)
+	if err == nil && !keyed && st.State == StateAbsent {
+		if _, err := p.FS.DirID(t.dir); err != nil { // as a key would check it
+			return Status{Path: path}, err
+		}
+	}
+	return st, err
 }
 
 // setNamespaces tells whether the holder is in other namespaces of this
-// host than here, this process's identity (nil when unknown).
+// host than here (nil: unknown).
 func (st *Status) setNamespaces(here *platform.Identity) {
 	h := st.Holder
 	if h == nil || here == nil || h.Host != here.Host || (h.BootID != "" && here.BootID != "" && h.BootID != here.BootID) {
@@ -112,52 +127,12 @@ func (st *Status) setNamespaces(here *platform.Identity) {
 	st.OtherTimeNamespace = differ(h.TimeNamespace, here.TimeNamespace)
 }
 
-// inspectCause is inspect, its errors the causes.
-func inspectCause(ctx context.Context, p *platform.Platform, path string, detail bool) (Status, error) {
-	if err := ctx.Err(); err != nil {
-		return Status{Path: path}, err
-	}
-	if turns.empty() {
-		// Nothing is held or attempted in this process: no turn to
-		// look up, and no stat of the directory for its key (the cost
-		// of a probe is mostly system calls). A lock found absent
-		// then has its directory checked as a key would.
-		t, err := targetKeyed(p, path, false)
-		if err != nil {
-			return Status{Path: path}, err
-		}
-		st, err := t.mech.inspect(detail)
-		if err == nil && st.State == StateAbsent {
-			if _, err := p.FS.DirID(t.dir); err != nil {
-				return Status{Path: path}, err
-			}
-		}
-		return st, err
-	}
-	t, err := target(p, path)
-	if err != nil {
-		return Status{Path: path}, err
-	}
-	if turns.held(t.key) {
-		// Not probed: a process never opens SQLite against its own
-		// holder. What the lock's files record is read instead.
-		st := t.mech.recorded()
-		st.State, st.HeldHere = StateHeld, true
-		if st.Holder == nil {
-			st.Holder = selfIdentity(p)
-		}
-		return st, nil
-	}
-	return t.mech.inspect(detail)
-}
-
 // setAcquired records when the holder took the lock, if known.
 func (st *Status) setAcquired(at, now time.Time) {
 	if at.IsZero() {
 		return
 	}
 	st.AcquiredAt = at
-	// Never negative: a time ahead of this clock (stepped back since, or
-	// another machine's) is no time held yet.
+	// A time ahead of this clock is no time held yet.
 	st.HeldFor = max(now.Sub(at), 0)
 }

@@ -3,32 +3,23 @@ package proclock
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/wake"
 )
 
-// ErrRemoved is matched (errors.Is) by a lost lock's error (Lock.Err) when
-// one of its files is no longer at its path: the lock file or its mark
-// (path.holder) removed or renamed away, the directory removed or moved,
-// the filesystem unmounted.
+// ErrRemoved is matched by a lost lock's error (Lock.Err) when one of its
+// files is no longer at its path: removed or renamed away, its directory
+// removed or moved, its filesystem unmounted.
 var ErrRemoved = lockrec.ErrRemoved
 
 // ErrReplaced is matched by a lost lock's error when another file is at
-// the path of one of its files (renamed or created over it), or when the
-// lock file's bytes are no longer its holder's stamp (written over).
+// the path of one of its files, or its stamp was written over.
 var ErrReplaced = lockrec.ErrReplaced
 
 // checker looks at a held lock's files: nil while whole, else the cause
-// of its loss (sqlitelock.Lock.Check, stamplock.Lock.Check). An interface,
-// not a method value, so that a lock that is never asked costs no
-// allocation.
-//
-// At is the lock's path made absolute when it was taken, which Check
-// judges and the watch watches: a process that changes its working
-// directory still watches the files it locked.
+// of its loss. At is the path it judges, made absolute when taken.
 type checker interface {
 	Check() error
 	At() string
@@ -38,103 +29,70 @@ type checker interface {
 // platform that cannot tell of changes (no wake.ChangeWatcher).
 const lossLookEvery = time.Second
 
-// Lost returns a channel that is closed once the lock is known to be lost:
-// held, but no longer as the lock's protocol says it is held, without
-// Release having been called. On one host that is its file or its mark
-// (path.holder) removed or replaced at its path (a tmp cleaner, a user's
-// rm, a rename over it), or its directory or filesystem gone. Err then
-// says why. A Release never closes it: a lock released cleanly was never
-// lost, and a channel asked for after Release is never closed.
+// Lost returns a channel that is closed once the lock is known to be lost
+// without Release: its file or its mark (path.holder) removed or replaced,
+// or its directory or filesystem gone. Err then says why. A Release never
+// closes it.
 //
-// The first call to Lost or Err starts watching, and looks at the lock at
-// once; until then a lock costs nothing more than before. On linux the
-// watch is inotify on the lock's directory and the mount table, shared by
-// all the locks of the process, and tells within microseconds; elsewhere
-// the lock is looked at every second (docs/design.md, "A lock that knows
-// when it is lost"). A platform without a ChangeWatcher whose Clock's
-// sleeps return at once (a fake world's running clock, given without its
-// Wake) makes that look spin: give it the fake process's Wake.
+// The first call to Lost or Err starts watching (docs/design.md, "A lock
+// that knows when it is lost"). A platform whose Clock's sleeps return at
+// once needs a Wake that tells of changes, or the looks spin.
 //
-// A lost lock is not given up: whatever of it is left keeps excluding
-// others as long as it can (a SQLite holder's mark does, while the holder
-// lives), and it is never taken back by itself (docs/protocol.md, "A held
-// lock's files removed"). Its holder should stop what it does under the
-// lock, Release it, and Acquire it again if it still needs it.
+// A lost lock is not given up, nor taken back (docs/protocol.md, "A held
+// lock's files removed"): its holder should stop what it does under it,
+// Release it, and Acquire it again if need be.
 func (l *Lock) Lost() <-chan struct{} {
-	w := l.lossWatch()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l.watchLoss(w)
-	return w.lost
+	l.watchOnce.Do(l.startWatch)
+	return l.watch.lost
 }
 
 // Err returns nil while the lock is held, or after a clean Release; once
-// the lock is known to be lost (Lost), a *LostError, matching ErrLost, that
-// wraps the cause: what was seen and where, matching ErrRemoved or
-// ErrReplaced, and the system's error where there was one. It reports
-// what the watch has learnt; the first call (of Lost or Err) starts the
-// watch and looks at once.
+// it is known lost (Lost), a *LostError, matching ErrLost, wrapping a cause
+// that matches ErrRemoved or ErrReplaced.
 func (l *Lock) Err() error {
-	w := l.lossWatch()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l.watchLoss(w)
-	return w.err
-}
-
-// lossWatch is l's watch, made by the first call: a lock that is never
-// asked costs a nil pointer.
-func (l *Lock) lossWatch() *lossWatch {
-	if w := l.loss.Load(); w != nil {
-		return w
+	l.watchOnce.Do(l.startWatch)
+	select {
+	case <-l.watch.lost:
+		return l.watch.err
+	default:
+		return nil
 	}
-	l.loss.CompareAndSwap(nil, &lossWatch{})
-	return l.loss.Load()
 }
-
-// releasedWatch is the watch of every lock released before it was asked:
-// never lost, never watched.
-var releasedWatch = &lossWatch{lost: make(chan struct{}), ended: true}
 
 // lossWatch is a held lock's watch for its loss, started by the first
-// Lost or Err and stopped by Release.
+// Lost or Err (Lock.watchOnce): a lock never asked costs no allocation.
 type lossWatch struct {
-	mu sync.Mutex
-	// lost is made by the first Lost or Err; closed on loss.
-	lost    chan struct{}
-	err     error // the *LostError, once lost
-	started bool
-	ended   bool               // released (stopWatch): no look is made after
-	quit    context.CancelFunc // ends the watcher; nil without one
-	done    chan struct{}      // closed when the watcher has returned
+	lost chan struct{}      // closed on loss
+	err  error              // the *LostError, set before lost is closed
+	quit context.CancelFunc // ends the watcher; nil without one
+	done chan struct{}      // closed when the watcher has returned
 }
 
-// watchLoss starts w, l's watch, unless started, released or lost; w.mu
-// is held. Watching starts before the first look, so that nothing that
-// happens after the look goes unseen.
-func (l *Lock) watchLoss(w *lossWatch) {
-	if w.lost == nil {
-		w.lost = make(chan struct{})
-	}
-	if w.started || w.ended || l.check == nil {
+// neverLost is the channel of every lock released before it was asked.
+var neverLost = make(chan struct{})
+
+// startWatch starts the watch and looks at the lock. Watching starts
+// before the look, so that nothing after the look goes unseen.
+func (l *Lock) startWatch() {
+	l.watch.lost = make(chan struct{})
+	if l.check == nil {
 		return
 	}
-	w.started = true
 	changes := l.watchChanges()
 	if err := l.check.Check(); err != nil {
-		w.lose(l.path, err)
+		l.lose(err)
 		if changes != nil {
 			changes.Stop()
 		}
 		return
 	}
 	ctx, quit := context.WithCancel(context.Background())
-	w.quit, w.done = quit, make(chan struct{})
-	go l.watchFor(ctx, w, changes)
+	l.watch.quit, l.watch.done = quit, make(chan struct{})
+	go l.watchFor(ctx, changes)
 }
 
 // watchChanges starts the platform's watch of the lock's files; nil when
-// it has none (or it failed): the lock is then looked at periodically.
+// it has none: the lock is then looked at every lossLookEvery.
 func (l *Lock) watchChanges() wake.Changes {
 	if l.p == nil {
 		return nil
@@ -154,69 +112,48 @@ func (l *Lock) watchChanges() wake.Changes {
 
 // watchFor looks at the lock whenever changes tells of a change, or every
 // lossLookEvery without it, until ctx ends (Release) or the loss.
-func (l *Lock) watchFor(ctx context.Context, w *lossWatch, changes wake.Changes) {
-	defer close(w.done)
+func (l *Lock) watchFor(ctx context.Context, changes wake.Changes) {
+	defer close(l.watch.done)
 	if changes != nil {
 		defer changes.Stop()
 	}
 	for {
+		last := false
 		if changes != nil {
 			select {
 			case _, ok := <-changes.C():
-				if !ok {
-					l.lookForLoss(w) // the watch can see no more
-					return
-				}
+				last = !ok // the watch can see no more
 			case <-ctx.Done():
-				return
 			}
-		} else if err := l.p.Time().Sleep(ctx, lossLookEvery); err != nil {
+		} else if l.p.Time().Sleep(ctx, lossLookEvery) != nil {
 			return
 		}
-		if !l.lookForLoss(w) {
+		if ctx.Err() != nil {
+			return // released: no look after stopWatch
+		}
+		if err := l.check.Check(); err != nil {
+			l.lose(err)
+			return
+		}
+		if last {
 			return
 		}
 	}
 }
 
-// lookForLoss looks at the lock, unless it was released; it reports
-// whether to go on watching.
-func (l *Lock) lookForLoss(w *lossWatch) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ended {
-		return false
-	}
-	if err := l.check.Check(); err != nil {
-		w.lose(l.path, err)
-		return false
-	}
-	return true
-}
-
-// lose records the loss and tells of it; w.mu is held.
-func (w *lossWatch) lose(path string, cause error) {
-	w.err = &LostError{Path: path, Err: cause}
-	close(w.lost)
+// lose records the loss and tells of it.
+func (l *Lock) lose(cause error) {
+	l.watch.err = &LostError{Path: l.path, Err: cause}
+	close(l.watch.lost)
 }
 
 // stopWatch ends the watch before the lock is let go (or handed over):
-// no look is made after it returns, and the watcher has returned.
+// no look is made after it returns. l.mu is held.
 func (l *Lock) stopWatch() {
-	if l.loss.CompareAndSwap(nil, releasedWatch) {
-		return // never asked
-	}
-	w := l.loss.Load()
-	if w == releasedWatch {
-		return
-	}
-	w.mu.Lock()
-	w.ended = true
-	quit, done := w.quit, w.done
-	w.quit = nil
-	w.mu.Unlock()
-	if quit != nil {
-		quit()
-		<-done
+	l.watchOnce.Do(func() { l.watch.lost = neverLost })
+	if l.watch.quit != nil {
+		l.watch.quit()
+		<-l.watch.done
+		l.watch.quit = nil
 	}
 }

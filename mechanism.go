@@ -13,21 +13,16 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// mechanism is one way of holding a lock at one path. Both ways share the
+// mechanism is one way of holding a lock at one path; both share the
 // lock's files and exclude each other (docs/protocol.md).
 type mechanism interface {
-	// ready fails when the mechanism cannot work at all (the file
-	// mechanism without this process's identity).
-	ready() error
 	// attempt makes one attempt; a held lock is a *HeldError. The first
-	// attempt of an acquisition rides out a lock that is just changing
-	// hands (sqlitelock.RetryBusy).
+	// rides out a lock that is just changing hands.
 	attempt(ctx context.Context, first bool, opts Options) (*Lock, error)
 	// inspect reports the lock's state, writing nothing; with detail,
-	// also who holds it, where that needs more reading.
+	// also what needs more reading.
 	inspect(detail bool) (Status, error)
-	// recorded reports what the lock's files say of its holder, without
-	// probing the lock: for a lock held in this process.
+	// recorded is what the lock's files say of a holder in this process.
 	recorded() Status
 }
 
@@ -39,20 +34,12 @@ func mechanismFor(p *platform.Platform, path string) mechanism {
 	return &fileMechanism{p: p, path: path}
 }
 
-// sqliteMechanism holds a lock with an exclusive SQLite lock (package
-// sqlitelock).
+// sqliteMechanism holds a lock with SQLite's lock (package sqlitelock).
 type sqliteMechanism struct {
-	p    *platform.Platform
-	path string
-	// noFlock: the lock is on a network filesystem (allowed by the
-	// caller), where flock(2) may be a POSIX lock that conflicts with
-	// SQLite's own (sqlitelock.Attempt.NoFlock).
-	noFlock bool
+	p       *platform.Platform
+	path    string
+	noFlock bool // on a network filesystem (sqlitelock.Attempt.NoFlock)
 }
-
-// ready: the SQLite mechanism works without this process's identity; the
-// lock's holder is then unknown.
-func (m *sqliteMechanism) ready() error { return nil }
 
 // maxStampRounds bounds how often one attempt clears a dead holder's stamp
 // and tries again.
@@ -60,106 +47,96 @@ const maxStampRounds = 3
 
 func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
 	self := selfIdentity(m.p)
-	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: connPool(m.p.SQLite), NoFlock: m.noFlock}
+	a := sqlitelock.Attempt{Self: self, RemoveOnRelease: opts.RemoveOnRelease, Conns: idleConns.For(m.p.SQLite), NoFlock: m.noFlock}
 	switch {
 	case opts.Wait:
-		// Waits in the kernel's queue where it can (docs/design.md,
-		// "Waiting"), else as a first attempt does.
 		a.Retry = sqlitelock.RetryQueue
 	case first:
 		a.Retry = sqlitelock.RetryBusy
 	}
 	if self != nil {
-		a.Guard = func(ctx context.Context, path string) (func(), error) {
-			g, err := stamplock.Guard(ctx, m.p, *self, path)
-			if err != nil {
-				return nil, err
-			}
-			return func() { g.Release() }, nil
+		a.Guard = func(ctx context.Context, path string) (interface{ Release() error }, error) {
+			return stamplock.Guard(ctx, m.p, *self, path)
 		}
 	}
 	for range maxStampRounds {
 		sl, err := sqlitelock.Acquire(ctx, m.p, m.path, a)
-		err = rootHeld(m.p, err)
 		if err == nil {
 			return &Lock{path: m.path, mech: MechanismSQLite, holder: self, release: sl.Release, file: sl.KernelFile(), p: m.p, check: sl}, nil
 		}
 		if !errors.Is(err, sqlitelock.ErrStamped) {
-			return nil, err
+			return nil, rootHeld(err)
 		}
 		// A file-mechanism holder's stamp: held, or cleared if stale.
 		if err := m.clearStamp(ctx, self); err != nil {
-			return nil, rootHeld(m.p, err)
+			return nil, rootHeld(err)
 		}
 		if !opts.Wait {
 			a.Retry = sqlitelock.RetryNone
 		}
 	}
-	return nil, heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
+	return nil, heldBy(m.path, stampOf(m.p, m.path))
 }
 
-// clearStamp judges a stamp found at the path: a held error when its holder
-// lives or cannot be judged (as it cannot without this process's identity),
-// nil once a dead holder's stamp is cleared (or gone), for another try.
+// clearStamp judges a stamp found at the path: held when its holder lives
+// or cannot be judged; nil once a dead holder's stamp is cleared.
 func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
 	if self == nil {
-		return heldBy(m.p, m.path, readStampHolder(m.p, m.path), "")
+		return heldBy(m.path, stampOf(m.p, m.path))
 	}
 	pr, err := stamplock.Look(m.p, *self, m.path)
 	switch {
 	case err != nil:
 		return err
 	case State(pr.State) == StateHeld && !pr.StampDead:
-		return heldBy(m.p, m.path, pr.Holder(), "")
+		return heldBy(m.path, recordOf(pr))
 	case State(pr.State) == StateStale || pr.StampDead:
-		// Held by a mark, beside a dead stamp: once the stamp is
-		// cleared, the kernel's lock tells whether the mark's writer
-		// still holds the file, and a leftover mark is removed.
-		if err := stamplock.Clear(ctx, m.p, *self, m.path, pr); err != nil {
-			return err
-		}
+		// Beside a live mark, once the dead stamp is cleared the
+		// kernel's lock tells whether the mark's writer still holds.
+		return stamplock.Clear(ctx, m.p, *self, m.path, pr)
 	}
 	return nil
 }
 
-// rootHeld is err, a mechanism's held error (lockrec's) made a *HeldError
-// with when the holder took the lock; other errors pass as they are.
-func rootHeld(p *platform.Platform, err error) error {
+// rootHeld is err with a mechanism's held error (lockrec's) made a
+// *HeldError; other errors pass as they are.
+func rootHeld(err error) error {
 	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
-		// Its wait is still queued: the caller parks it (turns.park).
-		pe.Held = rootHeld(p, pe.Held)
+		pe.Held = rootHeld(pe.Held) // its wait is still queued: turns.park
 		return pe
 	}
-	h, ok := errors.AsType[*lockrec.HeldError](err)
-	if !ok {
-		return err
+	if h, ok := errors.AsType[*lockrec.HeldError](err); ok {
+		return &HeldError{Path: h.Path, Holder: h.Holder, Reason: h.Reason, Since: h.Since}
 	}
-	return heldBy(p, h.Path, h.Holder, h.Reason)
+	return err
 }
 
-// heldBy is the held error of the lock at path, naming holder (nil:
-// unknown, and reason says what is known) and, as the record that names
-// it says (the mark, else the stamp), since when.
-func heldBy(p *platform.Platform, path string, holder *platform.Identity, reason string) *HeldError {
-	e := &HeldError{Path: path, Holder: holder, Reason: reason}
-	if holder == nil {
-		return e
-	}
-	if r := lockrec.ReadHolder(p.FS, path); r.Known() && r.Identity == *holder {
+// heldBy is the held error of the lock at path whose holder r names (nil:
+// unknown).
+func heldBy(path string, r *lockrec.Record) *HeldError {
+	e := &HeldError{Path: path, Holder: r.Holder()}
+	if e.Holder != nil {
 		e.Since = r.AcquiredAt
-	} else if seen, err := lockrec.Read(p.FS, path); err == nil && seen.Stamp.Known() && seen.Stamp.Identity == *holder {
-		e.Since = seen.Stamp.AcquiredAt
 	}
 	return e
 }
 
-// readStampHolder is the holder a stamp at path names, unjudged.
-func readStampHolder(p *platform.Platform, path string) *platform.Identity {
+// stampOf is the stamp at path, unjudged; nil when there is none.
+func stampOf(p *platform.Platform, path string) *lockrec.Record {
 	seen, err := lockrec.Read(p.FS, path)
 	if err != nil || seen.Kind != lockrec.Stamp {
 		return nil
 	}
-	return seen.Stamp.Holder()
+	return seen.Stamp
+}
+
+// recordOf is the record by which a file-mechanism look names the holder:
+// the mark's when it keeps others out, else the stamp.
+func recordOf(pr stamplock.Probe) *lockrec.Record {
+	if pr.Mark != nil {
+		return pr.Mark.Record
+	}
+	return pr.Stamp
 }
 
 func (m *sqliteMechanism) recorded() Status {
@@ -169,9 +146,7 @@ func (m *sqliteMechanism) recorded() Status {
 		st.Holder = &r.Identity
 		st.setAcquired(r.AcquiredAt, m.p.Time().Now())
 		if id, err := m.p.FS.FileID(m.path); r.LockIno != 0 && (err != nil || !mark.Names(id)) {
-			// Its file is not at the path: as heldByMark says it,
-			// whoever holds the file there for a moment.
-			st.Reason = reasonFileGone
+			st.Reason = reasonFileGone // as heldByMark says it
 		}
 	}
 	return st
@@ -179,14 +154,14 @@ func (m *sqliteMechanism) recorded() Status {
 
 func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	st := Status{Path: m.path, Mechanism: MechanismSQLite}
-	found, why, err := sqlitelock.Probe(m.p, connPool(m.p.SQLite), m.path)
+	found, why, err := sqlitelock.Probe(m.p, idleConns.For(m.p.SQLite), m.path)
 	state := State(found)
 	switch {
 	case errors.Is(err, sqlitelock.ErrStamped):
 		// The file mechanism's lock: judged as it judges it.
 		self := selfIdentity(m.p)
 		if self == nil {
-			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, readStampHolder(m.p, m.path)
+			st.State, st.Mechanism, st.Holder = StateHeld, MechanismFile, stampOf(m.p, m.path).Holder()
 			return st, nil
 		}
 		return inspectFile(m.p, *self, m.path, detail)
@@ -201,16 +176,14 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 		st = m.recorded()
 		why = st.Reason
 	case state != StateHeld && detail:
-		// Read only with detail: IsHeld of a free lock makes no extra
-		// read for them.
+		// What keeps Acquire out of a free lock: a user's file at the
+		// mark's name, or one at the guard's, under which Acquire
+		// removes a dead mark (docs/protocol.md). Not for IsHeld.
 		mark := lockrec.ReadMark(m.p.FS, m.path)
 		if mark.Foreign() {
-			// A user's file at the mark's name, which Acquire refuses
-			// to remove (docs/protocol.md).
 			return failedInspect(st, &fs.PathError{Op: "inspect", Path: lockrec.MarkPath(m.path), Err: lockrec.ErrNotLockFile})
 		}
 		if self := selfIdentity(m.p); self != nil && mark.Dead(m.p, self) {
-			// Acquire removes a dead mark under the guard.
 			if err := stamplock.GuardFault(m.p, *self, m.path); err != nil {
 				return failedInspect(st, err)
 			}
@@ -220,76 +193,55 @@ func (m *sqliteMechanism) inspect(detail bool) (Status, error) {
 	return st, nil
 }
 
-// failedInspect is the status, or the error, of an inspection that failed:
-// a file this process may not read is inaccessible, one that is not a lock
-// file is foreign.
+// failedInspect is the status, or the error, of an inspection that failed
+// with err.
 func failedInspect(st Status, err error) (Status, error) {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		st.State, st.Reason, st.cause = StateInaccessible, plainCause(err, st.Path), err
-		return st, nil
+		st.State = StateInaccessible
 	case errors.Is(err, lockrec.ErrNotLockFile):
-		st.State, st.Reason, st.cause = StateForeign, plainCause(err, st.Path), err
-		return st, nil
+		st.State = StateForeign
 	case errors.Is(err, ErrHeld):
 		// The guard of a stale lock is held: Acquire is kept out.
 		st.State, st.Holder, st.AcquiredAt, st.HeldFor = StateHeld, nil, time.Time{}, 0
 		return st, nil
+	default:
+		return st, err
 	}
-	return st, err
+	st.Reason, st.cause = plainCause(err, st.Path), err
+	return st, nil
 }
 
 // fileMechanism holds a lock with a stamped lock file (package stamplock).
 type fileMechanism struct {
 	p    *platform.Platform
 	path string
-	// seen: the last attempt of this acquisition found the lock held,
-	// its file there; the next one looks before it creates
-	// (stamplock.AcquireSeen).
-	seen bool
+	seen bool // the last attempt found it held (stamplock.AcquireSeen)
 }
 
-func (m *fileMechanism) ready() error {
-	_, err := m.self()
-	return err
-}
-
-// self is this process's identity, which the file mechanism needs to judge
-// holders and stamp its own files.
-func (m *fileMechanism) self() (platform.Identity, error) {
-	if m.p.Process == nil {
-		return platform.Identity{}, &identityError{errNoProcess}
+// self is this process's identity, or why there is none: the file
+// mechanism cannot work without it.
+func self(p *platform.Platform) (platform.Identity, error) {
+	if p.Process == nil {
+		return platform.Identity{}, fmt.Errorf("%w: platform has no Process", errNoIdentity)
 	}
-	id, err := m.p.Process.Self()
+	id, err := p.Process.Self()
 	if err == nil && id.PID <= 0 {
-		// A stamp without a pid could not be judged: others would take
-		// it for junk, not a lock.
-		err = fmt.Errorf("%w: pid %d", errNoPID, id.PID)
+		// Others would take a stamp without a pid for junk.
+		err = fmt.Errorf("identity has no process id: pid %d", id.PID)
 	}
 	if err != nil {
-		return platform.Identity{}, &identityError{err}
+		return platform.Identity{}, fmt.Errorf("%w: %w", errNoIdentity, err)
 	}
 	return id, nil
 }
 
-// identityError says the file mechanism cannot work without this
-// process's identity, and why it has none.
-type identityError struct{ err error }
-
-func (e *identityError) Error() string {
-	return "the file mechanism needs this process's identity: " + e.err.Error()
-}
-
-func (e *identityError) Unwrap() error { return e.err }
-
-// errNoPID says a platform's identity of this process has no usable pid.
-var errNoPID = errors.New("identity has no process id")
-
-// errNoProcess says the platform has no Process.
-var errNoProcess = errors.New("platform has no Process")
+// errNoIdentity is matched by the error of the file mechanism without this
+// process's identity.
+var errNoIdentity = errors.New("the file mechanism needs this process's identity")
 
 func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (*Lock, error) {
-	here, err := m.self()
+	here, err := self(m.p)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +250,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 		acquire = stamplock.AcquireSeen
 	}
 	sl, err := acquire(ctx, m.p, here, m.path)
-	err = rootHeld(m.p, err)
+	err = rootHeld(err)
 	m.seen = errors.Is(err, ErrHeld)
 	if err != nil {
 		return nil, err
@@ -315,16 +267,14 @@ func (m *fileMechanism) recorded() Status {
 }
 
 func (m *fileMechanism) inspect(detail bool) (Status, error) {
-	here, err := m.self()
+	here, err := self(m.p)
 	if err != nil {
 		return Status{Path: m.path, Mechanism: MechanismFile}, err
 	}
 	return inspectFile(m.p, here, m.path, detail)
 }
 
-// inspectFile reports on the lock at path as the file mechanism judges it:
-// by its mark when a SQLite holder's is live, else by the file. With
-// detail it also looks at the guard of a stale lock.
+// inspectFile reports on the lock at path as the file mechanism judges it.
 func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
 	look := stamplock.Look
@@ -339,24 +289,17 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	if held, ok := heldByMark(p, path, state); ok {
 		return held, nil
 	}
-	now := p.Time().Now()
 	st.Holder = pr.Holder()
-	switch {
-	case state == StateAbsent:
-	case pr.Mark != nil:
-		st.Mechanism = MechanismSQLite
-		if pr.Mark.Record != nil {
-			st.setAcquired(pr.Mark.Record.AcquiredAt, now)
+	if state != StateAbsent {
+		if r := recordOf(pr); r != nil {
+			st.setAcquired(r.AcquiredAt, p.Time().Now())
 		}
-	case pr.Stamp != nil:
-		st.setAcquired(pr.Stamp.AcquiredAt, now)
-	case pr.Kind == lockrec.SQLite:
-		st.Mechanism = MechanismSQLite // an empty file could be either's
+		if pr.Mark != nil || (pr.Stamp == nil && pr.Kind == lockrec.SQLite) {
+			st.Mechanism = MechanismSQLite // an empty file could be either's
+		}
 	}
 	if state == StateStale && detail {
-		// Acquire converts (or clears) a stale file under the guard: a
-		// user's file at the guard's name keeps it out. IsHeld, which
-		// says only held or not, makes no extra read for it.
+		// A user's file at the guard's name keeps Acquire's convert out.
 		if err := stamplock.GuardFault(p, here, path); err != nil {
 			return failedInspect(st, err)
 		}
@@ -365,21 +308,14 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 	switch {
 	case state == StateStale && pr.Reason == stamplock.ReasonFree:
 		st.State = StateFree
+	case state == StateStale && pr.Reason == stamplock.ReasonUnstamped:
+		st.Reason = "unstamped past 30 s"
+	case state == StateStale && pr.Reason == stamplock.ReasonUnreadable:
+		st.Reason = "unreadable past 30 s"
 	case state == StateStale:
-		st.Reason = staleReason(pr.Reason)
+		st.Reason = string(pr.Reason)
 	case pr.Reason == stamplock.ReasonLocked:
 		st.Reason = pr.LockedBy
 	}
 	return st, nil
-}
-
-// staleReason words why a lock file is stale, as Inspect reports it.
-func staleReason(r platform.Reason) string {
-	switch r {
-	case stamplock.ReasonUnstamped:
-		return "unstamped past 30 s"
-	case stamplock.ReasonUnreadable:
-		return "unreadable past 30 s"
-	}
-	return string(r)
 }

@@ -8,8 +8,7 @@ import (
 
 // refuseNetworkFS fails with ErrNetworkFS when fsys says t's directory is
 // on a network filesystem. An FS that cannot tell, or fails to, is let
-// through: the check protects against a known hazard and must not lock
-// anyone out.
+// through: the check must not lock anyone out.
 func (t *lockTarget) refuseNetworkFS(fsys lockfs.FS) error {
 	n, ok := fsys.(lockfs.NetworkFS)
 	if !ok {

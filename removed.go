@@ -9,31 +9,25 @@ import (
 )
 
 // reasonFileGone is the reason of a lock held by its mark alone, beside no
-// lock file or another one than its holder locked (Status.Reason). One
-// wording for both: a run -n held off by the mark leaves a new file where
-// there was none, and must say what status said before it.
+// lock file or another one than its holder locked (Status.Reason): one
+// wording for both, so that run -n and status agree.
 const reasonFileGone = "lock file removed or replaced while held; its holder's mark keeps it held"
 
 // heldByMark reports the lock at path as held when nobody holds its file
-// (state is absent or free) but a SQLite holder's mark keeps others out: a
-// live writer's mark naming another file than the one at path, or naming
-// a file when there is none. That is a held lock whose file was removed
-// (or replaced) under it: every Acquire, of either mechanism, finds the
-// mark and says held (docs/protocol.md, "A held lock's files removed"),
-// and so must IsHeld and Inspect. ok is false when the mark keeps nobody
-// out.
+// (state is absent or free) but a live SQLite holder's mark keeps others
+// out, naming another file or one that is gone: every Acquire says held
+// then (docs/protocol.md, "A held lock's files removed"), and so must
+// IsHeld and Inspect.
 func heldByMark(p *platform.Platform, path string, state State) (st Status, ok bool) {
 	if state != StateAbsent && state != StateFree {
 		return Status{}, false
 	}
 	m := lockrec.ReadMark(p.FS, path)
 	if !m.Present || m.Foreign() || !m.Live(p, selfIdentity(p)) {
-		// No mark, or a user's file.
 		return Status{}, false
 	}
 	if m.Record == nil {
-		// Empty or cut, within its 30 s (another tool's, or a writer's
-		// on a filesystem without links): Acquire waits it out.
+		// Empty or cut, within its 30 s: Acquire waits it out.
 		return Status{Path: path, State: StateHeld, Mechanism: MechanismSQLite}, true
 	}
 	if state == StateFree {
@@ -41,9 +35,7 @@ func heldByMark(p *platform.Platform, path string, state State) (st Status, ok b
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil || m.Names(id) || m.Record.LockIno == 0:
-			// Its writer let go of the file it names, which is free:
-			// a leftover, which Acquire removes. (A mark naming no
-			// file is not judged so.)
+			// A leftover naming the free file, which Acquire removes.
 			return Status{}, false
 		}
 	}

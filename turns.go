@@ -10,63 +10,49 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// turnKey names one lock inside this process: the world it lives in (the
-// platform's FS value, whichever mechanism takes it), the identity of its
-// directory, which every path to it resolves to, and its base name.
-// (The identity costs one stat; resolving the path through its symlinks,
-// an lstat per component.)
+// turnKey names one lock inside this process: the platform's FS value,
+// whichever mechanism takes it, its directory's identity, which every
+// path to it shares, and its base name.
 type turnKey struct {
 	world          any
 	dirDev, dirIno uint64
 	base           string
 }
 
-// turns is the process-wide table of locks held or being attempted here.
-// Acquisitions of one lock take turns in memory, first come first served,
-// so a process never races itself on disk, and never opens SQLite against
-// its own holder.
+// turns is the process-wide table of locks held or being attempted here:
+// acquisitions of one lock take turns in memory, first come first served,
+// so a process never races itself on disk.
 var turns = turnTable{m: map[turnKey]*turnQueue{}}
 
 type turnTable struct {
 	mu sync.Mutex
 	m  map[turnKey]*turnQueue
 	// gaveUp, when set, is called by an acquisition whose ctx ended
-	// while it waited, before it leaves the queue: tests hand it the
-	// turn then.
+	// while it waited, before it leaves the queue (for tests).
 	gaveUp func()
 }
 
 // turnQueue is one lock's turn: taken by one acquisition, with others
 // queued behind it. A key with no queue is free.
 type turnQueue struct {
-	// holder is the lock while the acquisition whose turn it is holds it
-	// (rather than still attempting it). Kept here, it stays reachable
-	// until released, whether or not the caller keeps it: the garbage
-	// collector would otherwise finalize its open files, and the kernel
-	// drop a SQLite lock that a daemon meant to hold for its whole life.
+	// holder is the lock once held: kept reachable here until released,
+	// or the garbage collector would close its files.
 	holder  *Lock
 	waiters []*turnWaiter
-	// parked: the acquisition whose turn it is gave up while its wait
-	// was queued in the kernel, and keeps the turn until that wait ends
-	// (park).
-	parked bool
+	parked  bool // the turn is kept by a wait queued in the kernel (park)
 }
 
 // turnWaiter is an acquisition queued for a lock's turn.
 type turnWaiter struct {
-	ready chan struct{} // closed when the turn is its
-	path  string        // as given to its Acquire
-	terms handoffTerms
-	// handed is the lock itself, when the acquisition before it handed
-	// it over still held (handOver); nil when it is to take it.
-	handed *Lock
+	ready  chan struct{} // closed when the turn is its
+	path   string        // as given to its Acquire
+	terms  handoffTerms
+	handed *Lock // the lock handed over still held (handOver), if so
 }
 
 // handoffTerms are what an acquisition would hold a lock with, beyond its
-// turn key: a held lock is handed over only to a waiter whose terms are
-// its holder's, since it is held as that holder took it (its mechanism,
-// its mark's or stamp's identity, whether its release removes the file).
-// The zero terms match nothing.
+// turn key: a held lock is handed over only to a waiter on its holder's
+// terms. The zero terms match nothing.
 type handoffTerms struct {
 	ok      bool
 	sqlite  platform.SQLite // nil: the file mechanism
@@ -84,18 +70,17 @@ func termsOf(p *platform.Platform, opts Options) handoffTerms {
 	return handoffTerms{ok: true, sqlite: p.SQLite, process: p.Process, remove: opts.RemoveOnRelease, netFS: opts.AllowNetworkFS}
 }
 
-// errTurnTaken says another acquisition of this process holds or is
-// attempting the lock, and the caller would not wait.
-var errTurnTaken = errors.New("proclock: lock taken in this process")
+// enter's errors for a caller that would not wait: another acquisition
+// of this process holds or attempts the lock, or a wait of this process
+// is still queued in the kernel for it (park).
+var (
+	errTurnTaken  = errors.New("proclock: lock taken in this process")
+	errTurnParked = errors.New("proclock: a wait of this process is queued for the lock")
+)
 
-// errTurnParked says the turn is kept by a wait of this process's still
-// queued in the kernel (park), and the caller would not wait.
-var errTurnParked = errors.New("proclock: a wait of this process is queued for the lock")
-
-// enter takes key's turn: at once when it is free, else, when wait is set,
-// after every acquisition queued before it has left, or not at all when
-// ctx ends first (returning ctx.Err()). When the acquisition before it
-// hands the lock over still held (handOver), enter returns it.
+// enter takes key's turn: at once when it is free, else, with wait, after
+// every acquisition queued before it has left, or not at all when ctx ends
+// first. A lock handed over still held (handOver) is returned.
 func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool, path string, terms handoffTerms) (*Lock, error) {
 	t.mu.Lock()
 	q, taken := t.m[key]
@@ -133,8 +118,7 @@ func (t *turnTable) enter(ctx context.Context, key turnKey, wait bool, path stri
 		return nil, ctx.Err()
 	}
 	t.mu.Unlock()
-	// The turn, or the lock, was handed over just as ctx ended: pass it
-	// on.
+	// The turn, or the lock, came just as ctx ended: pass it on.
 	if w.handed != nil {
 		t.release(w.handed)
 	} else {
@@ -159,10 +143,8 @@ func (t *turnTable) leave(key turnKey) {
 }
 
 // park keeps key's turn, given up by an acquisition whose wait is still
-// queued in the kernel, until done is closed (the wait granted and let go
-// of at once): so a process has at most one wait queued for one lock,
-// however often its acquisitions give up. Acquisitions of this process
-// that come meanwhile wait for the turn, or are told the lock is held.
+// queued in the kernel, until done is closed: a process has at most one
+// wait queued for one lock, however often its acquisitions give up.
 func (t *turnTable) park(key turnKey, done <-chan struct{}) {
 	t.mu.Lock()
 	t.m[key].parked = true
@@ -176,16 +158,13 @@ func (t *turnTable) park(key turnKey, done <-chan struct{}) {
 // release is l's Release: l is handed over to the next acquisition in line
 // (handOver), or let go and the turn left.
 func (t *turnTable) release(l *Lock) error {
-	// A lock let go of, or handed over, was not lost: its watch ends
-	// before its files change.
-	l.stopWatch()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stopWatch() // a lock let go of was not lost
 	if l.released {
 		return nil
 	}
 	if !l.left && t.handOver(l) {
-		// Still held, by the next acquisition of this process in line.
 		l.released, l.left = true, true
 		return nil
 	}
@@ -198,11 +177,9 @@ func (t *turnTable) release(l *Lock) error {
 	return err
 }
 
-// handOver gives l, held, to the next acquisition in line for its turn,
-// when that one would hold it on l's terms, and reports whether it did: the
-// releasing goroutine hands the lock on directly, and the lock's files and
-// kernel locks stay as they are (docs/design.md, "Waiting"). The next in
-// line is first come, first served: one on other terms is not passed over.
+// handOver gives l, still held, to the next acquisition in line when it
+// would hold it on l's terms, and reports whether it did; the lock's files
+// and kernel locks stay as they are (docs/design.md, "Waiting").
 func (t *turnTable) handOver(l *Lock) bool {
 	if !l.terms.ok {
 		return false
@@ -219,15 +196,6 @@ func (t *turnTable) handOver(l *Lock) bool {
 	q.holder = next.handed
 	close(next.ready)
 	return true
-}
-
-// taken reports whether an acquisition in this process holds or is
-// attempting key.
-func (t *turnTable) taken(key turnKey) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	_, ok := t.m[key]
-	return ok
 }
 
 // hold records that the acquisition whose turn it is now holds key, as l.

@@ -316,3 +316,12 @@ func TestTurnsBothMechanismsInOrder(t *testing.T) {
 		l.Release()
 	}
 }
+
+// taken reports whether an acquisition in this process holds or is
+// attempting key.
+func (t *turnTable) taken(key turnKey) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.m[key]
+	return ok
+}

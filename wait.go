@@ -13,13 +13,10 @@ import (
 	"github.com/proclock/proclock/platform"
 )
 
-// Back-off between attempts of a waiting Acquire: randomised so that
-// waiters spread out, bounded so that a freed lock is noticed soon. After
-// a pause that the platform's wake-up source ended, the back-off starts
-// again from backoffWoken. A wait that a kept watch (wake.Watcher)
-// serves, on a holder whose exit it watches too, waits up to
-// backoffWatched: the holder's release or its death ends it, and the kept
-// watch misses neither.
+// Back-off between attempts of a waiting Acquire: randomised, bounded,
+// and from backoffWoken again after a wake-up. A kept watch (wake.Watcher)
+// misses neither a watched holder's release nor its death, so such a wait
+// may last backoffWatched.
 const (
 	backoffFirst   = 4 * time.Millisecond
 	backoffMax     = 100 * time.Millisecond
@@ -27,14 +24,11 @@ const (
 	backoffWatched = time.Second
 )
 
-// attemptUntil makes attempts at t until one holds the lock, or, with
-// opts.Wait unset, the first says it is held; with Wait, until ctx ends.
-// A waiting SQLite attempt on linux waits in the kernel's queue itself
-// (docs/design.md, "Waiting"); every other wait, between and within
-// attempts, goes through the platform's one pause (wake.Pause), under
-// one kept watch of the lock's names (wake.Watching), set up by the
-// first wait: a holder that lets go while this waiter attempts ends its
-// next wait at once.
+// attemptUntil makes attempts at t until one holds the lock, or, without
+// opts.Wait, the first says it is held; with Wait, until ctx ends. Every
+// wait but the kernel's queue (docs/design.md, "Waiting") goes through the
+// platform's one pause, under one kept watch of the lock's names, so that
+// a holder that lets go while this waiter attempts ends its next wait.
 func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts Options) (*Lock, error) {
 	ctx, stop := wake.Watching(ctx, p)
 	defer stop()
@@ -56,7 +50,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		}
 		pid := 0
 		if h, ok := errors.AsType[*HeldError](err); ok {
-			pid = livePID(p, h.Holder)
+			pid = sqlitelock.LivePID(p, h.Holder)
 		}
 		d := jitter(step)
 		switch {
@@ -64,9 +58,7 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 			// The watch sees this holder let go or die.
 			d = jitter(backoffWatched)
 		case first && pid == 0:
-			// No live holder named: the lock may be changing hands (a
-			// release under way, whose mark is gone, or a winner that
-			// has not written its own). Soon, then.
+			// No live holder named: the lock may be changing hands.
 			d = jitter(backoffWoken)
 		}
 		woke, werr := wake.Pause(ctx, p, t.dir, names, pid, d)
@@ -75,27 +67,9 @@ func attemptUntil(ctx context.Context, p *platform.Platform, t lockTarget, opts 
 		}
 		step = min(2*step, backoffMax)
 		if woke {
-			// The lock is changing hands: should the next attempt lose
-			// to a release still under way, the one after comes soon.
-			step = backoffWoken
+			step = backoffWoken // changing hands: try again soon
 		}
 	}
-}
-
-// livePID is the pid of holder, when it runs on this host, boot and pid
-// namespace for certain; else 0: no process to watch.
-func livePID(p *platform.Platform, holder *platform.Identity) int {
-	if holder == nil || p.Process == nil {
-		return 0
-	}
-	here, err := p.Process.Self()
-	if err != nil {
-		return 0
-	}
-	if j := platform.Judge(here, *holder, p.Process.Lookup); j.Reason != platform.ReasonRunning {
-		return 0
-	}
-	return holder.PID
 }
 
 // jitter picks a duration in [d/2, d].

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
@@ -31,6 +32,7 @@ type HeldError struct {
 	Path   string             // as the caller gave it
 	Holder *platform.Identity // nil when unknown
 	Reason string             // when Holder is nil, what is known (FlockReason)
+	Since  time.Time          // when Holder took the lock, from the record that names it
 }
 
 func (e *HeldError) Error() string {

@@ -8,9 +8,9 @@ type SQLiteCode int
 
 // The result codes the SQLite mechanism tells apart.
 const (
-	SQLiteBusy    SQLiteCode = 5  // SQLITE_BUSY: another connection holds a lock it needs
-	SQLiteCorrupt SQLiteCode = 11 // SQLITE_CORRUPT: the file is malformed
-	SQLiteNotADB  SQLiteCode = 26 // SQLITE_NOTADB: the file is not a database
+	SQLiteBusy    SQLiteCode = 5  // another connection holds a lock it needs
+	SQLiteCorrupt SQLiteCode = 11 // the file is malformed
+	SQLiteNotADB  SQLiteCode = 26 // the file is not a database
 )
 
 func (c SQLiteCode) Error() string {
@@ -25,6 +25,6 @@ func (c SQLiteCode) Error() string {
 	return fmt.Sprintf("SQLite result code %d", int(c))
 }
 
-// SQLiteResultCode returns c as a number: how a SQLConn's error, which
-// carries SQLite's code, tells that c is its own (its Is method).
+// SQLiteResultCode returns c as a number, by which a SQLConn's error tells
+// that c is its code.
 func (c SQLiteCode) SQLiteResultCode() int { return int(c) }

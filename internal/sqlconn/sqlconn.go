@@ -1,15 +1,9 @@
 // Package sqlconn is proclock's one door to SQLite's engine
 // (github.com/ncruces/go-sqlite3): connections for the SQL path of the
-// SQLite mechanism (sqlapi.SQLConnector), on the OS's VFS or a fake
-// world's. Only what opens connections imports it: the native platform of
-// darwin, windows and the BSDs, package fake/fakesql, and tests. A build
-// that takes SQLite's locks without a connection (linux), or never takes
-// them (wasip1, js), leaves it, and the engine, out (docs/design.md,
-// "What compiles where").
-//
-// It imports nothing of proclock, so that platform may import it: its
-// Conn has sqlapi.SQLConn's methods, and its errors match
-// sqlapi.SQLiteCode by the code's number.
+// SQLite mechanism, on the OS's VFS or a fake world's. Only what opens
+// connections imports it, so a linux build leaves the engine out
+// (docs/design.md, "What compiles where"). It imports nothing of
+// proclock: its Conn has sqlapi.SQLConn's methods.
 package sqlconn
 
 import (
@@ -25,10 +19,8 @@ import (
 type Conn struct{ c *sqlite3.Conn }
 
 // OpenMemory opens an in-memory database through the VFS registered as
-// vfsName, which the databases it attaches use too: a connection to attach
-// lock files to. A lock's database has no write-ahead log, so closing one
-// (detaching it) is made to skip the checkpoint SQLite would precede with
-// a look whether the file was moved (an fstat and a stat of its path).
+// vfsName, to attach lock files to. A lock's database has no write-ahead
+// log, so closing one skips the checkpoint, and its stat of the path.
 func OpenMemory(vfsName string) (*Conn, error) {
 	c, err := sqlite3.OpenFlags("file::memory:?vfs="+vfsName, sqlite3.OPEN_READWRITE|sqlite3.OPEN_CREATE|sqlite3.OPEN_URI)
 	if err != nil {
@@ -75,8 +67,7 @@ func (c *Conn) Reserved(schema string) bool {
 func (c *Conn) Close() error { return wrap(c.c.Close()) }
 
 // Error is an error of go-sqlite3. It matches a sqlapi.SQLiteCode of its
-// primary result code, and whatever go-sqlite3's error matches
-// (sqlite3.BUSY, the system's error under an I/O error).
+// primary result code, and whatever go-sqlite3's error matches.
 type Error struct{ err error }
 
 func wrap(err error) error {
@@ -90,33 +81,20 @@ func (e *Error) Error() string { return e.err.Error() }
 
 func (e *Error) Unwrap() error { return e.err }
 
-// Is matches a result code, given as a value with SQLiteResultCode (as
-// sqlapi.SQLiteCode has), that is the primary code of e.
+// Is matches a result code given as a value with SQLiteResultCode (as
+// sqlapi.SQLiteCode has) that is e's primary code.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(interface{ SQLiteResultCode() int })
-	if !ok {
-		return false
-	}
-	code, ok := e.Code()
-	return ok && int(code) == t.SQLiteResultCode()
-}
-
-// Code is e's primary result code, if it has one.
-func (e *Error) Code() (sqlite3.ErrorCode, bool) {
-	var code sqlite3.ErrorCode
-	if errors.As(e.err, &code) {
-		return code, true
-	}
-	return 0, false
+	code, isCode := errors.AsType[sqlite3.ErrorCode](e.err)
+	return ok && isCode && int(code) == t.SQLiteResultCode()
 }
 
 // SQLiteWords are SQLite's words for e's primary result code ("database is
 // locked"), or e's message when it has none.
 func (e *Error) SQLiteWords() string {
-	if code, ok := e.Code(); ok {
-		return trimmed(code.Error())
+	words := e.err.Error()
+	if code, ok := errors.AsType[sqlite3.ErrorCode](e.err); ok {
+		words = code.Error()
 	}
-	return trimmed(e.err.Error())
+	return strings.TrimPrefix(words, "sqlite3: ")
 }
-
-func trimmed(s string) string { return strings.TrimPrefix(s, "sqlite3: ") }

@@ -7,26 +7,17 @@ import (
 )
 
 // Check reports whether the lock is still whole, writing nothing: nil
-// while the path names the file this holder locked and the mark is its
-// own; else the cause of its loss, matching lockrec.ErrRemoved or
-// lockrec.ErrReplaced, naming the file (the lock file, or its mark). A
-// look that fails for another reason (permission denied, I/O) proves
-// nothing, and gives nil. It must not run concurrently with Release.
-//
-// The lock file removed alone leaves the lock held against everyone by
-// the mark, for as long as this holder lives (docs/protocol.md, "A held
-// lock's files removed"); it is reported all the same: its holder no
-// longer has the file the protocol says it holds.
+// while the path names the file locked and the mark is this holder's, else
+// the cause of its loss. A look that fails proves nothing: nil. It must
+// not run concurrently with Release.
 func (l *Lock) Check() error {
 	if l.released {
 		return nil
 	}
-	id, err := l.fsys.FileID(l.at)
+	id, err := l.p.FS.FileID(l.at)
 	if lost := lockrec.Gone(l.at, err, err == nil && !id.SameOpen(l.id)); lost != nil {
-		// The mark may be gone with it, and another's by the release,
-		// unless the directory kept still has the file locked: the path
-		// names another directory (a symlink in it flipped, a directory
-		// renamed), and the mark beside the file locked is still ours.
+		// The mark may be gone with it, unless the directory kept still
+		// has the file locked (the path names another directory now).
 		if kept, err := l.fileID(); err != nil || !kept.SameOpen(l.id) {
 			l.markLost = true
 		}
@@ -35,14 +26,10 @@ func (l *Lock) Check() error {
 	if l.nonce == "" {
 		return nil // no mark of its own (never the case of a holder)
 	}
-	m := lockrec.ReadMark(l.fsys, l.at)
-	name := lockrec.MarkPath(l.at)
-	lost := l.checkMark(m, name)
+	lost := l.checkMark(lockrec.ReadMark(l.p.FS, l.at), lockrec.MarkPath(l.at))
 	if lost != nil {
-		// Another's, perhaps, by the time of the release.
-		l.markLost = true
+		l.markLost = true // another's, perhaps, by the time of the release
 	}
-
 	return lost
 }
 
@@ -52,14 +39,13 @@ func (l *Lock) checkMark(m lockrec.Mark, name string) error {
 	case !m.Present:
 		return lockrec.Gone(name, fs.ErrNotExist, false)
 	case m.Record == nil:
-		// Unreadable (as a name this process may no longer read: no
-		// proof) or not a record: replaced, when it has bytes or is
-		// not a file.
+		// Unreadable proves nothing; bytes that are not a record, or
+		// what is not a file, replaced it.
 		if m.Raw != nil || m.Foreign() {
 			return lockrec.Gone(name, nil, true)
 		}
-		if info, err := l.fsys.Lstat(name); err == nil && !info.Mode().IsRegular() {
-			return lockrec.Gone(name, nil, true) // a symlink, say
+		if info, err := l.p.FS.Lstat(name); err == nil && !info.Mode().IsRegular() {
+			return lockrec.Gone(name, nil, true)
 		}
 		return nil
 	case m.Record.Nonce != l.nonce:

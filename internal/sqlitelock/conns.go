@@ -3,20 +3,38 @@ package sqlitelock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"sync"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/platform"
 )
 
-// ConnCache keeps a few idle connections, each an in-memory database with
-// nothing attached (no file, no lock), for the Conns of any number of
-// SQLite values. Opening a connection costs far more (a SQLite instance of
-// its own: about 150 µs) than attaching a lock's file to one, which is
-// what an attempt does. The cap is over all SQLite values, so that
-// platforms that come and go (a fake world's processes) never pile
-// connections up. The cache is plumbing: the root package holds the one
-// instance (docs/design.md: module state lives there).
+// The SQL path: the lock's database is attached to a borrowed connection
+// as schema, and lockSQL takes the lock, without a journal, until the
+// database is detached. Connections are in exclusive locking mode
+// (setupSQL), so an attached file keeps the shared lock its schema was
+// read under, which spares BEGIN EXCLUSIVE a second round of lock calls.
+const (
+	schema   = "lock"
+	lockSQL  = `PRAGMA lock.journal_mode=OFF; BEGIN EXCLUSIVE;`
+	setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
+)
+
+// Conns lends in-memory connections of the platform's SQLite, in
+// exclusive locking mode (setupSQL), to attach a lock's database to.
+type Conns interface {
+	Get() (sqlapi.SQLConn, error)
+	// Put takes back a connection with nothing attached.
+	Put(sqlapi.SQLConn)
+}
+
+// ConnCache keeps a few idle connections, since opening one costs far
+// more than attaching a file to it. The cap is over all SQLite values, so
+// that platforms that come and go never pile connections up.
 type ConnCache struct {
 	max  int
 	mu   sync.Mutex
@@ -31,8 +49,8 @@ type idleConn struct {
 // NewConnCache returns a cache that keeps at most max idle connections.
 func NewConnCache(max int) *ConnCache { return &ConnCache{max: max} }
 
-// For returns the Conns that lends connections of sq, kept in c between
-// uses. sq must be comparable (a pointer, say): it keys the cache.
+// For returns the Conns that lends connections of sq (comparable: it keys
+// the cache), kept in c between uses.
 func (c *ConnCache) For(sq platform.SQLite) Conns { return cachedConns{c, sq} }
 
 // take returns an idle connection of sq, most recent first, or nil.
@@ -62,18 +80,6 @@ func (c *ConnCache) keep(sq platform.SQLite, conn sqlapi.SQLConn) sqlapi.SQLConn
 	return old
 }
 
-// setupSQL is run once on each connection the cache opens. In exclusive
-// locking mode, set for the connection's databases to come, a file
-// attached keeps the shared lock its schema was read under, so the
-// attempt's BEGIN EXCLUSIVE goes on from it instead of taking a shared
-// lock again (a second round of lock calls and header reads, and SQLite's
-// check of its cache). An attempt on such a connection never waits while
-// it holds only that shared lock (take).
-const setupSQL = `PRAGMA locking_mode=EXCLUSIVE`
-
-// setup prepares a connection the cache opened: setupSQL.
-func setup(conn sqlapi.SQLConn) error { return exec(conn, setupSQL) }
-
 // cachedConns lends connections of one SQLite value through a ConnCache.
 type cachedConns struct {
 	c  *ConnCache
@@ -95,11 +101,10 @@ func (p cachedConns) Get() (conn sqlapi.SQLConn, err error) {
 	if !ok {
 		return nil, ErrNoConnections
 	}
-	conn, err = sc.Connect()
-	if err != nil {
+	if conn, err = sc.Connect(); err != nil {
 		return nil, err
 	}
-	if err := setup(conn); err != nil {
+	if err := exec(conn, setupSQL); err != nil {
 		closeConn(conn)
 		return nil, err
 	}
@@ -113,33 +118,54 @@ func (p cachedConns) Put(conn sqlapi.SQLConn) {
 }
 
 // ErrNoConnections is matched by the error of an attempt or a probe that
-// has no way to take SQLite's lock: its platform's SQLite opens no
-// connections (sqlapi.SQLConnector), and its locks are not byte-range
-// locks of the platform's FS (platform.SQLite.LocksBytes and
-// lockfs.RangeLocker), or the FS hides them (a wrapper of lockfs.OS that
-// does not forward RangeLocker).
+// has no way to take SQLite's lock: no connections, no byte-range locks.
 var ErrNoConnections = errors.New("sqlitelock: no way to take SQLite's lock: the platform's SQLite opens no connections (it has no Connect method)")
 
-// noSQLPath is nil when p can take SQLite's lock through SQL, else an
-// error matching ErrNoConnections that says what is missing.
-func noSQLPath(p *platform.Platform) error {
-	if _, ok := p.SQLite.(sqlapi.SQLConnector); ok {
-		return nil
+// sqliteName is the name SQLite is to open the file at path by, within its
+// pathname limit (sqlapi.SQLiteNamer), and the end of the name's life. It
+// fails for op when p can take no lock through SQL (ErrNoConnections).
+func sqliteName(p *platform.Platform, path, op string) (string, func(), error) {
+	if _, ok := p.SQLite.(sqlapi.SQLConnector); !ok {
+		err := ErrNoConnections
+		if p.SQLite.LocksBytes() {
+			err = fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
+		}
+		return "", nil, &fs.PathError{Op: op, Path: path, Err: err}
 	}
-	if p.SQLite.LocksBytes() {
-		return fmt.Errorf("%w, and its FS (%T) has no byte-range locks (lockfs.RangeLocker; a wrapper of lockfs.OS must forward them), which its SQLite locks with", ErrNoConnections, p.FS)
+	name, done, err := path, func() {}, error(nil)
+	if n, ok := p.SQLite.(sqlapi.SQLiteNamer); ok {
+		name, done, err = n.SQLiteName(path)
+	} else if len(path) > sqlapi.MaxSQLitePath {
+		err = sqlapi.ErrSQLitePathTooLong
 	}
-	return ErrNoConnections
+	if errors.Is(err, sqlapi.ErrSQLitePathTooLong) {
+		err = &lockrec.TooLongError{Why: fmt.Sprintf(
+			"the path is %d bytes, and SQLite takes at most %d (made absolute) and cannot be given a shorter name for it on this system; the file mechanism takes it",
+			len(path), sqlapi.MaxSQLitePath)}
+	}
+	return name, done, err
 }
 
-// exclusiveByDefault marks Conns whose connections are in exclusive
-// locking mode for every database attached (setupSQL).
-func (cachedConns) exclusiveByDefault() {}
+// attachSQL attaches the database SQLite knows by name, never creating it
+// (pinFile does). Attaching reads the schema: BUSY against a holder.
+func attachSQL(name string, readOnly bool) string {
+	uri := fileURI(name, readOnly)
+	return "ATTACH DATABASE '" + strings.ReplaceAll(uri, "'", "''") + "' AS " + schema
+}
 
-// exclusiveByDefault tells whether conns lends connections set up by
-// setupSQL. Others (a caller's own Conns) get the locking mode set by the
-// attempt itself, after BEGIN EXCLUSIVE.
-func exclusiveByDefault(conns Conns) bool {
-	_, ok := conns.(interface{ exclusiveByDefault() })
-	return ok
+// uriEscaper escapes what SQLite's URI filenames take for syntax.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+
+// fileURI names path as a SQLite URI filename, whose path the VFS opens
+// as it is: "file:C:/x" on windows, "file:////host/share" for UNC.
+func fileURI(path string, readOnly bool) string {
+	p := filepath.ToSlash(path)
+	if strings.HasPrefix(p, "/") {
+		p = "//" + p // an empty authority, before an absolute path
+	}
+	mode := "?mode=rw"
+	if readOnly {
+		mode = "?mode=ro"
+	}
+	return "file:" + uriEscaper.Replace(p) + mode
 }

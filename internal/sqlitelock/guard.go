@@ -8,37 +8,26 @@ import (
 )
 
 // ErrPanic is matched by the error of a call into go-sqlite3 that
-// panicked. The call's connection is closed, never reused, and the
-// attempt fails with this error (docs/design.md, "Calls into SQLite").
+// panicked; its connection is closed, never reused (docs/design.md).
 var ErrPanic = errors.New("sqlitelock: go-sqlite3 panicked")
 
-// panicError carries what go-sqlite3 panicked with.
-type panicError struct{ value any }
+// panicked is the error of a call into go-sqlite3 that panicked with r.
+func panicked(r any) error { return fmt.Errorf("%w: %v", ErrPanic, r) }
 
-func (e *panicError) Error() string {
-	return fmt.Sprintf("sqlitelock: go-sqlite3 panicked: %v", e.value)
-}
-
-func (e *panicError) Is(target error) bool { return target == ErrPanic }
-
-// exec runs sql on conn; a panic in go-sqlite3 is an error matching
-// ErrPanic.
-func exec(conn sqlapi.SQLConn, sql string) (err error) {
+// guarded calls f; a panic in go-sqlite3 is an error matching ErrPanic.
+func guarded(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &panicError{value: r}
+			err = panicked(r)
 		}
 	}()
-	return conn.Exec(sql)
+	return f()
 }
 
-// closeConn closes conn; a panic in go-sqlite3 is an error matching
-// ErrPanic.
-func closeConn(conn sqlapi.SQLConn) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &panicError{value: r}
-		}
-	}()
-	return conn.Close()
+// exec runs sql on conn, guarded.
+func exec(conn sqlapi.SQLConn, sql string) error {
+	return guarded(func() error { return conn.Exec(sql) })
 }
+
+// closeConn closes conn, guarded.
+func closeConn(conn sqlapi.SQLConn) error { return guarded(conn.Close) }

@@ -3,30 +3,19 @@ package sqlitelock
 import (
 	"context"
 	"errors"
-	"io/fs"
 
+	"github.com/proclock/proclock/internal/lockrec"
 	"github.com/proclock/proclock/internal/sqlapi"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )
 
-// SQLite locks a database file with byte-range locks on bytes its file
-// format sets aside for them (the lock-byte page, 1 GiB into the file,
-// which a lock's one-page database never reaches): the pending byte, the
-// reserved byte after it, and 510 shared bytes after that. A connection's
-// exclusive lock is a write lock on all 512; a reader's shared lock is a
-// read lock on the shared bytes, taken only while the pending byte is not
-// write-locked (docs/design.md, "Locking without SQL").
-const (
-	pendingByte = 0x40000000
-	lockBytes   = 2 + 510
-)
+// SQLite's exclusive lock is a write lock on all its lock bytes, which a
+// one-page database never reaches (docs/design.md, "Locking without SQL").
+const pendingByte, lockBytes = lockrec.SQLitePendingByte, lockrec.SQLiteLockBytes
 
 // byteLocks returns the FS's byte-range locks where the platform's SQLite
-// locks database files with those very locks (platform.SQLite.LocksBytes):
-// the mechanism then takes SQLite's exclusive lock itself, the same locks
-// on the same bytes as a connection's, so it excludes every connection to
-// the file and is excluded by them, without opening one.
+// locks files with them: the mechanism then takes SQLite's locks itself.
 func byteLocks(p *platform.Platform) (lockfs.RangeLocker, bool) {
 	if !p.SQLite.LocksBytes() {
 		return nil, false
@@ -35,9 +24,8 @@ func byteLocks(p *platform.Platform) (lockfs.RangeLocker, bool) {
 	return rl, ok
 }
 
-// lockRange takes SQLite's exclusive lock on pin without waiting; BUSY
-// (as SQLite would say) when another holds any part of it: a holder's
-// exclusive lock, a reader's shared one, or a writer's reserved one.
+// lockRange takes SQLite's exclusive lock on pin without waiting; BUSY, as
+// SQLite would say, when another holds any part of it.
 func (l *Lock) lockRange(pin lockfs.File) error {
 	got, err := l.ranged.TryLockRange(pin, pendingByte, lockBytes)
 	switch {
@@ -51,11 +39,9 @@ func (l *Lock) lockRange(pin lockfs.File) error {
 }
 
 // queueRange takes SQLite's exclusive lock on pin, waiting in the
-// kernel's queue while another holds it (lockfs.RangeLocker's LockRange),
-// on a goroutine of its own: the kernel's wait cannot be cut short. When
-// ctx ends first, queueRange returns ctx's error at once and parks the
-// wait: the goroutine keeps pin, and closes it the moment the lock is
-// granted, which lets go of it unused; l.parkedDone is closed then.
+// kernel's queue on a goroutine of its own, since that wait cannot be cut
+// short. When ctx ends first it parks the wait: the goroutine closes pin
+// once granted, letting go unused, then l.parked.
 func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 	if err := l.lockRange(pin); !errors.Is(err, sqlapi.SQLiteBusy) {
 		return err
@@ -79,17 +65,14 @@ func (l *Lock) queueRange(ctx context.Context, pin lockfs.File) error {
 		return nil
 	case <-ctx.Done():
 		close(giveUp)
-		l.parked, l.parkedDone = true, done
+		l.parked = done
 		return ctx.Err()
 	}
 }
 
 // ParkedError is the error of an attempt whose ctx ended while it waited
-// in the kernel's queue (RetryQueue). It matches Err (ctx's error) and
-// Held, the held error of the holder waited for (a *lockrec.HeldError,
-// which the caller may replace with its own). The wait goes on until the
-// lock is granted, and is let go of at once then, never held: Done is
-// closed once it has.
+// in the kernel's queue. It matches Err (ctx's) and Held (the holder
+// waited for). Done is closed once the wait is granted and let go of.
 type ParkedError struct {
 	Err  error
 	Held error
@@ -99,32 +82,3 @@ type ParkedError struct {
 func (e *ParkedError) Error() string { return e.Err.Error() + " while waiting: " + e.Held.Error() }
 
 func (e *ParkedError) Unwrap() []error { return []error{e.Err, e.Held} }
-
-// rangeHeld reports whether another holds a lock on f that keeps
-// SQLite's readers out (a pending or exclusive lock), as a read-only
-// connection's attempt at a shared lock would find, or a reserved one.
-func rangeHeld(rl lockfs.RangeLocker, f lockfs.File) (bool, error) {
-	return rl.RangeWriteLocked(f, pendingByte, lockBytes)
-}
-
-// readOnlyRanged is the outcome of an attempt through byte-range locks
-// on a lock file that could not be opened for writing (openErr): what a
-// read-only look finds there when it is not a SQLite lock (a stamp, a
-// file that is not a lock file, a symlink...); else held (a
-// *lockrec.HeldError, naming the mark's holder) when the look finds it so;
-// else ErrReadOnly when this user may not write it, or openErr.
-func readOnlyRanged(p *platform.Platform, rl lockfs.RangeLocker, path string, openErr error) error {
-	f, _, err := pinFile(p.FS, path, p.FS.OpenNoFollow, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	held, err := rangeHeld(rl, f)
-	if err != nil {
-		return &fs.PathError{Op: "lock", Path: path, Err: err}
-	}
-	if errors.Is(openErr, fs.ErrPermission) {
-		openErr = &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
-	}
-	return heldOrElse(p, path, held, func() bool { return flockedOpen(p.FS, f) }, openErr)
-}

@@ -8,13 +8,10 @@ import (
 	"github.com/proclock/proclock/lockfs"
 )
 
-// Release lets go of the lock, while still holding it: with
-// RemoveOnRelease it first removes the database file, if it is still the
-// one locked, then its mark (in that order: a file-mechanism process that
-// found the file without a mark could convert it just before the removal),
-// and then it lets go of the flock(2) lock and of SQLite's (closing the
-// pinned file, or the connection's database). Calling it again does
-// nothing.
+// Release lets go of the lock, once. Still holding it, it removes the file
+// (RemoveOnRelease) before the mark, else a file-mechanism process could
+// convert the file unmarked just before its removal; then the flock(2)
+// lock goes, and SQLite's.
 func (l *Lock) Release() error {
 	if l.released {
 		return nil
@@ -22,7 +19,7 @@ func (l *Lock) Release() error {
 	l.released = true
 	var errs []error
 	inUse := false
-	if l.remove {
+	if l.a.RemoveOnRelease {
 		// A file with other names stays: removing one would make them
 		// two locks (docs/protocol.md, "One file, many names").
 		if id, err := l.fileID(); err == nil && id.SameOpen(l.id) && id.Links <= 1 {
@@ -34,11 +31,9 @@ func (l *Lock) Release() error {
 	}
 	errs = append(errs, l.unmark())
 	if l.kept != nil {
-		if fl, ok := l.fsys.(fsx.Flocker); ok && l.flocked {
-			// Before SQLite's lock: a proclock process that takes
-			// SQLite's lock next finds the flock(2) lock gone, not
-			// ours. (Closing the file drops SQLite's byte-range locks
-			// on it first.)
+		// The flock(2) lock goes first: whoever takes SQLite's next
+		// finds it gone.
+		if fl, ok := l.p.FS.(fsx.Flocker); ok && l.flocked {
 			errs = append(errs, fl.Unflock(l.kept))
 		}
 		errs = append(errs, l.kept.Close())
@@ -65,7 +60,7 @@ func (l *Lock) detach() (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil { // from InTransaction
-			err = errors.Join(&panicError{value: r}, closeConn(conn))
+			err = errors.Join(panicked(r), closeConn(conn))
 		}
 	}()
 	if conn.InTransaction() {
@@ -73,31 +68,11 @@ func (l *Lock) detach() (err error) {
 			return errors.Join(err, closeConn(conn))
 		}
 	}
-	if l.attached {
-		if err := exec(conn, "DETACH "+schema); err != nil {
-			return closeConn(conn)
-		}
+	if l.attached && exec(conn, "DETACH "+schema) != nil {
+		return closeConn(conn)
 	}
-	l.conns.Put(conn)
+	l.a.Conns.Put(conn)
 	return nil
-}
-
-// unattach detaches the lock's database from the connection, which lets
-// go of any lock on it, and keeps the connection for another try.
-func (l *Lock) unattach() error {
-	if err := exec(l.conn, "DETACH "+schema); err != nil {
-		return err
-	}
-	l.attached = false
-	return nil
-}
-
-// sharedOnly tells whether the connection holds no more than a shared lock
-// on the lock's database: not yet the reserved or pending lock of a BEGIN
-// EXCLUSIVE that is waiting for readers to go, which may wait. A VFS that
-// cannot tell counts as shared only.
-func (l *Lock) sharedOnly() bool {
-	return !l.conn.Reserved(schema)
 }
 
 func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
@@ -107,14 +82,6 @@ func removeIfThere(fsys interface{ Remove(string) error }, name string) error {
 	return nil
 }
 
-// KernelFile is the pinned file that holds the lock's kernel locks (the
-// flock(2) lock, and SQLite's byte-range locks where they are taken
-// without a connection), while the lock is held; nil when none is on it.
-// A process that inherits a descriptor of it holds those locks as long as
-// it keeps it open, after this one is gone (flock(1)'s way).
-func (l *Lock) KernelFile() lockfs.File {
-	if l.released || (!l.flocked && l.ranged == nil) {
-		return nil
-	}
-	return l.kept
-}
+// KernelFile is the pinned file that holds the lock's kernel locks while
+// it is held; nil when none is on it.
+func (l *Lock) KernelFile() lockfs.File { return l.kept }

@@ -17,7 +17,8 @@ import (
 
 const lockPath = "/tmp/app.lock"
 
-// conns lends a fresh in-memory connection each time.
+// conns lends a fresh in-memory connection each time, in exclusive
+// locking mode as sqlitelock.Conns must.
 type conns struct{ sq platform.SQLite }
 
 func (c conns) Get() (sqlapi.SQLConn, error) {
@@ -25,7 +26,11 @@ func (c conns) Get() (sqlapi.SQLConn, error) {
 	if !ok {
 		return nil, sqlitelock.ErrNoConnections
 	}
-	return sc.Connect()
+	conn, err := sc.Connect()
+	if err == nil {
+		err = conn.Exec("PRAGMA locking_mode=EXCLUSIVE")
+	}
+	return conn, err
 }
 func (c conns) Put(conn sqlapi.SQLConn) { conn.Close() }
 

@@ -113,7 +113,14 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 
 // held is the error of an attempt that found the lock at path held.
 func held(path string, pr Probe) error {
-	return &lockrec.HeldError{Path: path, Holder: pr.Holder(), Reason: pr.LockedBy}
+	e := &lockrec.HeldError{Path: path, Holder: pr.Holder(), Reason: pr.LockedBy}
+	if r := pr.Stamp; e.Holder != nil {
+		if pr.Mark != nil {
+			r = pr.Mark.Record
+		}
+		e.Since = r.AcquiredAt
+	}
+	return e
 }
 
 // newLock is the lock here is about to stamp at path.
@@ -188,7 +195,9 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 		}
 		l.abandon() // a lock file's: given back
 		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
-		if e.Holder == nil && locked {
+		if e.Holder != nil {
+			e.Since = m.Record.AcquiredAt
+		} else if locked {
 			e.Reason = lockrec.SQLiteLockReason
 		}
 		return nil, e
