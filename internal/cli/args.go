@@ -151,3 +151,19 @@ func optionTables(backends []Backend) (run, status []option) {
 	status = append(statusOptionTable(&so), append(x.backendOptions(backends), helpOptions...)...)
 	return run, status
 }
+
+// parsed ends a subcommand whose arguments asked for help or the version,
+// or were wrong (done), with its exit code; help is the subcommand's.
+func parsed(err error, help string, std streams) (code int, done bool) {
+	switch {
+	case errors.Is(err, errHelp):
+		fmt.Fprint(std.out, help)
+		return exitOK, true
+	case errors.Is(err, errVersion):
+		return printVersion(std.out), true
+	case err != nil:
+		complain(std.err, err)
+		return exitUsage, true
+	}
+	return 0, false
+}

@@ -74,15 +74,8 @@ func runMain(args []string, std streams) int {
 	if err == nil {
 		err = x.refuse("run", o.path, o.hostOnly, std.backends)
 	}
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(std.out, runHelp(std.backends))
-		return exitOK
-	case errors.Is(err, errVersion):
-		return printVersion(std.out)
-	case err != nil:
-		complain(std.err, err)
-		return exitUsage
+	if code, done := parsed(err, runHelp(std.backends), std); done {
+		return code
 	}
 	cmd, code := commandOf(o, std)
 	if cmd == nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -152,15 +151,8 @@ func statusMain(args []string, std streams) int {
 	if err == nil {
 		err = x.refuse("status", o.path, o.hostOnly, std.backends)
 	}
-	switch {
-	case errors.Is(err, errHelp):
-		fmt.Fprint(std.out, statusHelp(std.backends))
-		return exitOK
-	case errors.Is(err, errVersion):
-		return printVersion(std.out)
-	case err != nil:
-		complain(std.err, err)
-		return exitUsage
+	if code, done := parsed(err, statusHelp(std.backends), std); done {
+		return code
 	}
 	t, err := openTarget(std.backends, o.path, o.mechanism, proclock.Options{})
 	if err != nil {
