@@ -8,56 +8,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// TestRunKilledGuardKeepsLock: COMMAND's guard killed first, then
-// `proclock run` killed with SIGKILL: nothing is left to kill the job,
-// and a child of COMMAND's that lives on keeps descriptor 3, whose kernel
-// locks keep every native taker out: `run -n` is refused (held, on either
-// mechanism) until the child has exited, then succeeds. proclock warns
-// when its guard ends. On both mechanisms, a path's first and second run.
-func TestRunKilledGuardKeepsLock(t *testing.T) {
-	for _, holder := range mechanisms {
-		for _, taker := range mechanisms {
-			for _, second := range []bool{false, true} {
-				name := holder + " holds, " + taker + " takes"
-				if second {
-					name += ", second run"
-				}
-				t.Run(name, func(t *testing.T) {
-					if taker == "file" {
-						skipUnlessFileSeesFlock(t)
-					}
-					t.Parallel()
-					lock := filepath.Join(t.TempDir(), "x.lock")
-					if second {
-						if res := runProclock(t, line("run", "--mechanism", holder, lock, "--", "true")...); res.code != 0 {
-							t.Fatalf("first run: exit %d; stderr: %s", res.code, res.stderr)
-						}
-					}
-					r := startProclock(t, line("run", "--mechanism", holder, lock, jobScript(true))...)
-					child := r.readPID()
-					killAndAwait(t, guardOf(t, r.cmd.Process.Pid))
-					r.awaitStderr("COMMAND's guard ended")
-					r.cmd.Process.Signal(syscall.SIGKILL)
-					r.wait()
-
-					next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
-					if res := runProclock(t, next...); res.code != 1 {
-						t.Fatalf("run -n beside the job's live child, guard and proclock killed: exit %d, want 1 (held); stderr: %s", res.code, res.stderr)
-					}
-					killAndAwait(t, child)
-					if res := runProclock(t, next...); res.code != 0 {
-						t.Fatalf("run -n once the child exited: exit %d, want 0; stderr: %s", res.code, res.stderr)
-					}
-				})
-			}
-		}
-	}
-}
 
 // guardOf finds the guard of the run whose proclock is pid: the process
 // running proclock's guard mode that holds a pidfd of that run's COMMAND

@@ -100,52 +100,66 @@ func skipUnlessFileSeesFlock(t *testing.T) {
 }
 
 // TestRunKilledJobKeepsLock: a `proclock run` killed with SIGKILL while a
-// process of the job that left COMMAND's group (setsid: the guard does not
-// reach it) lives leaves the lock to that process: a second `run -n` is
-// refused until it exits, then succeeds. On both mechanisms, and with a
-// taker of the other mechanism.
+// process of the job that the guard does not reach lives (it left
+// COMMAND's group with setsid, or the guard was killed first; proclock
+// warns of that) leaves the lock to that process, through descriptor 3: a
+// second `run -n` is refused until it exits, then succeeds. On both
+// mechanisms, with a taker of either, on a path's first and second run.
 func TestRunKilledJobKeepsLock(t *testing.T) {
 	for _, holder := range mechanisms {
 		for _, taker := range mechanisms {
 			for _, second := range []bool{false, true} {
-				name := holder + " holds, " + taker + " takes"
-				if second {
-					name += ", second run"
-				}
-				t.Run(name, func(t *testing.T) {
-					if taker == "file" {
-						skipUnlessFileSeesFlock(t)
-					}
-					t.Parallel()
-					lock := filepath.Join(t.TempDir(), "x.lock")
+				for _, guardKilled := range []bool{false, true} {
+					name := holder + " holds, " + taker + " takes"
 					if second {
-						// The path's second run: the lock's file is there
-						// already (a SQLite lock's database stays).
-						if res := runProclock(t, line("run", "--mechanism", holder, lock, "--", "true")...); res.code != 0 {
-							t.Fatalf("first run: exit %d; stderr: %s", res.code, res.stderr)
-						}
+						name += ", second run"
 					}
-					r := startProclock(t, line("run", "--mechanism", holder, lock, "--", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)...)
-					child := r.readPID()
-					r.cmd.Process.Signal(syscall.SIGKILL)
-					r.wait()
+					if guardKilled {
+						name += ", guard killed"
+					}
+					t.Run(name, func(t *testing.T) {
+						if taker == "file" {
+							skipUnlessFileSeesFlock(t)
+						}
+						t.Parallel()
+						lock := filepath.Join(t.TempDir(), "x.lock")
+						if second {
+							// The path's second run: the lock's file is there
+							// already (a SQLite lock's database stays).
+							if res := runProclock(t, line("run", "--mechanism", holder, lock, "--", "true")...); res.code != 0 {
+								t.Fatalf("first run: exit %d; stderr: %s", res.code, res.stderr)
+							}
+						}
+						job := []string{"--", "sh", "-c", `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`}
+						if guardKilled {
+							job = jobScript(true) // its child stays in COMMAND's group
+						}
+						r := startProclock(t, line("run", "--mechanism", holder, lock, job)...)
+						child := r.readPID()
+						if guardKilled {
+							killAndAwait(t, guardOf(t, r.cmd.Process.Pid))
+							r.awaitStderr("COMMAND's guard ended")
+						}
+						r.cmd.Process.Signal(syscall.SIGKILL)
+						r.wait()
 
-					if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
-						t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
-					} else {
-						t.Logf("status: %s", st.Reason)
-					}
-					next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
-					for range 2 {
-						if res := runProclock(t, next...); res.code != 1 {
-							t.Fatalf("run -n beside the killed run's live child: exit %d, want 1 (held); stderr: %s", res.code, res.stderr)
+						if st := statusJSON(t, lock); st.State != "held" || st.Reason == "" {
+							t.Errorf("status beside the killed run's live child: %+v; want held, with a reason that says who holds it", st)
+						} else {
+							t.Logf("status: %s", st.Reason)
 						}
-					}
-					killAndAwait(t, child)
-					if res := runProclock(t, next...); res.code != 0 {
-						t.Fatalf("run -n once the child exited: exit %d, want 0; stderr: %s", res.code, res.stderr)
-					}
-				})
+						next := line("run", "-n", "--mechanism", taker, lock, "--", "true")
+						for range 2 {
+							if res := runProclock(t, next...); res.code != 1 {
+								t.Fatalf("run -n beside the killed run's live child: exit %d, want 1 (held); stderr: %s", res.code, res.stderr)
+							}
+						}
+						killAndAwait(t, child)
+						if res := runProclock(t, next...); res.code != 0 {
+							t.Fatalf("run -n once the child exited: exit %d, want 0; stderr: %s", res.code, res.stderr)
+						}
+					})
+				}
 			}
 		}
 	}
