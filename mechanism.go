@@ -90,6 +90,8 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 		return err
 	case State(pr.State) == StateHeld && !pr.StampDead:
 		return heldBy(m.path, recordOf(pr))
+	case pr.Reason == stamplock.ReasonFree:
+		return nil // let go of since: nothing to clear
 	case State(pr.State) == StateStale || pr.StampDead:
 		// Beside a live mark, once the dead stamp is cleared the
 		// kernel's lock tells whether the mark's writer still holds.

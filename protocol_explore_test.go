@@ -155,16 +155,17 @@ var (
 type stage int
 
 const (
-	stageNone           stage = iota
-	stageDeadStamp            // a dead file holder's stamp
-	stageDeadMark             // a dead SQLite holder's database and mark
-	stageOldEmpty             // an empty lock file past its 30 s, no mark
-	stageFreeDatabase         // a SQLite holder's database, let go of, kept
-	stageLinkedDatabase       // the same, with a second name (exploreLink)
+	stageNone            stage = iota
+	stageDeadStamp             // a dead file holder's stamp
+	stageDeadMark              // a dead SQLite holder's database and mark
+	stageOldEmpty              // an empty lock file past its 30 s, no mark
+	stageFreeDatabase          // a SQLite holder's database, let go of, kept
+	stageLinkedDatabase        // the same, with a second name (exploreLink)
+	stageLinkedDeadStamp       // a dead file holder's stamp, with a second name
 )
 
 func (s stage) String() string {
-	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s", "a free SQLite database", "a free SQLite database with two names"}[s]
+	return [...]string{"", "a dead holder's stamp", "a dead SQLite holder's mark", "an empty file past 30 s", "a free SQLite database", "a free SQLite database with two names", "a dead holder's stamp with two names"}[s]
 }
 
 // scenario is one configuration of the exploration.
@@ -217,16 +218,19 @@ func (sc scenario) stageFiles(w *fake.World) error {
 	}
 	ctx := context.Background()
 	switch sc.stage {
-	case stageDeadStamp, stageDeadMark:
+	case stageDeadStamp, stageDeadMark, stageLinkedDeadStamp:
 		p := w.Spawn()
 		pp := p.Platform()
-		if sc.stage == stageDeadStamp {
+		if sc.stage != stageDeadMark {
 			pp = pp.WithoutSQLite()
 		}
 		if _, err := proclock.Acquire(ctx, pp, exploreLock, proclock.Options{}); err != nil {
 			return err
 		}
 		p.Kill()
+		if sc.stage == stageLinkedDeadStamp {
+			return w.FS().Link(exploreLock, exploreLink)
+		}
 	case stageFreeDatabase, stageLinkedDatabase:
 		l, err := proclock.Acquire(ctx, w.Spawn().Platform(), exploreLock, proclock.Options{})
 		if err != nil {
@@ -559,6 +563,11 @@ var pairs = []scenario{
 	{users: []role{sqliteUser, fileUser.linked()}, stage: stageLinkedDatabase, heavy: true},
 	{users: []role{sqliteRemove.linked(), fileUser}, stage: stageLinkedDatabase, heavy: true},
 	{users: []role{fileUser.linked(), fileUser.called("file 2")}, stage: stageLinkedDatabase},
+	// A dead stamp in a file with two names: a SQLite user clears it and
+	// a file user converts it, each under its own name's guard; SQLite's
+	// lock keeps the two writes apart (TestCaseClearThroughLinkMeetsConvert).
+	{users: []role{sqliteUser.linked(), fileUser}, stage: stageLinkedDeadStamp, heavy: true},
+	{users: []role{fileUser.linked(), fileUser.called("file 2")}, stage: stageLinkedDeadStamp},
 }
 
 // waiters are users that wait for the lock and take it twice, as

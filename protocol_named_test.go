@@ -667,3 +667,36 @@ func TestRemoveAfterLettingGoWhenNobodyTookIt(t *testing.T) {
 		}
 	}
 }
+
+// One file, two names (x and a hard link y), a dead file holder's stamp
+// in it. A SQLite process through y judges the stamp dead and, under y's
+// guard, is about to write the empty database over it. A file process
+// through x judges the same stamp dead and converts it under x's guard:
+// another guard, the same file. SQLite's lock keeps the two writes apart:
+// the clear writes under it, so the convert cannot take it and is held,
+// holder unknown; the SQLite process then holds.
+//
+// On the old code (c242bfb) this failed ("sqlite via link holds the lock
+// while file holds it"): the clear wrote without SQLite's lock, over the
+// stamp the file process had written meanwhile, and then took the
+// kernel's lock of a file that read free. TestHardLinkStaysOneLock met it
+// natively under load: a file holder's release found its stamp gone, and
+// once two processes inside at once.
+func TestCaseClearThroughLinkMeetsConvert(t *testing.T) {
+	us := scriptCase(t, scenario{stage: stageLinkedDeadStamp}.stageFiles, []role{sqliteUser.linked(), fileUser}, func(s *explore.Scripter, w *fake.World, us []*caseUser) error {
+		sq, file := us[0], us[1]
+		if err := s.Reach(sq.User, "clearing the dead stamp", explore.At("writeat", exploreLink, 1)); err != nil {
+			return err
+		}
+		if holding, err := s.Until(file.User, inCritical); err != nil || !holding {
+			return err
+		}
+		return s.Finish(sq.User) // two holders, if the file process holds
+	})
+	if us[0].err != nil {
+		t.Errorf("sqlite via link: %v; want it to hold", us[0].err)
+	}
+	if !errors.Is(us[1].err, proclock.ErrHeld) || us[1].holder() != 0 {
+		t.Errorf("file: Acquire = %v; want held, holder unknown (not the dead stamp's)", us[1].err)
+	}
+}

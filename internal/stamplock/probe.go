@@ -47,10 +47,14 @@ type Probe struct {
 	seen lockrec.Sighting
 }
 
-// Holder is the recorded identity of the holder, or nil when unknown.
+// Holder is the recorded identity of the holder, or nil when unknown: a
+// kernel's lock holds what a stamp, dead, would not (ReasonLocked).
 func (p Probe) Holder() *platform.Identity {
-	if p.Mark != nil {
+	switch {
+	case p.Mark != nil:
 		return p.Mark.Holder()
+	case p.Reason == ReasonLocked:
+		return nil
 	}
 	return p.Stamp.Holder()
 }

@@ -58,31 +58,11 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 	if pr.Reason != ReasonFree {
 		lockrec.Sweep(p, &here, path) // a crash was seen: its leftovers go too
 	}
-	f, err := reopen(p, here, path, pr, true)
+	f, unlock, err := openToWrite(p, here, path, pr, true)
 	if err != nil {
 		return nil, err
 	}
-	// Written only under SQLite's lock: a file a connection has locked is
-	// never written (docs/protocol.md, "The kernel's locks").
-	unlock, why, err := lockForWrite(p, path, f)
-	if err == nil && why != "" {
-		err = &lockrec.HeldError{Path: path, Reason: why}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	// Judged again under it: a converter through a hard link takes
-	// another guard but the same lock, and the second finds the first's
-	// stamp here.
-	now, err := lockrec.Sight(p.FS, f)
-	if err == nil && !now.Same(pr.seen) {
-		err = errLost
-	}
-	var l *Lock
-	if err == nil {
-		l, err = newLock(p, here, path)
-	}
+	l, err := newLock(p, here, path)
 	if err != nil {
 		unlock()
 		f.Close()
@@ -97,6 +77,36 @@ func convert(ctx context.Context, p *platform.Platform, here platform.Identity, 
 		return nil, err
 	}
 	return l.settle(ctx, p, here)
+}
+
+// openToWrite opens the file pr saw at path for writing (reopen), under
+// SQLite's lock on it where the FS can, and judges it again under that
+// lock: a file a connection has locked is never written, and a writer
+// through another name (a hard link) takes another guard but the same
+// lock, so the second finds the first's write (docs/protocol.md, "The
+// kernel's locks", "One file, many names"). unlock lets go of the lock.
+func openToWrite(p *platform.Platform, here platform.Identity, path string, pr Probe, unmarked bool) (f lockfs.File, unlock func(), err error) {
+	if f, err = reopen(p, here, path, pr, unmarked); err != nil {
+		return nil, nil, err
+	}
+	unlock, why, err := lockForWrite(p, path, f)
+	if err == nil && why != "" {
+		err = &lockrec.HeldError{Path: path, Reason: why}
+	}
+	if err == nil {
+		var now lockrec.Sighting
+		if now, err = lockrec.Sight(p.FS, f); err == nil && !now.Same(pr.seen) {
+			err = errLost
+		}
+		if err != nil {
+			unlock()
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, unlock, nil
 }
 
 // lockForWrite takes SQLite's lock on f, the file at path, through another
@@ -137,7 +147,7 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 	}
 	defer guard.Release()
 	lockrec.Sweep(p, &here, path) // a crash was seen: its leftovers go too
-	f, err := reopen(p, here, path, pr, false)
+	f, unlock, err := openToWrite(p, here, path, pr, false)
 	if errors.Is(err, errLost) {
 		return nil
 	}
@@ -145,6 +155,7 @@ func Clear(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 		return err
 	}
 	err = rewrite(f, lockrec.EmptyDatabase())
+	unlock()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
