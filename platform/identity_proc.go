@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -18,6 +19,10 @@ import (
 type procfs string
 
 const nativeProc procfs = "/proc"
+
+// nativeClock is read once: a process (a wasm guest's host process) never
+// changes its time namespace.
+var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
 func (p procfs) path(elem ...string) string {
 	return string(p) + "/" + strings.Join(elem, "/")

@@ -45,7 +45,7 @@ func linksTo(dir string) []link {
 	}
 	var out []link
 	var st unix.Stat_t
-	at, rest, plain := "/", abs, true
+	at, rest := "/", abs
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -56,13 +56,7 @@ func linksTo(dir string) []link {
 			at = filepath.Dir(at)
 			continue
 		}
-		var next string
-		if plain {
-			// abs is clean: until a target is spliced in, a prefix.
-			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
-		} else {
-			next = filepath.Join(at, c)
-		}
+		next := filepath.Join(at, c)
 		if err := unix.Lstat(next, &st); err != nil {
 			return out
 		}
@@ -81,7 +75,7 @@ func linksTo(dir string) []link {
 		if rest != "" {
 			target += "/" + rest
 		}
-		rest, plain = target, false
+		rest = target
 	}
 	return out
 }
