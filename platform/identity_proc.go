@@ -185,11 +185,8 @@ func (p procfs) exited(pid int, st procStat) bool {
 // called pthread_exit) has threads running; only a certain reading says no.
 func (p procfs) threadsLive(pid int) bool {
 	b, err := readProcFile(p.path(strconv.Itoa(pid), "status"))
-	if gone(err) {
-		return false
-	}
 	if err != nil {
-		return true
+		return !gone(err)
 	}
 	for line := range strings.Lines(string(b)) {
 		if n, ok := strings.CutPrefix(line, "Threads:"); ok {

@@ -28,9 +28,6 @@ const watchEvents = unix.IN_DELETE | unix.IN_MOVED_FROM |
 const watchEnded = unix.IN_Q_OVERFLOW | unix.IN_IGNORED | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_UNMOUNT
 
 func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error) {
-	if err := ctx.Err(); err != nil || d <= 0 {
-		return WakeTimeout, err
-	}
 	ws := w.watch(dir, names)
 	defer ws.Close()
 	return ws.Wait(ctx, pid, d)
@@ -105,7 +102,6 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return WakeTimeout, err
 	}
-	deadline := time.Now().Add(d)
 	if ws.watchPID(pid) {
 		return WakeExit, nil
 	}
@@ -117,7 +113,7 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if ws.armed != nil {
 		ws.armed()
 	}
-	return ws.wait(ctx, deadline)
+	return ws.wait(ctx, time.Now().Add(d))
 }
 
 // wait polls until ctx ends, the process exits, a watched name changes,
