@@ -47,15 +47,3 @@ func (w Wakeup) String() string {
 }
 
 var wakeupWords = [...]string{WakeTimeout: "timeout", WakeChange: "change", WakeExit: "exit"}
-
-// keptWatch and changeWatch are internal/wake's Watch and Changes, spelled
-// out: wake imports platform.
-type keptWatch = interface {
-	Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error)
-	Close()
-}
-
-type changeWatch = interface {
-	C() <-chan struct{}
-	Stop()
-}

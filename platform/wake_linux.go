@@ -225,3 +225,15 @@ func cancelOnDone(ctx context.Context, fd int) (done func()) {
 		}
 	}
 }
+
+// keptWatch and changeWatch are internal/wake's Watch and Changes, spelled
+// out: wake imports platform.
+type keptWatch = interface {
+	Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error)
+	Close()
+}
+
+type changeWatch = interface {
+	C() <-chan struct{}
+	Stop()
+}
