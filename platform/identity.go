@@ -1,9 +1,7 @@
 package platform
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 )
 
 // Identity says who a process is, so that another process can judge
@@ -40,15 +38,14 @@ type Identity struct {
 
 // String gives the identity in one line.
 func (id Identity) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "pid %d", id.PID)
+	s := "pid " + strconv.Itoa(id.PID)
 	if id.Host != "" {
-		fmt.Fprintf(&b, " on %s", id.Host)
+		s += " on " + id.Host
 	}
 	if id.LauncherPID != 0 {
-		fmt.Fprintf(&b, " (launched by pid %d)", id.LauncherPID)
+		s += " (launched by pid " + strconv.Itoa(id.LauncherPID) + ")"
 	}
-	return b.String()
+	return s
 }
 
 // launcherEnv is the environment variable that names a holder's launcher.

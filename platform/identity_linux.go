@@ -39,9 +39,6 @@ func lookupPID(pid int) (PIDInfo, error) {
 	return PIDInfo{Exists: true}, nil
 }
 
-// nativeClock is read once: a process never changes its time namespace.
-var nativeClock = sync.OnceValue(nativeProc.timeClock)
-
 // procIsOurs reports whether /proc is of this process's pid namespace (a
 // container may see the host's); trusted when it cannot tell.
 var procIsOurs = sync.OnceValue(func() bool {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -18,6 +19,10 @@ import (
 type procfs string
 
 const nativeProc procfs = "/proc"
+
+// nativeClock is read once: a process (a wasm guest's host process) never
+// changes its time namespace.
+var nativeClock = sync.OnceValue(nativeProc.timeClock)
 
 func (p procfs) path(elem ...string) string {
 	return string(p) + "/" + strings.Join(elem, "/")
@@ -180,11 +185,8 @@ func (p procfs) exited(pid int, st procStat) bool {
 // called pthread_exit) has threads running; only a certain reading says no.
 func (p procfs) threadsLive(pid int) bool {
 	b, err := readProcFile(p.path(strconv.Itoa(pid), "status"))
-	if gone(err) {
-		return false
-	}
 	if err != nil {
-		return true
+		return !gone(err)
 	}
 	for line := range strings.Lines(string(b)) {
 		if n, ok := strings.CutPrefix(line, "Threads:"); ok {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 )
 
 // A wasm guest's identity is its host process's, read through the /proc
@@ -33,14 +32,9 @@ const errNoProcHint = "mount /proc read-only into the guest, or set Platform.Pro
 
 func lookupPID(pid int) (PIDInfo, error) { return lookupFrom(nativeProc, nativeClock(), pid) }
 
-// nativeClock is the host process's boot-time clock, read once.
-var nativeClock = sync.OnceValue(nativeProc.timeClock)
-
-// lookupFrom tells of pid as p shows it, through the reader's clock.
+// lookupFrom tells of pid, positive (osProcess.Lookup), as p shows it,
+// through the reader's clock.
 func lookupFrom(p procfs, clock timeClock, pid int) (PIDInfo, error) {
-	if pid <= 0 {
-		return PIDInfo{}, fmt.Errorf("platform: lookup of pid %d: not a process id", pid)
-	}
 	st, err := p.stat(strconv.Itoa(pid))
 	switch {
 	case gone(err):

@@ -81,32 +81,26 @@ type systemTimeOfDay struct {
 
 // bootID names this boot by BootTime - BootTimeBias, as the kernel does
 // for ETW: a clock change moves both alike. The fields are read without a
-// lock, so two readings must agree.
+// lock, so two readings in a row must agree.
 func bootID() string {
-	first, ok := bootTime()
 	for range 3 {
-		if !ok {
-			return ""
+		if a, b := bootTime(), bootTime(); a != 0 && a == b {
+			return formatFiletime(a)
 		}
-		var next uint64
-		next, ok = bootTime()
-		if ok && next == first {
-			return formatFiletime(first)
-		}
-		first = next
 	}
 	return ""
 }
 
-// bootTime returns BootTime - BootTimeBias in FILETIME units.
-func bootTime() (uint64, bool) {
+// bootTime returns BootTime - BootTimeBias in FILETIME units; 0 when
+// unknown.
+func bootTime() uint64 {
 	var info systemTimeOfDay
 	err := windows.NtQuerySystemInformation(windows.SystemTimeOfDayInformation,
 		unsafe.Pointer(&info), uint32(unsafe.Sizeof(info)), nil)
 	if err != nil || info.BootTime <= 0 {
-		return 0, false
+		return 0
 	}
-	return uint64(info.BootTime) - info.BootTimeBias, true
+	return uint64(info.BootTime) - info.BootTimeBias
 }
 
 // formatFiletime writes a FILETIME as a UTC time with all its digits.

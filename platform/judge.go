@@ -80,11 +80,6 @@ func Judge(here, holder Identity, lookup func(pid int) (PIDInfo, error)) Judgeme
 // sameStart reports whether the holder's start time and now's are one
 // process's: equal, or a unit apart through an offset clock (BootOffset).
 func sameStart(here, holder Identity, now uint64) bool {
-	if holder.StartTime == now {
-		return true
-	}
-	if holder.BootOffset == 0 && here.BootOffset == 0 {
-		return false
-	}
-	return holder.StartTime+1 == now || now+1 == holder.StartTime
+	offset := holder.BootOffset != 0 || here.BootOffset != 0
+	return holder.StartTime == now || offset && (holder.StartTime+1 == now || now+1 == holder.StartTime)
 }

@@ -12,12 +12,10 @@ import (
 type Waker interface {
 	// Wait returns, saying why, when one of names (base names in the
 	// directory dir) is removed or renamed away; when process pid, of
-	// this host and pid namespace, exits (or is gone already); with pid
-	// <= 0, when the file at names[0], write-locked by a byte-range lock
-	// as the wait began, is no longer (WakeChange; linux also watches the
-	// holder of a flock(2) lock on it); or when d has passed on the
-	// platform's clock. It returns ctx.Err() when ctx ends first; any
-	// other error (a killed fake process) ends the wait as ctx's would.
+	// this host and pid namespace, exits (or is gone already); or when d
+	// has passed on the platform's clock. It returns ctx.Err() when ctx
+	// ends first; any other error (a killed fake process) ends the wait
+	// as ctx's would.
 	//
 	// Nothing else wakes it: a name created is someone taking the lock,
 	// and waiters open and close the lock's files on every attempt, so
@@ -49,15 +47,3 @@ func (w Wakeup) String() string {
 }
 
 var wakeupWords = [...]string{WakeTimeout: "timeout", WakeChange: "change", WakeExit: "exit"}
-
-// keptWatch and changeWatch are internal/wake's Watch and Changes, spelled
-// out: wake imports platform.
-type keptWatch = interface {
-	Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error)
-	Close()
-}
-
-type changeWatch = interface {
-	C() <-chan struct{}
-	Stop()
-}

@@ -5,13 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"iter"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,9 +28,6 @@ const watchEvents = unix.IN_DELETE | unix.IN_MOVED_FROM |
 const watchEnded = unix.IN_Q_OVERFLOW | unix.IN_IGNORED | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_UNMOUNT
 
 func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid int, d time.Duration) (Wakeup, error) {
-	if err := ctx.Err(); err != nil || d <= 0 {
-		return WakeTimeout, err
-	}
 	ws := w.watch(dir, names)
 	defer ws.Close()
 	return ws.Wait(ctx, pid, d)
@@ -44,18 +36,14 @@ func (w inotifyWaker) Wait(ctx context.Context, dir string, names []string, pid 
 // Watch keeps the watch across waits: what goes away between them is
 // queued until the next.
 func (w inotifyWaker) Watch(dir string, names []string) (keptWatch, error) {
-	ws := w.watch(dir, names)
-	ws.kept = true
-	return ws, nil
+	return w.watch(dir, names), nil
 }
 
 func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
-	ws := &inotifyWatch{armed: w.armed, path: dir, names: slices.Clone(names), cancel: -1, dir: -1, wd: -1, proc: -1, lockFd: -1, lockWd: -1}
+	ws := &inotifyWatch{armed: w.armed, names: slices.Clone(names), cancel: -1, dir: -1, proc: -1}
 	if fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC); err == nil {
 		ws.dir = fd
-		if wd, err := unix.InotifyAddWatch(fd, dir, watchEvents); err == nil {
-			ws.wd = wd
-		} else {
+		if _, err := unix.InotifyAddWatch(fd, dir, watchEvents); err != nil {
 			unix.Close(fd)
 			ws.dir = -1
 		}
@@ -68,78 +56,13 @@ func (w inotifyWaker) watch(dir string, names []string) *inotifyWatch {
 
 // inotifyWatch is a kept watch; its descriptors are -1 when not open.
 type inotifyWatch struct {
-	armed    func()
-	path     string // the directory watched
-	names    []string
-	cancel   int  // eventfd, written when ctx ends
-	dir      int  // inotify instance
-	wd       int  // its watch of the directory
-	pid      int  // the pid proc is of; 0: none
-	proc     int  // pidfd
-	lockFd   int  // the first name's file, write-locked (watchUnlock)
-	lockWd   int  // its watch for a writer's close
-	lockSeen bool // a Wait saw it write-locked, none since let go of
-	kept     bool // a Watcher's, serving more than one Wait
+	armed  func()
+	names  []string
+	cancel int // eventfd, written when ctx ends
+	dir    int // inotify instance, watching the directory alone
+	pid    int // the pid proc is of; 0: none
+	proc   int // pidfd
 }
-
-// watchUnlock watches for the holder of a byte-range write lock on the
-// first name's file (SQLite's) letting go of it, as it closes the file
-// (IN_CLOSE_WRITE); the kernel is then asked whether it is still locked,
-// since waiters' attempts close it too. letGo reports a lock an earlier
-// wait saw gone now.
-func (ws *inotifyWatch) watchUnlock() (letGo bool) {
-	if ws.dir < 0 || len(ws.names) == 0 {
-		return false
-	}
-	name := filepath.Join(ws.path, ws.names[0])
-	// Watched first, then asked: a let-go after the question is an event.
-	wd, err := unix.InotifyAddWatch(ws.dir, name, unix.IN_CLOSE_WRITE|unix.IN_DONT_FOLLOW)
-	if err != nil {
-		return false
-	}
-	ws.lockWd = wd
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	switch {
-	case err != nil:
-		ws.unwatchLock()
-		return false
-	case !writeLocked(fd):
-		unix.Close(fd)
-		ws.unwatchLock()
-		letGo, ws.lockSeen = ws.lockSeen, false
-		return letGo
-	}
-	ws.lockFd, ws.lockSeen = fd, true
-	return false
-}
-
-// unwatchLock ends watchUnlock's watch.
-func (ws *inotifyWatch) unwatchLock() {
-	if ws.lockWd >= 0 {
-		unix.InotifyRmWatch(ws.dir, uint32(ws.lockWd))
-	}
-	if ws.lockFd >= 0 {
-		unix.Close(ws.lockFd)
-	}
-	ws.lockFd, ws.lockWd = -1, -1
-}
-
-// writeLocked reports whether another open file write-locks any byte of
-// the file at fd; a failure to ask counts as locked.
-func writeLocked(fd int) bool {
-	lk := unix.Flock_t{Type: unix.F_RDLCK}
-	for {
-		err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk)
-		if err != unix.EINTR {
-			return err != nil || lk.Type != unix.F_UNLCK
-		}
-	}
-}
-
-// closeRechecks are the looks again after a writer's close that left the
-// file locked: the kernel tells of a close a moment before it drops the
-// file's locks. A timer, not a spin: on a busy machine that costs less.
-var closeRechecks = []time.Duration{50 * time.Microsecond, time.Millisecond}
 
 func (ws *inotifyWatch) Close() {
 	for _, fd := range []int{ws.dir, ws.cancel, ws.proc} {
@@ -179,101 +102,35 @@ func (ws *inotifyWatch) Wait(ctx context.Context, pid int, d time.Duration) (Wak
 	if err := ctx.Err(); err != nil || d <= 0 {
 		return WakeTimeout, err
 	}
-	deadline := time.Now().Add(d)
-	if pid <= 0 {
-		// No holder to watch: the kernel's lock let go of ends the wait.
-		defer ws.unwatchLock()
-		if ws.watchUnlock() {
-			return WakeChange, nil
-		}
-	}
-	if pid <= 0 && d >= flockLookFrom && len(ws.names) > 0 {
-		pid = flockHolder(filepath.Join(ws.path, ws.names[0]))
-	}
 	if ws.watchPID(pid) {
 		return WakeExit, nil
 	}
-	fd := ws.cancel
-	if fd < 0 || (ws.dir < 0 && ws.proc < 0) {
+	if ws.cancel < 0 || (ws.dir < 0 && ws.proc < 0) {
 		// Nothing to watch, or no way to hear ctx end: sleep.
 		return WakeTimeout, realClock{}.Sleep(ctx, d)
 	}
-	defer cancelOnDone(ctx, fd)()
+	defer cancelOnDone(ctx, ws.cancel)()
 	if ws.armed != nil {
 		ws.armed()
 	}
-	why, err := ws.wait(ctx, deadline)
-	switch {
-	case ws.lockFd >= 0 && why == WakeChange:
-		ws.lockSeen = false // let go of, or a name gone: looked at anew
-	case ws.kept && pid > 0 && why == WakeChange:
-		// A holder's mark gone: its kernel lock goes a moment later,
-		// maybe before the next wait watches it. Taken as seen, unasked.
-		ws.lockSeen = true
-	}
-	return why, err
-}
-
-// flockLookFrom is the shortest wait for which flockHolder is asked.
-const flockLookFrom = 2 * time.Millisecond
-
-// flockHolder returns the pid that /proc/locks says holds a flock(2) write
-// lock on the file at path, or 0: a SQLite holder takes one (docs/design.md,
-// "flock(1)"), so a waiter whose mark names no holder hears of its death.
-func flockHolder(path string) int {
-	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
-		return 0
-	}
-	data, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return 0
-	}
-	file := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
-	for line := range strings.Lines(string(data)) {
-		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a blocked
-		// request has "->" after the number.
-		f := strings.Fields(line)
-		if len(f) < 6 || f[1] != "FLOCK" || f[3] != "WRITE" || f[5] != file {
-			continue
-		}
-		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
-			return pid
-		}
-	}
-	return 0
+	return ws.wait(ctx, time.Now().Add(d))
 }
 
 // wait polls until ctx ends, the process exits, a watched name changes,
 // or the deadline.
 func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, error) {
 	fds := []unix.PollFd{{Fd: int32(ws.cancel), Events: unix.POLLIN}}
-	if ws.dir >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(ws.dir), Events: unix.POLLIN})
-	}
-	if ws.proc >= 0 {
-		fds = append(fds, unix.PollFd{Fd: int32(ws.proc), Events: unix.POLLIN})
-	}
-	var closedAt time.Time // a close that left the lock on, still to look at
-	rechecks := 0          // of closeRechecks, made since closedAt
-	for {
-		now := time.Now()
-		if !closedAt.IsZero() && !now.Before(closedAt.Add(closeRechecks[rechecks])) {
-			if !writeLocked(ws.lockFd) {
-				return WakeChange, nil
-			}
-			if rechecks++; rechecks == len(closeRechecks) {
-				closedAt = time.Time{}
-			}
+	for _, fd := range []int{ws.dir, ws.proc} {
+		if fd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 		}
-		left := deadline.Sub(now)
+	}
+	for {
+		left := time.Until(deadline)
 		if left <= 0 {
 			return WakeTimeout, nil
 		}
-		if !closedAt.IsZero() {
-			left = min(left, closedAt.Add(closeRechecks[rechecks]).Sub(now))
-		}
-		ts := unix.NsecToTimespec(max(left, 0).Nanoseconds())
+		ts := unix.NsecToTimespec(left.Nanoseconds())
 		_, err := unix.Ppoll(fds, &ts, nil)
 		if err == unix.EINTR {
 			continue
@@ -284,48 +141,30 @@ func (ws *inotifyWatch) wait(ctx context.Context, deadline time.Time) (Wakeup, e
 		if err != nil {
 			return WakeTimeout, realClock{}.Sleep(ctx, time.Until(deadline))
 		}
-		why, closed := ws.polled(fds[1:])
-		if why != WakeTimeout {
+		if why := ws.polled(fds[1:]); why != WakeTimeout {
 			return why, nil
 		}
-		if closed {
-			closedAt, rechecks = time.Now(), 0
-		}
 	}
 }
 
-// polled reads what a poll of fds found; closed says a writer closed the
-// watched file, still locked: to look at again.
-func (ws *inotifyWatch) polled(fds []unix.PollFd) (why Wakeup, closed bool) {
+// polled reads what a poll of fds found.
+func (ws *inotifyWatch) polled(fds []unix.PollFd) Wakeup {
 	for _, f := range fds {
-		if f.Revents == 0 {
-			continue
-		}
-		if int(f.Fd) == ws.proc {
-			return WakeExit, false
-		}
-		if f.Revents&unix.POLLIN == 0 {
+		switch {
+		case f.Revents == 0:
+		case int(f.Fd) == ws.proc:
+			return WakeExit
+		case f.Revents&unix.POLLIN == 0 || changed(ws.dir, ws.names):
 			// POLLERR on inotify: look, rather than spin.
-			return WakeChange, false
-		}
-		change, closedNow := changed(ws.dir, ws.wd, ws.lockWd, ws.names)
-		if closedNow && ws.lockFd >= 0 {
-			if !writeLocked(ws.lockFd) {
-				return WakeChange, false
-			}
-			closed = true
-		}
-		if change {
-			return WakeChange, false
+			return WakeChange
 		}
 	}
-	return WakeTimeout, closed
+	return WakeTimeout
 }
 
-// changed reads the events queued on fd: change, one of watch wd about
-// names or ending it, or events lost; closed, a writer's close seen by
-// watch closeWD.
-func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
+// changed reads the events queued on fd: one about names or ending the
+// watch, or events lost.
+func changed(fd int, names []string) bool {
 	var buf [4096]byte // room for at least one event with the longest name
 	for {
 		n, err := unix.Read(fd, buf[:])
@@ -334,17 +173,11 @@ func changed(fd, wd, closeWD int, names []string) (change, closed bool) {
 		}
 		if err != nil || n <= 0 {
 			// EAGAIN: all read. Any other failure: look anyway.
-			return !errors.Is(err, unix.EAGAIN), closed
+			return !errors.Is(err, unix.EAGAIN)
 		}
 		for ev := range inotifyEvents(buf[:n]) {
-			switch {
-			case ev.mask&unix.IN_Q_OVERFLOW != 0:
-				return true, closed
-			case closeWD >= 0 && int(ev.wd) == closeWD:
-				closed = closed || ev.mask&unix.IN_CLOSE_WRITE != 0
-			case int(ev.wd) != wd: // an earlier Wait's watch
-			case ev.mask&watchEnded != 0 || slices.Contains(names, ev.name):
-				return true, closed
+			if ev.mask&watchEnded != 0 || slices.Contains(names, ev.name) {
+				return true
 			}
 		}
 	}
@@ -391,4 +224,16 @@ func cancelOnDone(ctx context.Context, fd int) (done func()) {
 			unix.Read(fd, buf[:])
 		}
 	}
+}
+
+// keptWatch and changeWatch are internal/wake's Watch and Changes, spelled
+// out: wake imports platform.
+type keptWatch = interface {
+	Wait(ctx context.Context, pid int, d time.Duration) (Wakeup, error)
+	Close()
+}
+
+type changeWatch = interface {
+	C() <-chan struct{}
+	Stop()
 }

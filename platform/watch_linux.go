@@ -45,7 +45,7 @@ func linksTo(dir string) []link {
 	}
 	var out []link
 	var st unix.Stat_t
-	at, rest, plain := "/", abs, true
+	at, rest := "/", abs
 	for rest != "" {
 		var c string
 		c, rest, _ = strings.Cut(rest, "/")
@@ -56,13 +56,7 @@ func linksTo(dir string) []link {
 			at = filepath.Dir(at)
 			continue
 		}
-		var next string
-		if plain {
-			// abs is clean: until a target is spliced in, a prefix.
-			next = strings.TrimSuffix(abs[:len(abs)-len(rest)], "/")
-		} else {
-			next = filepath.Join(at, c)
-		}
+		next := filepath.Join(at, c)
 		if err := unix.Lstat(next, &st); err != nil {
 			return out
 		}
@@ -81,7 +75,7 @@ func linksTo(dir string) []link {
 		if rest != "" {
 			target += "/" + rest
 		}
-		rest, plain = target, false
+		rest = target
 	}
 	return out
 }
@@ -92,8 +86,8 @@ var changes changeHub
 // changeHub keeps one inotify instance and one descriptor of the mount
 // table for every watch, opened by the first and closed with the last.
 type changeHub struct {
-	run  sync.Mutex      // serialises opening and closing
-	done []chan struct{} // each closed when its reader has returned
+	run     sync.Mutex     // serialises opening and closing
+	readers sync.WaitGroup // ended by closing their files
 
 	mu       sync.Mutex
 	inotify  *os.File // nil while no watch is on; in the runtime's poller
@@ -148,7 +142,7 @@ func (h *changeHub) open() error {
 	h.inotify, h.ifd = f, fd
 	h.byWD, h.subs = map[int32][]*dirWatch{}, map[*changeSub]struct{}{}
 	h.mu.Unlock()
-	h.goRead(func() { h.readEvents(f) })
+	h.readers.Go(func() { h.readEvents(f) })
 	if mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
 		m := os.NewFile(uintptr(mfd), "/proc/self/mountinfo")
 		if m.SetReadDeadline(time.Time{}) != nil {
@@ -157,7 +151,7 @@ func (h *changeHub) open() error {
 		}
 		h.mounts = m
 		waiting := make(chan struct{})
-		h.goRead(func() { h.readMounts(m, waiting) })
+		h.readers.Go(func() { h.readMounts(m, waiting) })
 		// A change before the reader waits would be missed.
 		<-waiting
 	}
@@ -245,10 +239,7 @@ func (h *changeHub) close() {
 			f.Close()
 		}
 	}
-	for _, done := range h.done {
-		<-done
-	}
-	h.done = nil
+	h.readers.Wait()
 }
 
 // tellAll tells every watch of a change, and arms the backstop again.
@@ -261,16 +252,6 @@ func (h *changeHub) tellAll() {
 	if h.backstop != nil {
 		h.backstop.Reset(changeBackstop)
 	}
-}
-
-// goRead starts a reader; h.run is held.
-func (h *changeHub) goRead(read func()) {
-	done := make(chan struct{})
-	h.done = append(h.done, done)
-	go func() {
-		defer close(done)
-		read()
-	}()
 }
 
 // readEvents reads the inotify instance f until it is closed.
@@ -290,11 +271,10 @@ func (h *changeHub) dispatch(buf []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ev := range inotifyEvents(buf) {
-		if ev.mask&unix.IN_Q_OVERFLOW != 0 {
+		if ev.mask&unix.IN_Q_OVERFLOW != 0 { // of no watch (wd -1)
 			for s := range h.subs {
 				s.tell()
 			}
-			continue
 		}
 		for _, w := range h.byWD[ev.wd] {
 			if ev.mask&watchEnded != 0 || slices.Contains(w.names, ev.name) {

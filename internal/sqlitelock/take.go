@@ -85,16 +85,15 @@ type busyWait struct {
 	names []string
 	kept  bool // the Waker keeps a watch (wake.Watcher)
 	woke  bool // the last pause was ended by a wake-up
-	// holder is the pid the waits watch where the Waker keeps no watch
-	// (the fake world: docs/testing.md, "Time"); looked again after a
-	// wake-up.
+	// holder is the pid the waits watch, the mark's; looked again after
+	// a wake-up.
 	holder int
 	looked bool
 }
 
 // pause waits d, or until the lock's files change or its holder exits.
 func (w *busyWait) pause(d time.Duration) error {
-	if !w.looked && !w.kept && w.p.Wake != nil {
+	if !w.looked && w.p.Wake != nil {
 		w.holder, w.looked = LivePID(w.p, lockrec.ReadHolder(w.p.FS, w.path).Holder()), true
 	}
 	woke, err := wake.Pause(w.ctx, w.p, filepath.Dir(w.path), w.names, w.holder, d)
