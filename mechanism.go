@@ -84,7 +84,7 @@ func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identit
 	if self == nil {
 		return heldBy(m.path, stampOf(m.p, m.path))
 	}
-	pr, err := stamplock.Look(m.p, *self, m.path)
+	pr, err := stamplock.Look(m.p, *self, m.path, false)
 	switch {
 	case err != nil:
 		return err
@@ -218,7 +218,7 @@ func failedInspect(st Status, err error) (Status, error) {
 type fileMechanism struct {
 	p    *platform.Platform
 	path string
-	seen bool // the last attempt found it held (stamplock.AcquireSeen)
+	seen bool // the last attempt found it held (stamplock.Acquire's seen)
 }
 
 // self is this process's identity, or why there is none: the file
@@ -247,11 +247,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	acquire := stamplock.Acquire
-	if m.seen {
-		acquire = stamplock.AcquireSeen
-	}
-	sl, err := acquire(ctx, m.p, here, m.path)
+	sl, err := stamplock.Acquire(ctx, m.p, here, m.path, m.seen)
 	err = rootHeld(err)
 	m.seen = errors.Is(err, ErrHeld)
 	if err != nil {
@@ -279,11 +275,7 @@ func (m *fileMechanism) inspect(detail bool) (Status, error) {
 // inspectFile reports on the lock at path as the file mechanism judges it.
 func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
-	look := stamplock.Look
-	if !detail {
-		look = stamplock.LookHeld // IsHeld: a live stamp is enough
-	}
-	pr, err := look(p, here, path)
+	pr, err := stamplock.Look(p, here, path, !detail) // IsHeld: a live stamp is enough
 	if err != nil {
 		return failedInspect(st, err)
 	}

@@ -61,18 +61,14 @@ var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 
 // Acquire makes one attempt to take the lock at path for here, this
 // process's identity (docs/protocol.md); held is a *lockrec.HeldError. ctx
-// ends its short waits for a SQLite process backing off.
-func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(ctx, p, here, path, 0, false)
+// ends its short waits for a SQLite process backing off. seen, after an
+// attempt that found the lock held, looks first, sparing a create bound to
+// fail on a waiter's way.
+func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, seen bool) (*Lock, error) {
+	return acquire(ctx, p, here, path, 0, seen)
 }
 
-// AcquireSeen is Acquire after an attempt that found the lock held: it
-// looks first, sparing a create bound to fail on a waiter's way.
-func AcquireSeen(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(ctx, p, here, path, 0, true)
-}
-
-// acquire is Acquire, AcquireSeen (lookFirst), or at depth > 0 a guard's.
+// acquire is Acquire (lookFirst: seen), or at depth > 0 a guard's.
 func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int, lookFirst bool) (*Lock, error) {
 	for range maxTries {
 		if !lookFirst {
@@ -87,7 +83,7 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 			}
 		}
 		lookFirst = false
-		last, err := Look(p, here, path)
+		last, err := Look(p, here, path, false)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +243,7 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) (*Lock, err
 	ours, _, err := l.owned()
 	if err == nil && !ours {
 		var pr Probe
-		if pr, err = Look(p, here, l.path); err == nil {
+		if pr, err = Look(p, here, l.path, false); err == nil {
 			err = errLost
 			if pr.State != lockrec.StateAbsent {
 				err = held(l.path, pr)
