@@ -114,20 +114,11 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		}
 	}
 	// Holders keep taking the lock and removing its file as they let go.
-	return nil, heldBy(path, lockrec.ReadHolder(p.FS, path))
+	return nil, lockrec.HeldBy(path, lockrec.ReadHolder(p.FS, path))
 }
 
 // errSwapped says the file at the path changed during an attempt.
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
-
-// heldBy is the held error of the lock at path whose holder r names.
-func heldBy(path string, r *lockrec.Record) *lockrec.HeldError {
-	e := &lockrec.HeldError{Path: path, Holder: r.Holder()}
-	if e.Holder != nil {
-		e.Since = r.AcquiredAt
-	}
-	return e
-}
 
 func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	l := &Lock{p: p, a: a, path: path, at: fsx.Abs(p.FS, path), name: path}
@@ -212,9 +203,9 @@ func (l *Lock) notTaken(err error) error {
 	p, path := l.p, l.path
 	switch {
 	case l.parked != nil:
-		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parked}
+		return &ParkedError{Err: err, Held: lockrec.HeldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parked}
 	case errors.Is(err, sqlapi.SQLiteBusy):
-		return heldBy(path, liveHolder(p, l.a.Self, path))
+		return lockrec.HeldBy(path, liveHolder(p, l.a.Self, path))
 	case !l.attached && errors.Is(err, fs.ErrPermission):
 		// Readable (it is pinned) but not writable by this user.
 		return readOnly(p, l.a.Conns, path, err)
@@ -270,7 +261,7 @@ func readOnly(p *platform.Platform, conns Conns, path string, err error) error {
 	case state == lockrec.StateHeld && why != "":
 		return &lockrec.HeldError{Path: path, Reason: why}
 	case state == lockrec.StateHeld:
-		return heldBy(path, lockrec.ReadHolder(p.FS, path))
+		return lockrec.HeldBy(path, lockrec.ReadHolder(p.FS, path))
 	case errors.Is(err, fs.ErrPermission):
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 	}

@@ -190,10 +190,8 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			}
 		}
 		l.abandon() // a lock file's: given back
-		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
-		if e.Holder != nil {
-			e.Since = m.Record.AcquiredAt
-		} else if locked {
+		e := lockrec.HeldBy(l.path, m.Record)
+		if e.Holder == nil && locked {
 			e.Reason = lockrec.SQLiteLockReason
 		}
 		return nil, e
