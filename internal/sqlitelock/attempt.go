@@ -133,17 +133,8 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		defer done()
 		l.name = name
 	}
-	pin, pinned, err := pinFile(p.FS, path, open, a.Self)
-	if l.ranged != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Not to be opened for writing: what is there, by a look.
-		return nil, readOnly(p, a.Conns, path, err)
-	}
+	pin, err := l.pin(open)
 	if err != nil {
-		return nil, err
-	}
-	l.id = pinned
-	if l.dir, err = fsx.KeepDir(p.FS, filepath.Dir(path)); err != nil {
-		pin.Close()
 		return nil, err
 	}
 	defer func() {
@@ -170,6 +161,25 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	}
 	l.held = true
 	return l, nil
+}
+
+// pin pins the lock's file, opened with open (pinFile), and keeps its
+// directory.
+func (l *Lock) pin(open func(string) (lockfs.File, error)) (lockfs.File, error) {
+	pin, pinned, err := pinFile(l.p.FS, l.path, open, l.a.Self)
+	if l.ranged != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Not to be opened for writing: what is there, by a look.
+		return nil, readOnly(l.p, l.a.Conns, l.path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.id = pinned
+	if l.dir, err = fsx.KeepDir(l.p.FS, filepath.Dir(l.path)); err != nil {
+		pin.Close()
+		return nil, err
+	}
+	return pin, nil
 }
 
 // settle takes the steps after SQLite's lock is taken on pin
