@@ -204,17 +204,16 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 // mark it (docs/protocol.md, "Why the order keeps two holders out").
 func (l *Lock) abandon() {
 	if l.guard {
-		if ours, _, _ := l.owned(); ours {
-			l.dir.Remove(l.base())
-		}
-	} else {
-		l.giveBack()
+		l.withdraw()
+		return
 	}
+	l.giveBack()
 	l.close()
 }
 
-// withdraw removes the file this attempt stamped whole, if the path still
-// names it, and closes it (settle).
+// withdraw removes the file this attempt stamped whole (a guard's, or a
+// lock file's that no SQLite process can have locked: settle), if the path
+// still names it, and closes it.
 func (l *Lock) withdraw() {
 	ours, _, _ := l.owned() // while the file is open: its inode is its own
 	l.closeFile()
