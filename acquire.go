@@ -132,16 +132,7 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 		return handed, nil
 	}
 	if err != nil {
-		held := &HeldError{Path: path, Holder: selfIdentity(p)}
-		if errors.Is(err, errTurnParked) {
-			// Only a wait of this process is queued, behind this holder.
-			held.Holder = t.mech.recorded().Holder
-		}
-		if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
-			return nil, held
-		}
-		// Gave up waiting behind an acquisition of this process.
-		return nil, fmt.Errorf("%w while waiting: %w", err, held)
+		return nil, turnRefused(err, p, t)
 	}
 	l, err := attemptUntil(ctx, p, t, opts)
 	if pe, ok := errors.AsType[*sqlitelock.ParkedError](err); ok {
@@ -155,6 +146,21 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, opts Option
 	l.key, l.terms = t.key, terms
 	turns.hold(t.key, l)
 	return l, nil
+}
+
+// turnRefused is Acquire's error when the lock's turn in this process was
+// not had (turns.enter's err): held by this process.
+func turnRefused(err error, p *platform.Platform, t lockTarget) error {
+	held := &HeldError{Path: t.path, Holder: selfIdentity(p)}
+	if errors.Is(err, errTurnParked) {
+		// Only a wait of this process is queued, behind this holder.
+		held.Holder = t.mech.recorded().Holder
+	}
+	if errors.Is(err, errTurnTaken) || errors.Is(err, errTurnParked) {
+		return held
+	}
+	// Gave up waiting behind an acquisition of this process.
+	return fmt.Errorf("%w while waiting: %w", err, held)
 }
 
 // lockTarget is a lock's path resolved, and the mechanism that serves it.

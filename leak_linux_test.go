@@ -11,7 +11,7 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
-	"github.com/proclock/proclock/internal/sqlpath"
+	"github.com/proclock/proclock/internal/locktest/sqlpath"
 	"github.com/proclock/proclock/platform"
 )
 

@@ -75,21 +75,22 @@ func (m *sqliteMechanism) attempt(ctx context.Context, first bool, opts Options)
 			a.Retry = sqlitelock.RetryNone
 		}
 	}
-	return nil, heldBy(m.path, stampOf(m.p, m.path))
+	return nil, rootHeld(lockrec.HeldBy(m.path, stampOf(m.p, m.path)))
 }
 
-// clearStamp judges a stamp found at the path: held when its holder lives
-// or cannot be judged; nil once a dead holder's stamp is cleared.
+// clearStamp judges a stamp found at the path: held (lockrec's, as the
+// mechanisms say it) when its holder lives or cannot be judged; nil once a
+// dead holder's stamp is cleared.
 func (m *sqliteMechanism) clearStamp(ctx context.Context, self *platform.Identity) error {
 	if self == nil {
-		return heldBy(m.path, stampOf(m.p, m.path))
+		return lockrec.HeldBy(m.path, stampOf(m.p, m.path))
 	}
-	pr, err := stamplock.Look(m.p, *self, m.path)
+	pr, err := stamplock.Look(m.p, *self, m.path, false)
 	switch {
 	case err != nil:
 		return err
 	case State(pr.State) == StateHeld && !pr.StampDead:
-		return heldBy(m.path, recordOf(pr))
+		return lockrec.HeldBy(m.path, recordOf(pr))
 	case pr.Reason == stamplock.ReasonFree:
 		return nil // let go of since: nothing to clear
 	case State(pr.State) == StateStale || pr.StampDead:
@@ -111,16 +112,6 @@ func rootHeld(err error) error {
 		return &HeldError{Path: h.Path, Holder: h.Holder, Reason: h.Reason, Since: h.Since}
 	}
 	return err
-}
-
-// heldBy is the held error of the lock at path whose holder r names (nil:
-// unknown).
-func heldBy(path string, r *lockrec.Record) *HeldError {
-	e := &HeldError{Path: path, Holder: r.Holder()}
-	if e.Holder != nil {
-		e.Since = r.AcquiredAt
-	}
-	return e
 }
 
 // stampOf is the stamp at path, unjudged; nil when there is none.
@@ -218,7 +209,7 @@ func failedInspect(st Status, err error) (Status, error) {
 type fileMechanism struct {
 	p    *platform.Platform
 	path string
-	seen bool // the last attempt found it held (stamplock.AcquireSeen)
+	seen bool // the last attempt found it held (stamplock.Acquire's seen)
 }
 
 // self is this process's identity, or why there is none: the file
@@ -247,11 +238,7 @@ func (m *fileMechanism) attempt(ctx context.Context, first bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	acquire := stamplock.Acquire
-	if m.seen {
-		acquire = stamplock.AcquireSeen
-	}
-	sl, err := acquire(ctx, m.p, here, m.path)
+	sl, err := stamplock.Acquire(ctx, m.p, here, m.path, m.seen)
 	err = rootHeld(err)
 	m.seen = errors.Is(err, ErrHeld)
 	if err != nil {
@@ -279,11 +266,7 @@ func (m *fileMechanism) inspect(detail bool) (Status, error) {
 // inspectFile reports on the lock at path as the file mechanism judges it.
 func inspectFile(p *platform.Platform, here platform.Identity, path string, detail bool) (Status, error) {
 	st := Status{Path: path, Mechanism: MechanismFile}
-	look := stamplock.Look
-	if !detail {
-		look = stamplock.LookHeld // IsHeld: a live stamp is enough
-	}
-	pr, err := look(p, here, path)
+	pr, err := stamplock.Look(p, here, path, !detail) // IsHeld: a live stamp is enough
 	if err != nil {
 		return failedInspect(st, err)
 	}
@@ -306,18 +289,24 @@ func inspectFile(p *platform.Platform, here platform.Identity, path string, deta
 			return failedInspect(st, err)
 		}
 	}
-	st.State = state
+	st.State, st.Reason = fileState(state, pr)
+	return st, nil
+}
+
+// fileState is the state and reason Inspect gives for a file-mechanism
+// look pr that judged the lock state.
+func fileState(state State, pr stamplock.Probe) (State, string) {
 	switch {
 	case state == StateStale && pr.Reason == stamplock.ReasonFree:
-		st.State = StateFree
+		return StateFree, ""
 	case state == StateStale && pr.Reason == stamplock.ReasonUnstamped:
-		st.Reason = "unstamped past 30 s"
+		return state, "unstamped past 30 s"
 	case state == StateStale && pr.Reason == stamplock.ReasonUnreadable:
-		st.Reason = "unreadable past 30 s"
+		return state, "unreadable past 30 s"
 	case state == StateStale:
-		st.Reason = string(pr.Reason)
+		return state, string(pr.Reason)
 	case pr.Reason == stamplock.ReasonLocked:
-		st.Reason = pr.LockedBy
+		return state, pr.LockedBy
 	}
-	return st, nil
+	return state, ""
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/proclock/proclock"
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/locktest/sqlpath"
 	"github.com/proclock/proclock/internal/sqlapi"
-	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/platform"
 )
 

@@ -13,7 +13,7 @@ import (
 )
 
 // A file waiter whose earlier attempt found the lock held looks before it
-// creates (stamplock.AcquireSeen): the create of its stamp, made while the
+// creates (stamplock.Acquire with seen): the create of its stamp, made while the
 // holder's file is there, would fail, having made and removed a temporary
 // file. So a waiter that looked three times, its holder killed before the
 // third look, created its stamp's temporary file once, in its first

@@ -33,7 +33,7 @@ func (osFS) OpenDir(dir string) (keptDir, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	d := &dirFd{name: dir, fd: fd, refs: 1}
+	d := &dirFd{fdBox: fdBox{fd: fd, name: dir}, refs: 1}
 	sharedDirs.mu.Lock()
 	sharedDirs.m[dir] = d // the path's directory now; an older one's keepings keep theirs
 	sharedDirs.mu.Unlock()
@@ -54,8 +54,8 @@ func shareDir(dir string) *dirFd {
 	if d == nil {
 		return nil
 	}
-	var st unix.Stat_t
-	if err := retryEINTR(func() error { return unix.Stat(dir, &st) }); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	id, err := osFS{}.DirID(dir)
+	if err != nil {
 		return nil
 	}
 	sharedDirs.mu.Lock()
@@ -70,7 +70,7 @@ func shareDir(dir string) *dirFd {
 		}
 		d.dev, d.ino, d.known = uint64(own.Dev), uint64(own.Ino), true
 	}
-	if d.dev != uint64(st.Dev) || d.ino != uint64(st.Ino) {
+	if d.dev != id.Dev || d.ino != id.Ino {
 		return nil
 	}
 	d.refs++
@@ -79,9 +79,7 @@ func shareDir(dir string) *dirFd {
 
 // dirFd is a directory's descriptor, shared by its keepings (osDir).
 type dirFd struct {
-	name string
-	mu   sync.RWMutex // fd is not closed while a call uses it
-	fd   int          // -1 once closed
+	fdBox
 	// Under sharedDirs.mu: its keepings, and its device and inode.
 	refs     int
 	known    bool
@@ -96,16 +94,11 @@ type osDir struct {
 
 // use runs fn on the directory's descriptor, or fails as a closed file.
 func (d *osDir) use(op, base string, fn func(fd int) error) error {
-	d.d.mu.RLock()
-	defer d.d.mu.RUnlock()
-	err := fs.ErrClosed
-	if !d.closed.Load() && d.d.fd >= 0 {
-		err = retryEINTR(func() error { return fn(d.d.fd) })
+	path := filepath.Join(d.d.name, base)
+	if d.closed.Load() {
+		return &fs.PathError{Op: op, Path: path, Err: fs.ErrClosed}
 	}
-	if err != nil {
-		return &fs.PathError{Op: op, Path: filepath.Join(d.d.name, base), Err: err}
-	}
-	return nil
+	return d.d.use(op, path, fn)
 }
 
 func (d *osDir) FileID(base string) (FileID, error) {
@@ -151,14 +144,7 @@ func (d *osDir) Close() error {
 	if !last {
 		return nil
 	}
-	d.d.mu.Lock()
-	defer d.d.mu.Unlock()
-	err := unix.Close(d.d.fd)
-	d.d.fd = -1
-	if err != nil {
-		return &fs.PathError{Op: "close", Path: d.d.name, Err: err}
-	}
-	return nil
+	return d.d.close()
 }
 
 // DirID is one stat(2), which follows symlinks.

@@ -25,7 +25,7 @@ func (osFS) OpenLook(name string) (File, error) {
 	if err != nil {
 		return nil, refusedSymlinkAsELOOP(name, &fs.PathError{Op: "open", Path: name, Err: err})
 	}
-	f := &lookFile{fd: fd, name: name}
+	f := &lookFile{fdBox: fdBox{fd: fd, name: name}}
 	f.cleanup = runtime.AddCleanup(f, closeFd, fd)
 	return f, nil
 }
@@ -33,39 +33,56 @@ func (osFS) OpenLook(name string) (File, error) {
 // closeFd closes the descriptor of a lookFile dropped unclosed.
 func closeFd(fd int) { unix.Close(fd) }
 
-// lookFile is a File of OpenLook: a descriptor, its uses kept from racing
-// its Close (and reaching a number since given to another file).
-type lookFile struct {
-	mu      sync.RWMutex
-	fd      int // -1 once closed
-	name    string
-	cleanup runtime.Cleanup
+// fdBox is a descriptor, its uses kept from racing its close (and reaching
+// a number since given to another file).
+type fdBox struct {
+	mu   sync.RWMutex
+	fd   int // -1 once closed
+	name string
 }
 
-// use runs fn on the descriptor, unless the file is closed.
-func (f *lookFile) use(op string, fn func(fd int) error) error {
-	err := f.control(func(fd uintptr) error { return retryEINTR(func() error { return fn(int(fd)) }) })
+// use runs fn on the descriptor, again when interrupted, unless it is
+// closed; it fails as op on path.
+func (b *fdBox) use(op, path string, fn func(fd int) error) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	err := fs.ErrClosed
+	if b.fd >= 0 {
+		err = retryEINTR(func() error { return fn(b.fd) })
+	}
 	if err != nil {
-		return &fs.PathError{Op: op, Path: f.name, Err: err}
+		return &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	return nil
 }
 
-// control runs fn on the descriptor, unless the file is closed.
-func (f *lookFile) control(fn func(fd uintptr) error) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	if f.fd < 0 {
-		return fs.ErrClosed
+// close closes the descriptor once uses are done; an EINTR closed it too.
+func (b *fdBox) close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := fs.ErrClosed
+	if b.fd >= 0 {
+		err = unix.Close(b.fd)
+		b.fd = -1
 	}
-	return fn(uintptr(f.fd))
+	if err != nil && err != unix.EINTR {
+		return &fs.PathError{Op: "close", Path: b.name, Err: err}
+	}
+	return nil
+}
+
+// lookFile is a File of OpenLook, read-only: writes fail as the kernel
+// fails them, without asking it.
+type lookFile struct {
+	fdBox
+	cleanup runtime.Cleanup
 }
 
 func (f *lookFile) Name() string { return f.name }
 
 func (f *lookFile) Read(b []byte) (int, error) {
 	var n int
-	err := f.use("read", func(fd int) (err error) { n, err = unix.Read(fd, b); return err })
+	err := f.use("read", f.name, func(fd int) (err error) { n, err = unix.Read(fd, b); return err })
 	if err == nil && n == 0 && len(b) > 0 {
 		return 0, io.EOF
 	}
@@ -76,7 +93,7 @@ func (f *lookFile) ReadAt(b []byte, off int64) (int, error) {
 	got := 0
 	for got < len(b) {
 		var n int
-		err := f.use("read", func(fd int) (err error) { n, err = unix.Pread(fd, b[got:], off+int64(got)); return err })
+		err := f.use("read", f.name, func(fd int) (err error) { n, err = unix.Pread(fd, b[got:], off+int64(got)); return err })
 		if err != nil {
 			return got, err
 		}
@@ -88,20 +105,14 @@ func (f *lookFile) ReadAt(b []byte, off int64) (int, error) {
 	return got, nil
 }
 
-func (f *lookFile) Write(b []byte) (int, error) {
-	var n int
-	err := f.use("write", func(fd int) (err error) { n, err = unix.Write(fd, b); return err })
-	return max(n, 0), err
-}
+func (f *lookFile) Write([]byte) (int, error) { return 0, f.readOnly("write") }
 
-func (f *lookFile) WriteAt(b []byte, off int64) (int, error) {
-	var n int
-	err := f.use("write", func(fd int) (err error) { n, err = unix.Pwrite(fd, b, off); return err })
-	return max(n, 0), err
-}
+func (f *lookFile) WriteAt([]byte, int64) (int, error) { return 0, f.readOnly("write") }
 
-func (f *lookFile) Truncate(size int64) error {
-	return f.use("truncate", func(fd int) error { return unix.Ftruncate(fd, size) })
+func (f *lookFile) Truncate(int64) error { return f.readOnly("truncate") }
+
+func (f *lookFile) readOnly(op string) error {
+	return &fs.PathError{Op: op, Path: f.name, Err: unix.EBADF}
 }
 
 func (f *lookFile) Stat() (fs.FileInfo, error) {
@@ -113,7 +124,7 @@ func (f *lookFile) Stat() (fs.FileInfo, error) {
 func (f *lookFile) StatID() (fs.FileInfo, FileID, error) {
 	var info lookInfo
 	var id FileID
-	err := f.use("stat", func(fd int) (err error) {
+	err := f.use("stat", f.name, func(fd int) (err error) {
 		info, id, err = statFd(fd, filepath.Base(f.name))
 		return err
 	})
@@ -124,18 +135,8 @@ func (f *lookFile) StatID() (fs.FileInfo, FileID, error) {
 }
 
 func (f *lookFile) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fd < 0 {
-		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
-	}
 	f.cleanup.Stop()
-	err := unix.Close(f.fd)
-	f.fd = -1
-	if err != nil && err != unix.EINTR {
-		return &fs.PathError{Op: "close", Path: f.name, Err: err}
-	}
-	return nil
+	return f.close()
 }
 
 // lookInfo is a FileInfo of a lookFile.

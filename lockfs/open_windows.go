@@ -38,24 +38,7 @@ func createFile(name string, flag int, perm fs.FileMode) (windows.Handle, error)
 	if err != nil {
 		return windows.InvalidHandle, err
 	}
-	var access uint32
-	switch flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) {
-	case os.O_RDONLY:
-		access = windows.GENERIC_READ
-	case os.O_WRONLY:
-		access = windows.GENERIC_WRITE
-	case os.O_RDWR:
-		access = windows.GENERIC_READ | windows.GENERIC_WRITE
-	}
-	if flag&os.O_CREATE != 0 {
-		access |= windows.GENERIC_WRITE
-	}
-	if flag&os.O_APPEND != 0 {
-		if flag&os.O_TRUNC == 0 {
-			access &^= windows.GENERIC_WRITE
-		}
-		access |= appendAccess
-	}
+	access := accessOf(flag)
 	attrs := uint32(windows.FILE_ATTRIBUTE_NORMAL)
 	if perm&0o200 == 0 {
 		attrs = windows.FILE_ATTRIBUTE_READONLY
@@ -86,4 +69,27 @@ func createFile(name string, flag int, perm fs.FileMode) (windows.Handle, error)
 		}
 	}
 	return h, err
+}
+
+// accessOf is CreateFile's access for os.OpenFile's flag.
+func accessOf(flag int) uint32 {
+	var access uint32
+	switch flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR) {
+	case os.O_RDONLY:
+		access = windows.GENERIC_READ
+	case os.O_WRONLY:
+		access = windows.GENERIC_WRITE
+	case os.O_RDWR:
+		access = windows.GENERIC_READ | windows.GENERIC_WRITE
+	}
+	if flag&os.O_CREATE != 0 {
+		access |= windows.GENERIC_WRITE
+	}
+	if flag&os.O_APPEND != 0 {
+		if flag&os.O_TRUNC == 0 {
+			access &^= windows.GENERIC_WRITE
+		}
+		access |= appendAccess
+	}
+	return access
 }

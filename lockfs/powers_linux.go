@@ -103,7 +103,7 @@ func fdCall(f File, op string, fn func(fd int) error) error {
 			name, err = f.Name(), withFd(f, call)
 		}
 	case *lookFile:
-		name, err = f.name, f.control(call)
+		return f.use(op, f.name, fn)
 	case File:
 		name = f.Name()
 	}

@@ -106,17 +106,8 @@ func ReadHolder(fsys lockfs.FS, path string) *Record {
 func ReadMark(fsys lockfs.FS, path string) Mark {
 	name := MarkPath(path)
 	f, err := fsx.OpenLook(fsys, name)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name) {
-		return Mark{}
-	}
-	if fsx.Exhausted(err) {
-		return Mark{Present: true, Err: err}
-	}
 	if err != nil {
-		if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {
-			return Mark{Present: true, junk: true, foreign: info.Mode()&fs.ModeSymlink == 0}
-		}
-		return Mark{Present: true}
+		return unopenedMark(fsys, name, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
@@ -140,6 +131,20 @@ func ReadMark(fsys lockfs.FS, path string) Mark {
 		m.foreign = true
 	}
 	return m
+}
+
+// unopenedMark is the mark at name that failed to open with err.
+func unopenedMark(fsys lockfs.FS, name string, err error) Mark {
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, lockfs.ErrNameTooLong) && pathFits(fsys, name):
+		return Mark{}
+	case fsx.Exhausted(err):
+		return Mark{Present: true, Err: err}
+	}
+	if info, lerr := fsys.Lstat(name); lerr == nil && !info.Mode().IsRegular() {
+		return Mark{Present: true, junk: true, foreign: info.Mode()&fs.ModeSymlink == 0}
+	}
+	return Mark{Present: true}
 }
 
 // pathFits reports whether fsys is known to take a path as long as name.

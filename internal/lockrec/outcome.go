@@ -48,6 +48,16 @@ func (e *HeldError) Error() string {
 // Is makes errors.Is(err, ErrHeld) hold for every HeldError.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
 
+// HeldBy is the held error of the lock at path whose holder r names (nil:
+// unknown).
+func HeldBy(path string, r *Record) *HeldError {
+	e := &HeldError{Path: path, Holder: r.Holder()}
+	if e.Holder != nil {
+		e.Since = r.AcquiredAt
+	}
+	return e
+}
+
 // ErrRemoved is matched by the cause of a held lock's loss when one of its
 // files is no longer at its path.
 var ErrRemoved = errors.New("removed from its path")

@@ -51,7 +51,7 @@ var role = locktest.NewRole("conformance-peer", func(args []string) int {
 // takes itself there. Its test binary imports internal/peer/sqlpeer.
 const MechanismSQLiteSQL proclock.Mechanism = "sqlite(sql)"
 
-// SQLPath is the native SQLite of the SQL path (internal/sqlpath.Native),
+// SQLPath is the native SQLite of the SQL path (internal/locktest/sqlpath.Native),
 // set by package internal/peer/sqlpeer: a peer (and so conformance) links
 // no SQLite engine unless its test binary asks for one.
 var SQLPath func() platform.SQLite

@@ -114,20 +114,11 @@ func Acquire(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		}
 	}
 	// Holders keep taking the lock and removing its file as they let go.
-	return nil, heldBy(path, lockrec.ReadHolder(p.FS, path))
+	return nil, lockrec.HeldBy(path, lockrec.ReadHolder(p.FS, path))
 }
 
 // errSwapped says the file at the path changed during an attempt.
 var errSwapped = errors.New("sqlitelock: the file at the path changed during the attempt")
-
-// heldBy is the held error of the lock at path whose holder r names.
-func heldBy(path string, r *lockrec.Record) *lockrec.HeldError {
-	e := &lockrec.HeldError{Path: path, Holder: r.Holder()}
-	if e.Holder != nil {
-		e.Since = r.AcquiredAt
-	}
-	return e
-}
 
 func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) (*Lock, error) {
 	l := &Lock{p: p, a: a, path: path, at: fsx.Abs(p.FS, path), name: path}
@@ -142,17 +133,8 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 		defer done()
 		l.name = name
 	}
-	pin, pinned, err := pinFile(p.FS, path, open, a.Self)
-	if l.ranged != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
-		// Not to be opened for writing: what is there, by a look.
-		return nil, readOnly(p, a.Conns, path, err)
-	}
+	pin, err := l.pin(open)
 	if err != nil {
-		return nil, err
-	}
-	l.id = pinned
-	if l.dir, err = fsx.KeepDir(p.FS, filepath.Dir(path)); err != nil {
-		pin.Close()
 		return nil, err
 	}
 	defer func() {
@@ -179,6 +161,25 @@ func attempt(ctx context.Context, p *platform.Platform, path string, a Attempt) 
 	}
 	l.held = true
 	return l, nil
+}
+
+// pin pins the lock's file, opened with open (pinFile), and keeps its
+// directory.
+func (l *Lock) pin(open func(string) (lockfs.File, error)) (lockfs.File, error) {
+	pin, pinned, err := pinFile(l.p.FS, l.path, open, l.a.Self)
+	if l.ranged != nil && err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Not to be opened for writing: what is there, by a look.
+		return nil, readOnly(l.p, l.a.Conns, l.path, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.id = pinned
+	if l.dir, err = fsx.KeepDir(l.p.FS, filepath.Dir(l.path)); err != nil {
+		pin.Close()
+		return nil, err
+	}
+	return pin, nil
 }
 
 // settle takes the steps after SQLite's lock is taken on pin
@@ -212,9 +213,9 @@ func (l *Lock) notTaken(err error) error {
 	p, path := l.p, l.path
 	switch {
 	case l.parked != nil:
-		return &ParkedError{Err: err, Held: heldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parked}
+		return &ParkedError{Err: err, Held: lockrec.HeldBy(path, liveHolder(p, l.a.Self, path)), Done: l.parked}
 	case errors.Is(err, sqlapi.SQLiteBusy):
-		return heldBy(path, liveHolder(p, l.a.Self, path))
+		return lockrec.HeldBy(path, liveHolder(p, l.a.Self, path))
 	case !l.attached && errors.Is(err, fs.ErrPermission):
 		// Readable (it is pinned) but not writable by this user.
 		return readOnly(p, l.a.Conns, path, err)
@@ -270,7 +271,7 @@ func readOnly(p *platform.Platform, conns Conns, path string, err error) error {
 	case state == lockrec.StateHeld && why != "":
 		return &lockrec.HeldError{Path: path, Reason: why}
 	case state == lockrec.StateHeld:
-		return heldBy(path, lockrec.ReadHolder(p.FS, path))
+		return lockrec.HeldBy(path, lockrec.ReadHolder(p.FS, path))
 	case errors.Is(err, fs.ErrPermission):
 		return &fs.PathError{Op: "lock", Path: path, Err: ErrReadOnly}
 	}

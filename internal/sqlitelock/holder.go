@@ -42,13 +42,13 @@ func (l *Lock) mark(ctx context.Context) error {
 			// A user's file: never removed, and no mark beside it.
 			return &fs.PathError{Op: "lock", Path: lockrec.MarkPath(l.path), Err: lockrec.ErrNotLockFile}
 		case !m.Names(l.id) && (self == nil || !m.Dead(p, self)):
-			return heldBy(l.path, m.Record)
+			return lockrec.HeldBy(l.path, m.Record)
 		}
 		if err := l.clearMark(ctx, m); err != nil {
 			return err
 		}
 	}
-	return heldBy(l.path, lockrec.ReadHolder(p.FS, l.path))
+	return lockrec.HeldBy(l.path, lockrec.ReadHolder(p.FS, l.path))
 }
 
 // clearMark removes mark m under the guard, while the path names the

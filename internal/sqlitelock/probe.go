@@ -39,18 +39,23 @@ func Probe(p *platform.Platform, conns Conns, path string) (state lockrec.State,
 			return state, "", err
 		}
 	}
-	var held bool
+	return probeLocks(p, conns, path, f)
+}
+
+// probeLocks is Probe's look at the locks on f, open at path.
+func probeLocks(p *platform.Platform, conns Conns, path string, f lockfs.File) (lockrec.State, string, error) {
 	if rl, ok := byteLocks(p); ok {
-		if held, err = rl.RangeWriteLocked(f, pendingByte, lockBytes); err != nil {
+		held, err := rl.RangeWriteLocked(f, pendingByte, lockBytes)
+		switch {
+		case err != nil:
 			return lockrec.StateAbsent, "", &fs.PathError{Op: "probe", Path: path, Err: err}
+		case held:
+			return lockrec.StateHeld, "", nil
 		}
 	} else if state, err := probeSQL(p, conns, path); err != nil || state != lockrec.StateFree {
 		return state, "", err
 	}
-	switch {
-	case held:
-		return lockrec.StateHeld, "", nil
-	case lockrec.Flocked(p.FS, f):
+	if lockrec.Flocked(p.FS, f) {
 		return lockrec.StateHeld, lockrec.FlockReason, nil
 	}
 	return lockrec.StateFree, "", nil

@@ -14,8 +14,8 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/proclock/proclock/internal/lockrec"
+	"github.com/proclock/proclock/internal/locktest/sqlpath"
 	"github.com/proclock/proclock/internal/sqlitelock"
-	"github.com/proclock/proclock/internal/sqlpath"
 	"github.com/proclock/proclock/lockfs"
 	"github.com/proclock/proclock/platform"
 )

@@ -61,18 +61,14 @@ var errLost = errors.New("stamplock: lock file lost before it was confirmed")
 
 // Acquire makes one attempt to take the lock at path for here, this
 // process's identity (docs/protocol.md); held is a *lockrec.HeldError. ctx
-// ends its short waits for a SQLite process backing off.
-func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(ctx, p, here, path, 0, false)
+// ends its short waits for a SQLite process backing off. seen, after an
+// attempt that found the lock held, looks first, sparing a create bound to
+// fail on a waiter's way.
+func Acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, seen bool) (*Lock, error) {
+	return acquire(ctx, p, here, path, 0, seen)
 }
 
-// AcquireSeen is Acquire after an attempt that found the lock held: it
-// looks first, sparing a create bound to fail on a waiter's way.
-func AcquireSeen(ctx context.Context, p *platform.Platform, here platform.Identity, path string) (*Lock, error) {
-	return acquire(ctx, p, here, path, 0, true)
-}
-
-// acquire is Acquire, AcquireSeen (lookFirst), or at depth > 0 a guard's.
+// acquire is Acquire (lookFirst: seen), or at depth > 0 a guard's.
 func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, path string, depth int, lookFirst bool) (*Lock, error) {
 	for range maxTries {
 		if !lookFirst {
@@ -87,7 +83,7 @@ func acquire(ctx context.Context, p *platform.Platform, here platform.Identity, 
 			}
 		}
 		lookFirst = false
-		last, err := Look(p, here, path)
+		last, err := Look(p, here, path, false)
 		if err != nil {
 			return nil, err
 		}
@@ -194,10 +190,8 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 			}
 		}
 		l.abandon() // a lock file's: given back
-		e := &lockrec.HeldError{Path: l.path, Holder: m.Holder()}
-		if e.Holder != nil {
-			e.Since = m.Record.AcquiredAt
-		} else if locked {
+		e := lockrec.HeldBy(l.path, m.Record)
+		if e.Holder == nil && locked {
 			e.Reason = lockrec.SQLiteLockReason
 		}
 		return nil, e
@@ -210,17 +204,16 @@ func (l *Lock) settle(ctx context.Context, p *platform.Platform, here platform.I
 // mark it (docs/protocol.md, "Why the order keeps two holders out").
 func (l *Lock) abandon() {
 	if l.guard {
-		if ours, _, _ := l.owned(); ours {
-			l.dir.Remove(l.base())
-		}
-	} else {
-		l.giveBack()
+		l.withdraw()
+		return
 	}
+	l.giveBack()
 	l.close()
 }
 
-// withdraw removes the file this attempt stamped whole, if the path still
-// names it, and closes it (settle).
+// withdraw removes the file this attempt stamped whole (a guard's, or a
+// lock file's that no SQLite process can have locked: settle), if the path
+// still names it, and closes it.
 func (l *Lock) withdraw() {
 	ours, _, _ := l.owned() // while the file is open: its inode is its own
 	l.closeFile()
@@ -247,7 +240,7 @@ func (l *Lock) confirm(p *platform.Platform, here platform.Identity) (*Lock, err
 	ours, _, err := l.owned()
 	if err == nil && !ours {
 		var pr Probe
-		if pr, err = Look(p, here, l.path); err == nil {
+		if pr, err = Look(p, here, l.path, false); err == nil {
 			err = errLost
 			if pr.State != lockrec.StateAbsent {
 				err = held(l.path, pr)

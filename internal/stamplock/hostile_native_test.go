@@ -497,8 +497,8 @@ func FuzzLookNative(f *testing.F) {
 		at := func(d time.Duration) *platform.Platform {
 			return &platform.Platform{FS: lockfs.OS(), Process: platform.Native().Process, Clock: frozenClock{info.ModTime().Add(d)}}
 		}
-		young, yerr := stamplock.Look(at(0), here, path)
-		old, oerr := stamplock.Look(at(stamplock.UnstampedWindow+time.Nanosecond), here, path)
+		young, yerr := stamplock.Look(at(0), here, path, false)
+		old, oerr := stamplock.Look(at(stamplock.UnstampedWindow+time.Nanosecond), here, path, false)
 		kind := lockrec.Classify(data)
 		switch {
 		case kind == lockrec.Foreign || len(data) > lockrec.MaxSize:

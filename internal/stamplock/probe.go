@@ -61,18 +61,10 @@ func (p Probe) Holder() *platform.Identity {
 
 // Look judges from here what is at path, the file first, then the mark,
 // writing nothing (docs/protocol.md). A directory, an unreadable file and
-// no lock file (lockrec.ErrNotLockFile) are errors.
-func Look(p *platform.Platform, here platform.Identity, path string) (Probe, error) {
-	return look(p, here, path, false)
-}
-
-// LookHeld is Look for IsHeld: a stamp judged live holds the lock whatever
-// the mark says, so the mark is then not read.
-func LookHeld(p *platform.Platform, here platform.Identity, path string) (Probe, error) {
-	return look(p, here, path, true)
-}
-
-func look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
+// no lock file (lockrec.ErrNotLockFile) are errors. quick is for IsHeld: a
+// stamp judged live holds the lock whatever the mark says, so the mark is
+// then not read.
+func Look(p *platform.Platform, here platform.Identity, path string, quick bool) (Probe, error) {
 	seen, err := lockrec.Read(p.FS, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

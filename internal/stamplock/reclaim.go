@@ -39,7 +39,7 @@ func guard(ctx context.Context, p *platform.Platform, here platform.Identity, pa
 // GuardFault is the error an attempt needing the guard of the lock at path
 // meets there (a held guard, no lock file); Inspect asks it, to agree.
 func GuardFault(p *platform.Platform, here platform.Identity, path string) error {
-	pr, err := Look(p, here, guardPath(path))
+	pr, err := Look(p, here, guardPath(path), false)
 	if err == nil && pr.State == lockrec.StateHeld {
 		return &lockrec.HeldError{Path: path}
 	}

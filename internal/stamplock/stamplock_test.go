@@ -24,7 +24,7 @@ const lockPath = "/tmp/app.lock"
 
 // take makes one attempt for p, the way the root package does.
 func take(p *fake.Process) (*stamplock.Lock, error) {
-	return stamplock.Acquire(context.Background(), p.Platform(), p.Identity(), lockPath)
+	return stamplock.Acquire(context.Background(), p.Platform(), p.Identity(), lockPath, false)
 }
 
 func mustTake(t *testing.T, p *fake.Process) *stamplock.Lock {
@@ -301,7 +301,7 @@ func TestUnreadableLockFileIsAnError(t *testing.T) {
 	if !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("Acquire = %v; want a permission error", err)
 	}
-	if _, err := stamplock.Look(p.Platform(), p.Identity(), lockPath); !errors.Is(err, fs.ErrPermission) {
+	if _, err := stamplock.Look(p.Platform(), p.Identity(), lockPath, false); !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("Look = %v; want a permission error", err)
 	}
 }

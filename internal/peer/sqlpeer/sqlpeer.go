@@ -3,8 +3,8 @@
 package sqlpeer
 
 import (
+	"github.com/proclock/proclock/internal/locktest/sqlpath"
 	"github.com/proclock/proclock/internal/peer"
-	"github.com/proclock/proclock/internal/sqlpath"
 )
 
 func init() { peer.SQLPath = sqlpath.Native }

@@ -1,7 +1,8 @@
-// Package sqlpath is the SQLite mechanism's SQL path on the native
-// platform of any OS: the lock taken through a connection, as on darwin,
-// windows and the BSDs. Tests use it to stage that path beside the
-// byte-range one; it links SQLite's engine in (internal/sqlconn).
+// Package sqlpath, test machinery, is the SQLite mechanism's SQL path on
+// the native platform of any OS: the lock taken through a connection, as
+// on darwin, windows and the BSDs. Tests and peers use it to stage that
+// path beside the byte-range one; it links SQLite's engine in
+// (internal/sqlconn).
 package sqlpath
 
 import (
