@@ -101,18 +101,28 @@ func Inspect(ctx context.Context, c *clientv3.Client, name string) (Status, erro
 			st.Reason = "serving the lock-delay after an unclean handoff"
 		}
 	}
-	if h.Lease != 0 {
-		ttl, err := retried(ctx, inspectAttempt, func(ctx context.Context) (*clientv3.LeaseTimeToLiveResponse, error) {
-			return c.TimeToLive(ctx, clientv3.LeaseID(h.Lease))
-		})
-		switch {
-		case err == nil && ttl.TTL >= 0: // -1: gone; 0: under a second left
-			st.TTL, st.TTLLeft = time.Duration(ttl.GrantedTTL)*time.Second, time.Duration(ttl.TTL)*time.Second
-		case err != nil && !isLeaseNotFound(err):
-			return st, &proclock.Error{Op: "inspect", Path: name, Err: err}
-		}
+	if err := readTTL(ctx, c, &st); err != nil {
+		return st, &proclock.Error{Op: "inspect", Path: name, Err: err}
 	}
 	return st, nil
+}
+
+// readTTL sets st's TTL and TTL left as the server has them for st's
+// lease, if any; a lease gone meanwhile leaves them zero, no error.
+func readTTL(ctx context.Context, c *clientv3.Client, st *Status) error {
+	if st.Lease == 0 {
+		return nil
+	}
+	ttl, err := retried(ctx, inspectAttempt, func(ctx context.Context) (*clientv3.LeaseTimeToLiveResponse, error) {
+		return c.TimeToLive(ctx, clientv3.LeaseID(st.Lease))
+	})
+	switch {
+	case err == nil && ttl.TTL >= 0: // -1: gone; 0: under a second left
+		st.TTL, st.TTLLeft = time.Duration(ttl.GrantedTTL)*time.Second, time.Duration(ttl.TTL)*time.Second
+	case err != nil && !isLeaseNotFound(err):
+		return err
+	}
+	return nil
 }
 
 // inspectAttempt bounds each attempt of Inspect's reads.

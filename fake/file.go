@@ -69,21 +69,34 @@ func (m *memfs) openFile(a *actor, name string, flag int, perm fs.FileMode) (*fi
 		m.addName(w.dir, w.base, n)
 	case excl:
 		return nil, syscall.EEXIST
-	case flag&noFollow != 0 && n.isSymlink():
-		return nil, syscall.ELOOP
-	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
-		return nil, syscall.EISDIR
-	case n.isSocket():
-		return nil, syscall.ENXIO
-	case readable && !a.may(n, permR), (writable || flag&os.O_TRUNC != 0) && !a.may(n, permW):
-		return nil, syscall.EACCES
-	case flag&os.O_TRUNC != 0 && n.isRegular():
-		n.data, n.mtime = nil, m.now()
+	default:
+		if err := a.mayOpen(n, flag, readable, writable); err != nil {
+			return nil, err
+		}
+		if flag&os.O_TRUNC != 0 && n.isRegular() {
+			n.data, n.mtime = nil, m.now()
+		}
 	}
 	d := &description{m: m, by: a, name: name, node: n, readable: readable, writable: writable}
 	m.open[d] = struct{}{}
 	n.opens++
 	return handOut(d), nil
+}
+
+// mayOpen is why a may not open n, which is there, with flag; nil when
+// it may.
+func (a *actor) mayOpen(n *inode, flag int, readable, writable bool) error {
+	switch {
+	case flag&noFollow != 0 && n.isSymlink():
+		return syscall.ELOOP
+	case n.isDir() && (writable || flag&(os.O_CREATE|os.O_TRUNC) != 0):
+		return syscall.EISDIR
+	case n.isSocket():
+		return syscall.ENXIO
+	case readable && !a.may(n, permR), (writable || flag&os.O_TRUNC != 0) && !a.may(n, permW):
+		return syscall.EACCES
+	}
+	return nil
 }
 
 // release closes d; m.mu is held.

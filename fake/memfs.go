@@ -244,7 +244,6 @@ func (m *memfs) rename(oldname, newname string) error {
 		return err
 	}
 	to, err := m.resolve(newname, false)
-	dir, old := from.node.isDir(), path.Join(from.dirPath, from.base)
 	switch {
 	case err != nil:
 		return err
@@ -252,15 +251,11 @@ func (m *memfs) rename(oldname, newname string) error {
 		return syscall.EBUSY
 	case from.node == to.node:
 		return nil // two names of one file: rename(2) does nothing
-	case !dir && to.node != nil && to.node.isDir():
-		return syscall.EISDIR
-	case dir && (to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/")):
-		return syscall.EINVAL // a directory cannot move into itself
-	case dir && to.node != nil && !to.node.isDir():
-		return syscall.ENOTDIR
-	case dir && to.node != nil && len(to.node.entries) > 0:
-		return syscall.ENOTEMPTY
-	case m.inUse(from.node) || m.inUse(to.node):
+	}
+	if err := movable(from, to); err != nil {
+		return err
+	}
+	if m.inUse(from.node) || m.inUse(to.node) {
 		return fsx.ErrInUse
 	}
 	if to.node != nil {
@@ -269,6 +264,28 @@ func (m *memfs) rename(oldname, newname string) error {
 	m.dropName(from.dir, from.base)
 	m.addName(to.dir, to.base, from.node)
 	m.forgetIfGone(to.node)
+	return nil
+}
+
+// movable is why rename(2) refuses to move from to to, a directory's
+// checks apart from a file's; nil when it does not.
+func movable(from, to where) error {
+	if !from.node.isDir() {
+		if to.node != nil && to.node.isDir() {
+			return syscall.EISDIR
+		}
+		return nil
+	}
+	switch old := path.Join(from.dirPath, from.base); {
+	case to.dirPath == old || strings.HasPrefix(to.dirPath, old+"/"):
+		return syscall.EINVAL // a directory cannot move into itself
+	case to.node == nil:
+		return nil
+	case !to.node.isDir():
+		return syscall.ENOTDIR
+	case len(to.node.entries) > 0:
+		return syscall.ENOTEMPTY
+	}
 	return nil
 }
 

@@ -50,12 +50,7 @@ func refused(why string, names ...string) option {
 // an option on, or everything after a first "--". A bad option is a usage
 // error of sub.
 func parseOptions(sub string, opts []option, args []string) ([]string, error) {
-	byName := map[string]*option{}
-	for i := range opts {
-		for _, n := range opts[i].names {
-			byName[n] = &opts[i]
-		}
-	}
+	byName := optionsByName(opts)
 	var i int
 	// use applies o, given as name: with value when given, or with the
 	// next argument when o takes a value and none was given.
@@ -95,6 +90,17 @@ func parseOptions(sub string, opts []option, args []string) ([]string, error) {
 		}
 	}
 	return nil, nil
+}
+
+// optionsByName maps each spelling of opts to its option.
+func optionsByName(opts []option) map[string]*option {
+	byName := map[string]*option{}
+	for i := range opts {
+		for _, n := range opts[i].names {
+			byName[n] = &opts[i]
+		}
+	}
+	return byName
 }
 
 // shortBundle applies a, a bundle of short options, with use; one that

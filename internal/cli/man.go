@@ -108,14 +108,7 @@ func (m *manWriter) text(l string) {
 // term and none is an example (a command or a comment), else verbatim.
 func (m *manWriter) block(lines []string) {
 	m.filling = false
-	_, _, _, list := m.splitTerm(lines[0])
-	for _, l := range lines {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "proclock ") {
-			list = false
-		}
-	}
-	if !list {
+	if !m.isList(lines) {
 		m.verbatim(lines)
 		return
 	}
@@ -124,27 +117,9 @@ func (m *manWriter) block(lines []string) {
 	// the first is one of its parts (a JSON field's), set in.
 	col, termIndent, nested := 0, 0, false
 	for i, l := range lines {
-		term, desc, at, ok := m.splitTerm(l)
 		ind := indent(l)
-		if !ok && col > 0 && ind < col && len(l) > col && l[col-1] == ' ' {
-			// A term as long as its column, set off by one space.
-			term, desc, at, ok = strings.TrimSpace(l[:col]), l[col:], col, true
-		}
-		if !ok && i > 0 && ind <= termIndent {
-			term, desc, at, ok = strings.TrimSpace(l), "", -1, true // a term alone
-		}
-		if i == 0 || ok && (col >= 0 && ind < col || col < 0 && ind <= termIndent) {
-			switch in := ind > indent(lines[0]); {
-			case in && !nested:
-				m.b.WriteString(".RS\n")
-			case !in && nested:
-				m.b.WriteString(".RE\n")
-			}
-			nested = ind > indent(lines[0])
-			fmt.Fprintf(&m.b, ".TP\n\\fB%s\\fR\n", roffEscape(term))
-			if desc != "" {
-				m.b.WriteString(roffEscape(desc) + "\n")
-			}
+		if term, desc, at, ok := m.listTerm(l, i == 0, col, termIndent); ok {
+			nested = m.listItem(term, desc, ind > indent(lines[0]), nested)
 			col, termIndent = at, ind
 			continue
 		}
@@ -156,6 +131,60 @@ func (m *manWriter) block(lines []string) {
 	if nested {
 		m.b.WriteString(".RE\n")
 	}
+}
+
+// isList reports whether indented lines are a list: the first starts
+// with a term, and none is an example (a command or a comment).
+func (m *manWriter) isList(lines []string) bool {
+	if _, _, _, ok := m.splitTerm(lines[0]); !ok {
+		return false
+	}
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") || strings.HasPrefix(t, "proclock ") {
+			return false
+		}
+	}
+	return true
+}
+
+// listTerm splits line l of a list into the term it starts and what the
+// term means (at as splitTerm has it); ok is false when l goes on with
+// the text of the term before, which starts at col under a term
+// indented termIndent.
+func (m *manWriter) listTerm(l string, first bool, col, termIndent int) (term, desc string, at int, ok bool) {
+	term, desc, at, ok = m.splitTerm(l)
+	if first {
+		return term, desc, at, ok
+	}
+	ind := indent(l)
+	if !ok && col > 0 && ind < col && len(l) > col && l[col-1] == ' ' {
+		// A term as long as its column, set off by one space.
+		term, desc, at, ok = strings.TrimSpace(l[:col]), l[col:], col, true
+	}
+	if !ok && ind <= termIndent {
+		term, desc, at, ok = strings.TrimSpace(l), "", -1, true // a term alone
+	}
+	// A term starts left of the text before, or where terms start when
+	// the text before starts on the next line.
+	return term, desc, at, ok && (ind < col || col < 0 && ind <= termIndent)
+}
+
+// listItem writes a term of a list and the start of what it means, set
+// in when in (a part of the term before) and nested is not yet; it
+// returns whether the list is now set in.
+func (m *manWriter) listItem(term, desc string, in, nested bool) bool {
+	switch {
+	case in && !nested:
+		m.b.WriteString(".RS\n")
+	case !in && nested:
+		m.b.WriteString(".RE\n")
+	}
+	fmt.Fprintf(&m.b, ".TP\n\\fB%s\\fR\n", roffEscape(term))
+	if desc != "" {
+		m.b.WriteString(roffEscape(desc) + "\n")
+	}
+	return in
 }
 
 // verbatim writes lines as they are, unfilled.

@@ -299,59 +299,90 @@ func parseRunArgsWith(args []string, extra []option) (runOptions, error) {
 	var waitSet bool
 	var script *string // -c's, when given
 	rest, err := parseOptions("run", append(runOptionTable(&o, &waitSet, &script), extra...), args)
+	if err == nil {
+		err = o.settleWait(waitSet)
+	}
+	if err == nil {
+		rest, err = withScript(rest, script)
+	}
+	if err == nil {
+		err = judgeOperands(rest)
+	}
 	if err != nil {
 		return o, err
 	}
+	o.path, o.command = rest[0], rest[2:]
+	return o, nil
+}
+
+// settleWait refuses options that exclude each other and makes -w 0 -n.
+func (o *runOptions) settleWait(waitSet bool) error {
 	if o.noWait && waitSet {
-		return o, usagef("run", "-n and -w exclude each other")
+		return usagef("run", "-n and -w exclude each other")
 	}
 	if o.quiet && o.verbose {
-		return o, usagef("run", "-q and -v exclude each other")
+		return usagef("run", "-q and -v exclude each other")
 	}
 	if waitSet && o.timeout == 0 {
 		o.noWait = true // as flock(1): no time to wait is not waiting
 	}
+	return nil
+}
+
+// withScript turns -c's shell command, given before PATH or after it,
+// into the operands PATH -- $SHELL -c SCRIPT.
+func withScript(rest []string, script *string) ([]string, error) {
 	if len(rest) >= 2 && (rest[1] == "-c" || rest[1] == "--command") {
 		// flock(1)'s own place for -c: after the file.
 		if len(rest) != 3 {
-			return o, usagef("run", "%s after PATH takes exactly one argument, the shell command", rest[1])
+			return rest, usagef("run", "%s after PATH takes exactly one argument, the shell command", rest[1])
 		}
 		given := rest[2]
 		script, rest = &given, rest[:1]
 	}
-	if script != nil {
-		switch {
-		case len(rest) == 0:
-			return o, usagef("run", "missing PATH")
-		case len(rest) > 1:
-			return o, usagef("run", "-c gives COMMAND: no -- COMMAND after PATH as well")
-		}
-		rest = append(rest, "--")
-		rest = append(rest, shellCommand(*script)...)
+	if script == nil {
+		return rest, nil
 	}
 	switch {
 	case len(rest) == 0:
-		return o, usagef("run", "missing PATH")
+		return rest, usagef("run", "missing PATH")
+	case len(rest) > 1:
+		return rest, usagef("run", "-c gives COMMAND: no -- COMMAND after PATH as well")
+	}
+	return append(rest, append([]string{"--"}, shellCommand(*script)...)...), nil
+}
+
+// judgeOperands refuses operands other than PATH -- COMMAND [ARGS...].
+func judgeOperands(rest []string) error {
+	switch {
+	case len(rest) == 0:
+		return usagef("run", "missing PATH")
 	case rest[0] == "":
-		return o, usagef("run", "empty PATH")
+		return usagef("run", "empty PATH")
 	case len(rest) == 1 && isDescriptor(rest[0]):
-		return o, usagef("run", "%s: locking a descriptor (flock's \"flock %s\" form) is not supported: "+
+		return usagef("run", "%s: locking a descriptor (flock's \"flock %s\" form) is not supported: "+
 			"proclock's lock lives as long as proclock, which must hold it while COMMAND runs; "+
 			"give PATH -- COMMAND (write ./%s for a file of that name)", rest[0], rest[0], rest[0])
 	case len(rest) == 1:
-		return o, usagef("run", "missing -- COMMAND after PATH")
-	case rest[1] != "--" && len(rest[1]) > 1 && rest[1][0] == '-':
-		return o, usagef("run", "option %s after PATH: options go before PATH", rest[1])
-	case rest[1] != "--" && ownScriptNote(rest[0], rest[1:]) != "":
-		// flock -n "$0" "$0": the cron line would never run COMMAND.
-		return o, usagef("run", "%s is COMMAND's own script, and -- is missing before COMMAND: %s", rest[0], ownScriptFix)
+		return usagef("run", "missing -- COMMAND after PATH")
 	case rest[1] != "--":
-		return o, usagef("run", "expected -- between PATH and COMMAND, got %q", rest[1])
+		return noDashes(rest)
 	case len(rest) == 2:
-		return o, usagef("run", "missing COMMAND after --")
+		return usagef("run", "missing COMMAND after --")
 	}
-	o.path, o.command = rest[0], rest[2:]
-	return o, nil
+	return nil
+}
+
+// noDashes says what is wrong with operands PATH WORD..., WORD not "--".
+func noDashes(rest []string) error {
+	switch {
+	case len(rest[1]) > 1 && rest[1][0] == '-':
+		return usagef("run", "option %s after PATH: options go before PATH", rest[1])
+	case ownScriptNote(rest[0], rest[1:]) != "":
+		// flock -n "$0" "$0": the cron line would never run COMMAND.
+		return usagef("run", "%s is COMMAND's own script, and -- is missing before COMMAND: %s", rest[0], ownScriptFix)
+	}
+	return usagef("run", "expected -- between PATH and COMMAND, got %q", rest[1])
 }
 
 // isDescriptor reports whether s looks like flock(1)'s descriptor operand:
